@@ -1,0 +1,55 @@
+// The OpenAPI document and the Swagger UI at /docs. Every asset is served by
+// the service itself (no CDN). The password-flow security scheme advertises
+// /auth/token to the UI's Authorize control as metadata only; the service
+// never redirects there. Protected routes list BEARER_SECURITY, which is what
+// draws their padlock; open routes list none.
+import swagger from "@fastify/swagger";
+import swaggerUi from "@fastify/swagger-ui";
+import type { FastifyInstance } from "fastify";
+
+export const SECURITY_SCHEME = "OAuth2PasswordBearer";
+export const BEARER_SECURITY = [{ [SECURITY_SCHEME]: [] as string[] }];
+
+const DESCRIPTION = `A user and token service: sign up, exchange e-mail and password for a signed
+bearer token (OAuth 2.0 password grant), and read the current user with it.
+
+**First-party clients only.** The password grant hands the user's password to the client, so it is
+meant for the service's own applications. RFC 9700 (OAuth 2.0 Security Best Current Practice) says it
+must not be used by third-party clients; use another flow for those.
+
+To try the protected routes here: sign up with \`POST /users\`, press **Authorize**, enter the e-mail as
+*username* and the password, leave the client fields empty, then call \`GET /me\`.`;
+
+export async function registerDocs(app: FastifyInstance): Promise<void> {
+  await app.register(swagger, {
+    openapi: {
+      openapi: "3.1.0",
+      info: { title: "User and token service", version: "0.1.0", description: DESCRIPTION },
+      tags: [
+        { name: "auth", description: "Tokens: the OAuth 2.0 password grant." },
+        { name: "me", description: "The caller's own record." },
+        { name: "users", description: "Users of the service." },
+      ],
+      components: {
+        securitySchemes: {
+          [SECURITY_SCHEME]: {
+            type: "oauth2",
+            description: "Bearer access token from the password grant at /auth/token.",
+            flows: { password: { tokenUrl: "/auth/token", scopes: {} } },
+          },
+        },
+      },
+    },
+    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === "string" ? json.$id : `def-${i}`) },
+  });
+
+  await app.register(swaggerUi, {
+    routePrefix: "/docs",
+    staticCSP: true,
+    uiConfig: { docExpansion: "list", deepLinking: true, persistAuthorization: false },
+  });
+
+  app.get("/openapi.json", { schema: { hide: true } }, async function openApiDocument() {
+    return app.swagger();
+  });
+}

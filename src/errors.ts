@@ -1,0 +1,54 @@
+// The service's one error shape. Anything that should reach a client as an
+// error is an HttpError (status, detail, optional headers); the single error
+// handler in app.ts renders it as {"detail": "..."}. The spec's fixed messages
+// live here as constants so every route and test uses the same words.
+
+/** Spec, Errors table: token endpoint, unknown e-mail or wrong password. */
+export const INCORRECT_EMAIL_OR_PASSWORD = "Incorrect email or password";
+/** Spec, Errors table: protected endpoint, any failure of the token check. */
+export const COULD_NOT_VALIDATE_CREDENTIALS = "Could not validate credentials";
+/** No usable Authorization header at all (the FastAPI wording; the spec is silent). */
+export const NOT_AUTHENTICATED = "Not authenticated";
+export const EMAIL_TAKEN = "A user with this email already exists";
+export const UNSUPPORTED_GRANT_TYPE = "Unsupported grant_type: only 'password' is supported";
+export const INTERNAL_ERROR = "Internal Server Error";
+
+export type Headers = Readonly<Record<string, string>>;
+
+export class HttpError extends Error {
+  readonly status: number;
+  readonly detail: string;
+  readonly headers: Headers;
+
+  constructor(status: number, detail: string, headers: Headers = {}) {
+    super(detail);
+    this.name = "HttpError";
+    this.status = status;
+    this.detail = detail;
+    this.headers = headers;
+  }
+}
+
+/** Every 401 of this service carries `WWW-Authenticate: Bearer` (spec, Errors rules). */
+export function unauthorized(detail: string): HttpError {
+  return new HttpError(401, detail, { "www-authenticate": "Bearer" });
+}
+
+/** Thrown by any store when the unique e-mail is already taken; routes answer 409. */
+export class EmailTaken extends Error {
+  constructor() {
+    super(EMAIL_TAKEN);
+    this.name = "EmailTaken";
+  }
+}
+
+/** A setting that cannot be used; the process prints one line naming it and exits. */
+export class ConfigError extends Error {
+  readonly setting: string;
+
+  constructor(setting: string, problem: string) {
+    super(`${setting}: ${problem}`);
+    this.name = "ConfigError";
+    this.setting = setting;
+  }
+}

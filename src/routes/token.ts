@@ -1,0 +1,61 @@
+// POST /auth/token: the OAuth 2.0 password grant exactly as the spec lays it
+// out. Form-encoded only; JSON here is a 415. The Basic header and empty
+// scope that Swagger UI's Authorize dialog sends are ignored.
+import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import { verifyAgainstDummy, verifyPassword } from "../auth/passwords.ts";
+import type { TokenService } from "../auth/tokens.ts";
+import { ACCESS_TOKEN_LIFETIME_SECONDS } from "../auth/tokens.ts";
+import { HttpError, INCORRECT_EMAIL_OR_PASSWORD, UNSUPPORTED_GRANT_TYPE, unauthorized } from "../errors.ts";
+import { acceptFormBodies } from "../forms.ts";
+import { errorResponse, TokenForm, TokenOut } from "../schemas.ts";
+import type { UserStore } from "../store/store.ts";
+
+export interface TokenRouteOptions {
+  store: UserStore;
+  tokens: TokenService;
+}
+
+export const tokenRoutes: FastifyPluginAsyncTypebox<TokenRouteOptions> = async (app, { store, tokens }) => {
+  app.removeAllContentTypeParsers();
+  acceptFormBodies(app);
+
+  app.post(
+    "/auth/token",
+    {
+      schema: {
+        tags: ["auth"],
+        summary: "Exchange e-mail and password for an access token",
+        description:
+          "OAuth 2.0 password grant, form-encoded. `username` carries the e-mail. Meant for first-party clients only: " +
+          "RFC 9700 advises against the password grant for third-party clients. The same 401 answers an unknown " +
+          "e-mail and a wrong password, so a caller cannot tell them apart.",
+        consumes: ["application/x-www-form-urlencoded"],
+        body: TokenForm,
+        response: {
+          200: TokenOut,
+          400: errorResponse("A grant type other than `password`, or a repeated form field.", UNSUPPORTED_GRANT_TYPE),
+          401: errorResponse("Unknown e-mail or wrong password.", INCORRECT_EMAIL_OR_PASSWORD),
+          415: errorResponse("The body is not form-encoded.", "Unsupported Media Type: application/json"),
+          422: errorResponse("A required form field is missing or empty, or too long.", "body.username: field required"),
+        },
+      },
+    },
+    async function issueToken(request, reply) {
+      const { grant_type, username, password } = request.body;
+      if (grant_type !== undefined && grant_type !== "password") throw new HttpError(400, UNSUPPORTED_GRANT_TYPE);
+
+      const user = await store.findByEmail(username);
+      // An unknown e-mail still pays for one hash verify, so timing does not reveal which accounts exist.
+      const verified = user ? await verifyPassword(user.hashedPassword, password) : await verifyAgainstDummy(password);
+      if (!user || !verified) throw unauthorized(INCORRECT_EMAIL_OR_PASSWORD);
+
+      // RFC 6749 section 5.1: responses that carry tokens must not be cached.
+      reply.header("cache-control", "no-store").header("pragma", "no-cache");
+      return {
+        access_token: tokens.issueAccessToken(user.email),
+        token_type: "bearer" as const,
+        expires_in: ACCESS_TOKEN_LIFETIME_SECONDS,
+      };
+    },
+  );
+};
