@@ -137,7 +137,10 @@ function readSecretFile(file: string): string {
   const fd = openSync(file, "r");
   try {
     if ((fstatSync(fd).mode & 0o077) !== 0) {
-      throw new ConfigError("SIGNING_SECRET", `the secret file ${file} is readable by other users; run chmod 600 on it`);
+      throw new ConfigError(
+        "SIGNING_SECRET",
+        `the secret file ${file} is readable by other users; run chmod 600 on it`,
+      );
     }
     return checkSecretLength(readFileSync(fd, "utf8").trim(), `the secret in ${file}`);
   } finally {

@@ -40,7 +40,9 @@ export async function registerDocs(app: FastifyInstance): Promise<void> {
         },
       },
     },
-    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === "string" ? json.$id : `def-${i}`) },
+    refResolver: {
+      buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === "string" ? json.$id : `def-${i}`),
+    },
   });
 
   await app.register(swaggerUi, {

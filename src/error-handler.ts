@@ -25,7 +25,7 @@ export function handleError(error: FastifyError, request: FastifyRequest, reply:
   }
 }
 
-export function handleNotFound(request: FastifyRequest, reply: FastifyReply): void {
+export function handleNotFound(_request: FastifyRequest, reply: FastifyReply): void {
   reply.code(404).send({ detail: "Not Found" });
 }
 

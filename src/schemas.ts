@@ -13,13 +13,25 @@ export const PASSWORD_MAX_LENGTH = 256;
 
 export const ErrorBody = Type.Object(
   { detail: Type.String({ description: "What went wrong, for a person to read." }) },
-  { $id: "Error", description: "The service's one error shape.", examples: [{ detail: "Could not validate credentials" }] },
+  {
+    $id: "Error",
+    description: "The service's one error shape.",
+    examples: [{ detail: "Could not validate credentials" }],
+  },
 );
 
 export const UserOut = Type.Object(
   {
-    id: Type.String({ format: "uuid", description: "Stable user id (UUID version 7).", examples: ["0190e0c4-7d2a-7b3c-9f41-3a2b1c0d9e8f"] }),
-    email: Type.String({ format: "email", description: "The user's e-mail, stored trimmed and lower-cased.", examples: ["ada@example.com"] }),
+    id: Type.String({
+      format: "uuid",
+      description: "Stable user id (UUID version 7).",
+      examples: ["0190e0c4-7d2a-7b3c-9f41-3a2b1c0d9e8f"],
+    }),
+    email: Type.String({
+      format: "email",
+      description: "The user's e-mail, stored trimmed and lower-cased.",
+      examples: ["ada@example.com"],
+    }),
   },
   { $id: "UserOut", description: "A user as the API returns it. Never carries the password hash." },
 );
@@ -42,7 +54,11 @@ export type UserCreate = Static<typeof UserCreate>;
 export const TokenForm = Type.Object(
   {
     grant_type: Type.Optional(Type.String({ description: "`password`, or omitted.", examples: ["password"] })),
-    username: Type.String({ maxLength: 320, description: "The user's e-mail (OAuth 2.0 calls the field username).", examples: ["ada@example.com"] }),
+    username: Type.String({
+      maxLength: 320,
+      description: "The user's e-mail (OAuth 2.0 calls the field username).",
+      examples: ["ada@example.com"],
+    }),
     password: Type.String({ maxLength: PASSWORD_MAX_LENGTH, examples: ["correct horse battery staple"] }),
     scope: Type.Optional(Type.String({ description: "Accepted and ignored." })),
     client_id: Type.Optional(Type.String({ description: "Accepted and ignored (first-party clients only)." })),
@@ -54,13 +70,24 @@ export type TokenForm = Static<typeof TokenForm>;
 
 export const TokenOut = Type.Object(
   {
-    access_token: Type.String({ description: "A JSON Web Token signed with HS256; `sub` is the e-mail, valid 30 minutes." }),
+    access_token: Type.String({
+      description: "A JSON Web Token signed with HS256; `sub` is the e-mail, valid 30 minutes.",
+    }),
     token_type: Type.Literal("bearer"),
-    expires_in: Type.Integer({ description: "Seconds until the access token expires (RFC 6749 section 5.1).", examples: [ACCESS_TOKEN_LIFETIME_SECONDS] }),
+    expires_in: Type.Integer({
+      description: "Seconds until the access token expires (RFC 6749 section 5.1).",
+      examples: [ACCESS_TOKEN_LIFETIME_SECONDS],
+    }),
   },
   {
     $id: "Token",
-    examples: [{ access_token: "eyJhbGciOiJIUzI1NiIsInR5cCI6ImF0K2p3dCJ9...", token_type: "bearer", expires_in: ACCESS_TOKEN_LIFETIME_SECONDS }],
+    examples: [
+      {
+        access_token: "eyJhbGciOiJIUzI1NiIsInR5cCI6ImF0K2p3dCJ9...",
+        token_type: "bearer",
+        expires_in: ACCESS_TOKEN_LIFETIME_SECONDS,
+      },
+    ],
   },
 );
 export type TokenOut = Static<typeof TokenOut>;

@@ -1,8 +1,8 @@
 // GET /me: the caller's own record, behind the spec's token check.
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { Authenticate } from "../auth/guard.ts";
-import { COULD_NOT_VALIDATE_CREDENTIALS } from "../errors.ts";
 import { BEARER_SECURITY } from "../docs.ts";
+import { COULD_NOT_VALIDATE_CREDENTIALS } from "../errors.ts";
 import { errorResponse, UserOut } from "../schemas.ts";
 import { toUserOut } from "../users/present.ts";
 

@@ -36,7 +36,10 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<TokenRouteOptions> = async (
           400: errorResponse("A grant type other than `password`, or a repeated form field.", UNSUPPORTED_GRANT_TYPE),
           401: errorResponse("Unknown e-mail or wrong password.", INCORRECT_EMAIL_OR_PASSWORD),
           415: errorResponse("The body is not form-encoded.", "Unsupported Media Type: application/json"),
-          422: errorResponse("A required form field is missing or empty, or too long.", "body.username: field required"),
+          422: errorResponse(
+            "A required form field is missing or empty, or too long.",
+            "body.username: field required",
+          ),
         },
       },
     },

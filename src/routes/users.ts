@@ -26,7 +26,10 @@ export const userRoutes: FastifyPluginAsyncTypebox<UserRouteOptions> = async (ap
           201: UserOut,
           409: errorResponse("The e-mail is already taken.", EMAIL_TAKEN),
           415: errorResponse("The body is not JSON.", "Unsupported Media Type: application/x-www-form-urlencoded"),
-          422: errorResponse("The e-mail or password is invalid.", "body.password: must NOT have fewer than 8 characters"),
+          422: errorResponse(
+            "The e-mail or password is invalid.",
+            "body.password: must NOT have fewer than 8 characters",
+          ),
         },
       },
     },

@@ -31,7 +31,9 @@ export function openSqliteStore(path: string): UserStore {
 }
 
 function migrate(db: DatabaseSync, migrations: readonly Migration[]): void {
-  db.exec("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL) STRICT");
+  db.exec(
+    "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL) STRICT",
+  );
   // IMMEDIATE takes the write lock first, so two processes opening one new file apply each migration once.
   db.exec("BEGIN IMMEDIATE");
   try {
@@ -75,7 +77,13 @@ class SqliteUserStore implements UserStore {
     const now = Date.now();
     const stamp = new Date(now).toISOString();
     try {
-      const row = this.#insert.get(newId(now), normalizeEmail(user.email), user.hashedPassword, stamp, stamp) as unknown as UserRow;
+      const row = this.#insert.get(
+        newId(now),
+        normalizeEmail(user.email),
+        user.hashedPassword,
+        stamp,
+        stamp,
+      ) as unknown as UserRow;
       return toRecord(row);
     } catch (error) {
       if (UNIQUE_VIOLATIONS.has((error as { errcode?: number }).errcode ?? 0)) throw new EmailTaken();

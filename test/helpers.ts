@@ -1,0 +1,97 @@
+// Shared test fixtures: an app on its own in-memory SQLite store with a fixed
+// secret and a clock the test can move; users created straight in the store;
+// and a token minter independent of the service's JWT library, so forged and
+// altered tokens are built by the test itself.
+import { createHmac } from "node:crypto";
+import type { TestContext } from "node:test";
+import type { FastifyInstance } from "fastify";
+import { buildApp } from "../src/app.ts";
+import { hashPassword } from "../src/auth/passwords.ts";
+import type { Config } from "../src/config.ts";
+import { openSqliteStore } from "../src/store/sqlite.ts";
+import type { UserRecord, UserStore } from "../src/store/store.ts";
+
+export const TEST_SECRET = "test-signing-secret-of-at-least-32-bytes!";
+
+export function testConfig(overrides: Partial<Config> = {}): Config {
+  return {
+    host: "127.0.0.1",
+    port: 0,
+    logLevel: "silent",
+    database: { kind: "sqlite", path: ":memory:" },
+    signingSecret: TEST_SECRET,
+    ...overrides,
+  };
+}
+
+/** A clock in milliseconds that only moves when the test says so. */
+export class TestClock {
+  now = Date.UTC(2026, 0, 15, 12, 0, 0);
+  readonly read = () => this.now;
+  advanceSeconds(seconds: number): void {
+    this.now += seconds * 1000;
+  }
+  get seconds(): number {
+    return Math.floor(this.now / 1000);
+  }
+}
+
+export interface TestApp {
+  app: FastifyInstance;
+  store: UserStore;
+  clock: TestClock;
+}
+
+export async function buildTestApp(t: TestContext, config: Partial<Config> = {}): Promise<TestApp> {
+  const store = openSqliteStore(":memory:");
+  const clock = new TestClock();
+  const app = await buildApp({ config: testConfig(config), store, clock: clock.read, logger: false });
+  t.after(async () => {
+    await app.close();
+    await store.close();
+  });
+  return { app, store, clock };
+}
+
+export async function createUser(store: UserStore, email: string, password: string): Promise<UserRecord> {
+  return store.create({ email, hashedPassword: await hashPassword(password) });
+}
+
+export function bearer(token: string): { authorization: string } {
+  return { authorization: `Bearer ${token}` };
+}
+
+/** POST /auth/token as a form, the way OAuth 2.0 clients send it. */
+export function requestToken(app: FastifyInstance, fields: Record<string, string>, headers: Record<string, string> = {}) {
+  return app.inject({
+    method: "POST",
+    url: "/auth/token",
+    headers: { "content-type": "application/x-www-form-urlencoded", ...headers },
+    payload: new URLSearchParams(fields).toString(),
+  });
+}
+
+export async function loginToken(app: FastifyInstance, username: string, password: string): Promise<string> {
+  const response = await requestToken(app, { username, password });
+  if (response.statusCode !== 200) throw new Error(`login failed: ${response.statusCode} ${response.body}`);
+  return response.json().access_token as string;
+}
+
+export function base64url(value: string | Buffer | object): string {
+  const buffer = typeof value === "string" || Buffer.isBuffer(value) ? Buffer.from(value) : Buffer.from(JSON.stringify(value));
+  return buffer.toString("base64url");
+}
+
+const HMAC_BY_ALG: Record<string, string> = { HS256: "sha256", HS384: "sha384", HS512: "sha512" };
+
+/** Builds a JWT by hand: any header, any payload, any HMAC algorithm or none. */
+export function mintToken(
+  payload: object,
+  { secret = TEST_SECRET, header = {} }: { secret?: string; header?: Record<string, unknown> } = {},
+): string {
+  const fullHeader = { alg: "HS256", typ: "at+jwt", ...header };
+  const signingInput = `${base64url(fullHeader)}.${base64url(payload)}`;
+  const hmac = HMAC_BY_ALG[String(fullHeader.alg)];
+  const signature = hmac ? createHmac(hmac, secret).update(signingInput).digest("base64url") : "";
+  return `${signingInput}.${signature}`;
+}
