@@ -1,21 +1,12 @@
-// The process: the only file that reads process.env, binds a port or handles
-// signals. It honours a .env file in the working directory (real environment
-// variables win), validates the configuration once, opens the store, serves,
-// and on SIGTERM or SIGINT stops accepting, finishes requests in flight and
-// exits 0.
-import { existsSync, readFileSync } from "node:fs";
-import { parseEnv } from "node:util";
+// The process: the only file that binds a port or handles signals. It reads
+// the environment (env.ts), validates the configuration once, opens the
+// store, serves, and on SIGTERM or SIGINT stops accepting, finishes requests
+// in flight and exits 0.
 import { buildApp } from "./app.ts";
-import { type Env, loadConfig } from "./config.ts";
+import { loadConfig } from "./config.ts";
+import { readEnvironment } from "./env.ts";
 import { ConfigError } from "./errors.ts";
 import { openStore } from "./store/store.ts";
-
-/** The environment: .env file values first, then the real environment over them. */
-export function readEnvironment(cwd: string = process.cwd()): Env {
-  const file = `${cwd}/.env`;
-  const fromFile = existsSync(file) ? parseEnv(readFileSync(file, "utf8")) : {};
-  return { ...fromFile, ...process.env };
-}
 
 async function main(): Promise<void> {
   let loaded: ReturnType<typeof loadConfig>;

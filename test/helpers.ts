@@ -62,7 +62,11 @@ export function bearer(token: string): { authorization: string } {
 }
 
 /** POST /auth/token as a form, the way OAuth 2.0 clients send it. */
-export function requestToken(app: FastifyInstance, fields: Record<string, string>, headers: Record<string, string> = {}) {
+export function requestToken(
+  app: FastifyInstance,
+  fields: Record<string, string>,
+  headers: Record<string, string> = {},
+) {
   return app.inject({
     method: "POST",
     url: "/auth/token",
@@ -78,7 +82,8 @@ export async function loginToken(app: FastifyInstance, username: string, passwor
 }
 
 export function base64url(value: string | Buffer | object): string {
-  const buffer = typeof value === "string" || Buffer.isBuffer(value) ? Buffer.from(value) : Buffer.from(JSON.stringify(value));
+  const buffer =
+    typeof value === "string" || Buffer.isBuffer(value) ? Buffer.from(value) : Buffer.from(JSON.stringify(value));
   return buffer.toString("base64url");
 }
 

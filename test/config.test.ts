@@ -1,0 +1,137 @@
+// loadConfig: defaults, validation with one message naming the setting, and
+// the generated signing-secret file on the embedded default.
+import assert from "node:assert/strict";
+import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, test } from "node:test";
+import { loadConfig } from "../src/config.ts";
+import { ConfigError } from "../src/errors.ts";
+
+function tempDir(t: { after: (fn: () => void) => void }): string {
+  const dir = mkdtempSync(join(tmpdir(), "config-test-"));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+const SECRET = "s".repeat(32);
+
+describe("loadConfig", () => {
+  test("defaults to 127.0.0.1:8000, info logs and an SQLite file under ./data", (t) => {
+    const cwd = tempDir(t);
+    const { config } = loadConfig({ SIGNING_SECRET: SECRET }, cwd);
+    assert.equal(config.host, "127.0.0.1");
+    assert.equal(config.port, 8000);
+    assert.equal(config.logLevel, "info");
+    assert.deepEqual(config.database, { kind: "sqlite", path: join(cwd, "data", "users.db") });
+  });
+
+  test("reads HOST, PORT, LOG_LEVEL and the sqlite: forms of DATABASE_URL", (t) => {
+    const cwd = tempDir(t);
+    const env = {
+      HOST: "0.0.0.0",
+      PORT: "9000",
+      LOG_LEVEL: "WARN",
+      SIGNING_SECRET: SECRET,
+      DATABASE_URL: "sqlite:db/x.db",
+    };
+    const { config } = loadConfig(env, cwd);
+    assert.equal(config.host, "0.0.0.0");
+    assert.equal(config.port, 9000);
+    assert.equal(config.logLevel, "warn");
+    assert.equal(config.database.path, join(cwd, "db", "x.db"));
+    assert.equal(loadConfig({ ...env, DATABASE_URL: "sqlite::memory:" }, cwd).config.database.path, ":memory:");
+    assert.equal(loadConfig({ ...env, DATABASE_URL: "sqlite:/abs/u.db" }, cwd).config.database.path, "/abs/u.db");
+  });
+
+  const bad: [string, Record<string, string>, RegExp][] = [
+    ["PORT", { PORT: "http" }, /^PORT: must be a whole number from 0 to 65535, got "http"$/],
+    ["PORT", { PORT: "70000" }, /^PORT: /],
+    ["PORT", { PORT: "-1" }, /^PORT: /],
+    ["PORT", { PORT: "80.5" }, /^PORT: /],
+    ["LOG_LEVEL", { LOG_LEVEL: "loud" }, /^LOG_LEVEL: must be one of/],
+    ["DATABASE_URL", { DATABASE_URL: "mysql://root:pw@db/users" }, /^DATABASE_URL: must look like/],
+    ["DATABASE_URL", { DATABASE_URL: "postgres://user:pw@db/users" }, /^DATABASE_URL: PostgreSQL is not supported/],
+    ["DATABASE_URL", { DATABASE_URL: "sqlite:" }, /^DATABASE_URL: sqlite: needs a file path/],
+    [
+      "SIGNING_SECRET",
+      { SIGNING_SECRET: "too-short-secret" },
+      /^SIGNING_SECRET: SIGNING_SECRET must be at least 32 bytes, got 16$/,
+    ],
+  ];
+  for (const [setting, env, message] of bad) {
+    test(`stops with one line naming ${setting} for ${JSON.stringify(env)}`, (t) => {
+      const cwd = tempDir(t);
+      assert.throws(
+        () => loadConfig({ SIGNING_SECRET: SECRET, ...env }, cwd),
+        (error: unknown) => error instanceof ConfigError && error.setting === setting && message.test(error.message),
+      );
+    });
+  }
+
+  test("never echoes a database URL that may carry a password", (t) => {
+    const cwd = tempDir(t);
+    assert.throws(
+      () => loadConfig({ SIGNING_SECRET: SECRET, DATABASE_URL: "mysql://root:hunter2@db/users" }, cwd),
+      (error: unknown) => error instanceof ConfigError && !error.message.includes("hunter2"),
+    );
+  });
+
+  test("counts the secret's length in bytes, not characters", (t) => {
+    const cwd = tempDir(t);
+    assert.doesNotThrow(() => loadConfig({ SIGNING_SECRET: "é".repeat(16) }, cwd));
+    assert.throws(() => loadConfig({ SIGNING_SECRET: "é".repeat(15) }, cwd), ConfigError);
+  });
+
+  test("generates a secret file readable by its owner only when SIGNING_SECRET is unset, and reuses it", (t) => {
+    const cwd = tempDir(t);
+    const first = loadConfig({}, cwd);
+    const file = join(cwd, "data", "signing-secret");
+    assert.equal(statSync(file).mode & 0o777, 0o600);
+    assert.equal(statSync(join(cwd, "data")).mode & 0o077, 0);
+    assert.ok(Buffer.byteLength(first.config.signingSecret) >= 32);
+    assert.equal(readFileSync(file, "utf8").trim(), first.config.signingSecret);
+    assert.match(first.notices.join("\n"), /generated a new signing secret/);
+    assert.doesNotMatch(first.notices.join("\n"), new RegExp(first.config.signingSecret));
+
+    const second = loadConfig({}, cwd);
+    assert.equal(second.config.signingSecret, first.config.signingSecret);
+    assert.match(second.notices.join("\n"), /using the signing secret kept in/);
+  });
+
+  test("refuses a secret file that other users can read", (t) => {
+    const cwd = tempDir(t);
+    loadConfig({}, cwd);
+    chmodSync(join(cwd, "data", "signing-secret"), 0o644);
+    assert.throws(
+      () => loadConfig({}, cwd),
+      /^ConfigError: SIGNING_SECRET: the secret file .* is readable by other users/,
+    );
+  });
+
+  test("refuses a secret file holding fewer than 32 bytes", (t) => {
+    const cwd = tempDir(t);
+    loadConfig({}, cwd);
+    writeFileSync(join(cwd, "data", "signing-secret"), "short\n", { mode: 0o600 });
+    assert.throws(() => loadConfig({}, cwd), /SIGNING_SECRET: the secret in .* must be at least 32 bytes/);
+  });
+
+  test("prefers SIGNING_SECRET over the file and writes no file then", (t) => {
+    const cwd = tempDir(t);
+    assert.equal(loadConfig({ SIGNING_SECRET: SECRET }, cwd).config.signingSecret, SECRET);
+    assert.throws(() => statSync(join(cwd, "data", "signing-secret")), /ENOENT/);
+  });
+
+  test("uses a process-only random secret for an in-memory database", (t) => {
+    const cwd = tempDir(t);
+    const a = loadConfig({ DATABASE_URL: "sqlite::memory:" }, cwd).config.signingSecret;
+    const b = loadConfig({ DATABASE_URL: "sqlite::memory:" }, cwd).config.signingSecret;
+    assert.notEqual(a, b);
+    assert.throws(() => statSync(join(cwd, "data")), /ENOENT/);
+  });
+
+  test("treats an empty value as unset", (t) => {
+    const cwd = tempDir(t);
+    assert.equal(loadConfig({ SIGNING_SECRET: SECRET, PORT: "", HOST: " " }, cwd).config.port, 8000);
+  });
+});

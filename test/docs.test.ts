@@ -1,0 +1,91 @@
+// The OpenAPI document behind /docs: the password-flow scheme pointing at
+// /auth/token, the padlock on protected routes only, schemas and examples
+// for every route including its error responses, and the first-party note.
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { buildTestApp } from "./helpers.ts";
+
+type Operation = {
+  security?: unknown[];
+  summary?: string;
+  description?: string;
+  responses: Record<string, { content?: Record<string, { schema: unknown }> }>;
+  requestBody?: { content: Record<string, unknown> };
+};
+
+async function openApi(t: Parameters<typeof buildTestApp>[0]) {
+  const { app } = await buildTestApp(t);
+  const response = await app.inject({ method: "GET", url: "/openapi.json" });
+  assert.equal(response.statusCode, 200);
+  return { app, doc: response.json() };
+}
+
+describe("OpenAPI document and docs page", () => {
+  test("declares an OAuth2 password-flow scheme whose tokenUrl is /auth/token", async (t) => {
+    const { doc } = await openApi(t);
+    assert.deepEqual(doc.components.securitySchemes.OAuth2PasswordBearer.flows, {
+      password: { tokenUrl: "/auth/token", scopes: {} },
+    });
+  });
+
+  test("puts the padlock on GET /me only, not on sign-up or the token endpoint", async (t) => {
+    const { doc } = await openApi(t);
+    assert.deepEqual(doc.paths["/me"].get.security, [{ OAuth2PasswordBearer: [] }]);
+    assert.equal(doc.paths["/users"].post.security, undefined);
+    assert.equal(doc.paths["/auth/token"].post.security, undefined);
+    assert.equal(doc.security, undefined, "no global security requirement");
+  });
+
+  test("describes every route with a summary, its request schema, and every response including errors", async (t) => {
+    const { doc } = await openApi(t);
+    const expected: Record<string, string[]> = {
+      "post /auth/token": ["200", "400", "401", "415", "422"],
+      "get /me": ["200", "401"],
+      "post /users": ["201", "409", "415", "422"],
+    };
+    for (const [key, statuses] of Object.entries(expected)) {
+      const [method, path] = key.split(" ") as [string, string];
+      const operation = doc.paths[path][method] as Operation;
+      assert.ok(operation.summary && operation.description, `${key} has a summary and a description`);
+      assert.deepEqual(Object.keys(operation.responses).sort(), statuses, key);
+      for (const status of statuses)
+        assert.ok(operation.responses[status]?.content?.["application/json"], `${key} ${status} has a schema`);
+    }
+    assert.ok(doc.paths["/auth/token"].post.requestBody.content["application/x-www-form-urlencoded"]);
+    assert.ok(doc.paths["/users"].post.requestBody.content["application/json"]);
+    assert.doesNotMatch(JSON.stringify(doc), /hashed_password/);
+  });
+
+  test("says that the password grant is for first-party clients only", async (t) => {
+    const { doc } = await openApi(t);
+    assert.match(doc.info.description, /first-party clients only/i);
+    assert.match(doc.info.description, /RFC 9700/);
+    assert.match(doc.paths["/auth/token"].post.description, /first-party/);
+  });
+
+  test("serves Swagger UI at /docs with its assets from the service itself", async (t) => {
+    const { app } = await openApi(t);
+    const page = await app.inject({ method: "GET", url: "/docs" });
+    const html =
+      page.statusCode === 302
+        ? (await app.inject({ method: "GET", url: page.headers.location as string })).body
+        : page.body;
+    assert.match(html, /swagger-ui/);
+    assert.doesNotMatch(html, /https?:\/\/(?!127\.0\.0\.1|localhost)/, "no external asset URLs");
+    const bundle = await app.inject({ method: "GET", url: "/docs/static/swagger-ui-bundle.js" });
+    assert.equal(bundle.statusCode, 200);
+    assert.match(bundle.headers["content-type"] as string, /javascript/);
+  });
+
+  test("does not redirect the token endpoint anywhere at runtime", async (t) => {
+    const { app } = await openApi(t);
+    const response = await app.inject({
+      method: "POST",
+      url: "/auth/token",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      payload: "username=a&password=b",
+    });
+    assert.equal(response.statusCode, 401);
+    assert.equal(response.headers.location, undefined);
+  });
+});

@@ -1,0 +1,102 @@
+// The service's one error shape, {"detail": "..."}, for every failure class:
+// unknown routes, wrong media types, oversized and malformed bodies, and
+// internal errors, which are logged with a request id but never explained.
+import assert from "node:assert/strict";
+import { Writable } from "node:stream";
+import { describe, test } from "node:test";
+import { buildApp } from "../src/app.ts";
+import { INTERNAL_ERROR } from "../src/errors.ts";
+import type { UserStore } from "../src/store/store.ts";
+import { bearer, buildTestApp, mintToken, testConfig } from "./helpers.ts";
+
+describe("error responses", () => {
+  test("answers an unknown route with 404 {detail}", async (t) => {
+    const { app } = await buildTestApp(t);
+    for (const [method, url] of [
+      ["GET", "/nope"],
+      ["DELETE", "/me"],
+      ["PUT", "/auth/token"],
+    ] as const) {
+      const response = await app.inject({ method, url });
+      assert.equal(response.statusCode, 404, `${method} ${url}`);
+      assert.deepEqual(response.json(), { detail: "Not Found" });
+    }
+  });
+
+  test("answers a JSON route sent text/plain with 415 {detail}", async (t) => {
+    const { app } = await buildTestApp(t);
+    const response = await app.inject({
+      method: "POST",
+      url: "/users",
+      headers: { "content-type": "text/plain" },
+      payload: "hello",
+    });
+    assert.equal(response.statusCode, 415);
+    assert.equal(typeof response.json().detail, "string");
+  });
+
+  test("answers a body over the size limit with 413 {detail}", async (t) => {
+    const { app } = await buildTestApp(t);
+    const json = await app.inject({
+      method: "POST",
+      url: "/users",
+      payload: { email: "a@example.com", password: "x".repeat(20_000) },
+    });
+    assert.equal(json.statusCode, 413);
+    assert.equal(typeof json.json().detail, "string");
+    const form = await app.inject({
+      method: "POST",
+      url: "/auth/token",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      payload: `username=a&password=${"x".repeat(20_000)}`,
+    });
+    assert.equal(form.statusCode, 413);
+  });
+
+  test("answers malformed JSON with 400 {detail} that does not echo the body", async (t) => {
+    const { app } = await buildTestApp(t);
+    const response = await app.inject({
+      method: "POST",
+      url: "/users",
+      headers: { "content-type": "application/json" },
+      payload: '{"email": "a@example.com", "password": "hunter2hunter2"',
+    });
+    assert.equal(response.statusCode, 400);
+    assert.deepEqual(response.json(), { detail: "The request body is not valid JSON" });
+  });
+
+  test("answers an internal failure with 500 and a generic detail, and logs it with the request id", async (t) => {
+    const lines: string[] = [];
+    const stream = new Writable({
+      write(chunk, _encoding, done) {
+        lines.push(chunk.toString());
+        done();
+      },
+    });
+    const brokenStore: UserStore = {
+      findByEmail: async () => {
+        throw new Error("database file /secret/path is corrupt");
+      },
+      create: async () => {
+        throw new Error("unreachable");
+      },
+      setPassword: async () => {},
+      close: async () => {},
+    };
+    const app = await buildApp({ config: testConfig(), store: brokenStore, logger: { level: "error", stream } });
+    t.after(() => app.close());
+    const now = Math.floor(Date.now() / 1000);
+    const response = await app.inject({
+      method: "GET",
+      url: "/me",
+      headers: bearer(mintToken({ sub: "a@example.com", exp: now + 60 })),
+    });
+    assert.equal(response.statusCode, 500);
+    assert.deepEqual(response.json(), { detail: INTERNAL_ERROR });
+    assert.doesNotMatch(response.body, /secret|corrupt|stack/);
+    const logged = lines.map((line) => JSON.parse(line)).find((entry) => entry.msg === "request failed");
+    assert.ok(logged, "the failure is logged");
+    assert.equal(typeof logged.reqId, "string");
+    assert.match(logged.err.message, /corrupt/);
+  });
+});

@@ -1,0 +1,104 @@
+// The real process over real HTTP: zero-configuration start on the embedded
+// default, the generated secret kept across restarts, .env handling, bad
+// settings stopping the process with one line, clean shutdown, quiet logs.
+import assert from "node:assert/strict";
+import { readFileSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, test } from "node:test";
+import { run, SERVER, scratchDir, startService } from "./process.ts";
+
+const EMAIL = "ada@example.com";
+const PASSWORD = "correct horse battery";
+
+async function signUpAndLogin(baseUrl: string): Promise<string> {
+  const signUp = await fetch(`${baseUrl}/users`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ email: EMAIL, password: PASSWORD }),
+  });
+  assert.equal(signUp.status, 201);
+  return login(baseUrl);
+}
+
+async function login(baseUrl: string): Promise<string> {
+  const token = await fetch(`${baseUrl}/auth/token`, {
+    method: "POST",
+    body: new URLSearchParams({ username: EMAIL, password: PASSWORD }),
+  });
+  assert.equal(token.status, 200);
+  return ((await token.json()) as { access_token: string }).access_token;
+}
+
+async function me(baseUrl: string, token: string): Promise<Response> {
+  return fetch(`${baseUrl}/me`, { headers: { authorization: `Bearer ${token}` } });
+}
+
+describe("the service process", () => {
+  test("starts with no configuration: SQLite file and generated secret under ./data, full flow over HTTP, exits 0 on SIGTERM", async (t) => {
+    const cwd = scratchDir(t);
+    const service = await startService(cwd);
+    t.after(() => service.stop());
+    const token = await signUpAndLogin(service.baseUrl);
+    const response = await me(service.baseUrl, token);
+    assert.equal(response.status, 200);
+    assert.equal(((await response.json()) as { email: string }).email, EMAIL);
+    const docs = await fetch(`${service.baseUrl}/docs`);
+    assert.equal(docs.status, 200);
+
+    assert.ok(statSync(join(cwd, "data", "users.db")).isFile());
+    const secret = readFileSync(join(cwd, "data", "signing-secret"), "utf8").trim();
+    assert.equal(await service.stop(), 0);
+
+    const log = service.output();
+    assert.match(log, /generated a new signing secret/);
+    for (const leak of [secret, PASSWORD, token, "$argon2id$"])
+      assert.ok(!log.includes(leak), `log leaks ${leak.slice(0, 12)}`);
+  });
+
+  test("keeps the generated secret across restarts, so tokens issued before a restart still work", async (t) => {
+    const cwd = scratchDir(t);
+    const first = await startService(cwd);
+    const token = await signUpAndLogin(first.baseUrl);
+    assert.equal(await first.stop(), 0);
+
+    const second = await startService(cwd);
+    t.after(() => second.stop());
+    assert.match(second.output(), /using the signing secret kept in/);
+    assert.equal((await me(second.baseUrl, token)).status, 200);
+  });
+
+  test("honours a .env file in the working directory, with the real environment winning", async (t) => {
+    const cwd = scratchDir(t);
+    writeFileSync(
+      join(cwd, ".env"),
+      `SIGNING_SECRET=${"a".repeat(40)}\nDATABASE_URL=sqlite:from-dotenv.db\nLOG_LEVEL=silent\n`,
+    );
+    const service = await startService(cwd, { LOG_LEVEL: "info" });
+    t.after(() => service.stop());
+    assert.ok(statSync(join(cwd, "from-dotenv.db")).isFile());
+    await signUpAndLogin(service.baseUrl);
+    assert.equal(await service.stop(), 0);
+    assert.match(
+      service.output(),
+      /incoming request/,
+      "LOG_LEVEL from the real environment (info) wins over .env (silent)",
+    );
+  });
+
+  for (const [setting, env] of [
+    ["PORT", { PORT: "eighty" }],
+    ["SIGNING_SECRET", { SIGNING_SECRET: "short" }],
+    ["DATABASE_URL", { DATABASE_URL: "oracle://db" }],
+    ["LOG_LEVEL", { LOG_LEVEL: "chatty" }],
+  ] as const) {
+    test(`exits non-zero with one line naming ${setting} when it is unusable`, async (t) => {
+      const cwd = scratchDir(t);
+      const result = await run([SERVER], { cwd, env: env as Record<string, string> });
+      assert.notEqual(result.code, 0);
+      const lines = result.stderr.trim().split("\n");
+      assert.equal(lines.length, 1, result.stderr);
+      assert.match(lines[0] as string, new RegExp(`^configuration error: ${setting}: `));
+      assert.equal(result.stdout, "");
+    });
+  }
+});
