@@ -4,7 +4,7 @@
 // is explicit: error handling, docs, then the routes.
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from "fastify";
-import { createAuthenticate } from "./auth/guard.ts";
+import { createGuards } from "./auth/guard.ts";
 import { type Clock, createTokenService } from "./auth/tokens.ts";
 import type { Config } from "./config.ts";
 import { registerDocs } from "./docs.ts";
@@ -13,6 +13,7 @@ import { meRoutes } from "./routes/me.ts";
 import { tokenRoutes } from "./routes/token.ts";
 import { userRoutes } from "./routes/users.ts";
 import type { UserStore } from "./store/store.ts";
+import { createValidatorCompiler } from "./validation.ts";
 
 /** Our largest legitimate body is a sign-up of about 600 bytes. */
 export const BODY_LIMIT_BYTES = 16 * 1024;
@@ -33,9 +34,9 @@ export async function buildApp({ config, store, clock = Date.now, logger }: AppO
     },
     bodyLimit: BODY_LIMIT_BYTES,
     return503OnClosing: true,
-    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
+  app.setValidatorCompiler(createValidatorCompiler());
   app.decorateRequest("user", null);
   app.setErrorHandler(handleError);
   app.setNotFoundHandler(handleNotFound);
@@ -45,10 +46,10 @@ export async function buildApp({ config, store, clock = Date.now, logger }: AppO
   await registerDocs(app);
 
   const tokens = createTokenService(config.signingSecret, clock);
-  const authenticate = createAuthenticate(tokens, store);
+  const guards = createGuards(tokens, store);
   await app.register(tokenRoutes, { store, tokens });
-  await app.register(meRoutes, { authenticate });
-  await app.register(userRoutes, { store });
+  await app.register(meRoutes, { store, guards });
+  await app.register(userRoutes, { store, guards, signupOpen: config.signupOpen });
 
   await app.ready();
   return app;

@@ -24,6 +24,10 @@ export interface Config {
   logLevel: LogLevel;
   database: DatabaseLocation;
   signingSecret: string;
+  /** Anyone may POST /users; when false only admins create users. */
+  signupOpen: boolean;
+  /** Created (or promoted) at start-up when no active admin exists. */
+  firstAdmin?: { email: string; password: string };
 }
 
 export interface LoadedConfig {
@@ -43,6 +47,8 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): LoadedConfig 
     logLevel: parseLogLevel(setting(env, "LOG_LEVEL") ?? "info"),
     database,
     signingSecret: resolveSigningSecret(setting(env, "SIGNING_SECRET"), database, notices),
+    signupOpen: parseBoolean("SIGNUP_OPEN", setting(env, "SIGNUP_OPEN") ?? "true"),
+    firstAdmin: parseFirstAdmin(setting(env, "FIRST_ADMIN_EMAIL"), env.FIRST_ADMIN_PASSWORD),
   };
   return { config, notices };
 }
@@ -59,6 +65,29 @@ function parsePort(raw: string): number {
     throw new ConfigError("PORT", `must be a whole number from 0 to 65535, got "${raw}"`);
   }
   return port;
+}
+
+function parseBoolean(name: string, raw: string): boolean {
+  const value = raw.toLowerCase();
+  if (["true", "1", "yes", "on"].includes(value)) return true;
+  if (["false", "0", "no", "off"].includes(value)) return false;
+  throw new ConfigError(name, `must be true or false, got "${raw}"`);
+}
+
+/** Both or neither; the password is taken exactly as given and never echoed. */
+function parseFirstAdmin(email: string | undefined, password: string | undefined): Config["firstAdmin"] {
+  if (email === undefined && (password === undefined || password === "")) return undefined;
+  if (email === undefined) throw new ConfigError("FIRST_ADMIN_EMAIL", "is required when FIRST_ADMIN_PASSWORD is set");
+  if (!/^[^\s@]+@[^\s@]+$/.test(email) || email.length > 254) {
+    throw new ConfigError("FIRST_ADMIN_EMAIL", "must be an e-mail address");
+  }
+  if (password === undefined || password === "") {
+    throw new ConfigError("FIRST_ADMIN_PASSWORD", "is required when FIRST_ADMIN_EMAIL is set");
+  }
+  const length = [...password].length;
+  if (length < 8 || length > 256)
+    throw new ConfigError("FIRST_ADMIN_PASSWORD", `must be 8 to 256 characters, got ${length}`);
+  return { email, password };
 }
 
 function parseLogLevel(raw: string): LogLevel {

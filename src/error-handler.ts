@@ -4,15 +4,13 @@
 // their safe messages, and anything else as a logged 500 whose detail is
 // generic: no stack trace or internal message reaches a client.
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
-import { EMAIL_TAKEN, EmailTaken, HttpError, INTERNAL_ERROR } from "./errors.ts";
+import { HttpError, INTERNAL_ERROR } from "./errors.ts";
 
 type ValidationIssue = NonNullable<FastifyError["validation"]>[number];
 
 export function handleError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
   if (error instanceof HttpError) {
     reply.code(error.status).headers(error.headers).send({ detail: error.detail });
-  } else if (error instanceof EmailTaken) {
-    reply.code(409).send({ detail: EMAIL_TAKEN });
   } else if (error.validation) {
     reply.code(422).send({ detail: describeValidation(error.validationContext ?? "request", error.validation) });
   } else if (error.code === "FST_ERR_CTP_INVALID_JSON_BODY" || error instanceof SyntaxError) {

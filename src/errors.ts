@@ -12,6 +12,11 @@ export const NOT_AUTHENTICATED = "Not authenticated";
 export const EMAIL_TAKEN = "A user with this email already exists";
 export const UNSUPPORTED_GRANT_TYPE = "Unsupported grant_type: only 'password' is supported";
 export const INTERNAL_ERROR = "Internal Server Error";
+export const NOT_ENOUGH_PRIVILEGES = "Not enough privileges";
+export const USER_NOT_FOUND = "User not found";
+export const SIGNUP_CLOSED = "Sign-up is closed: only admins can create users";
+export const LAST_ACTIVE_ADMIN = "The last active admin cannot be deleted, demoted or deactivated";
+export const INCORRECT_CURRENT_PASSWORD = "Current password is incorrect";
 
 export type Headers = Readonly<Record<string, string>>;
 
@@ -34,12 +39,28 @@ export function unauthorized(detail: string): HttpError {
   return new HttpError(401, detail, { "www-authenticate": "Bearer" });
 }
 
-/** Thrown by any store when the unique e-mail is already taken; routes answer 409. */
-export class EmailTaken extends Error {
+/** Thrown by any store when the unique e-mail is already taken: a 409 wherever it surfaces. */
+export class EmailTaken extends HttpError {
   constructor() {
-    super(EMAIL_TAKEN);
+    super(409, EMAIL_TAKEN);
     this.name = "EmailTaken";
   }
+}
+
+/** Thrown by any store when a change would leave no active admin: a 409 wherever it surfaces. */
+export class LastActiveAdmin extends HttpError {
+  constructor() {
+    super(409, LAST_ACTIVE_ADMIN);
+    this.name = "LastActiveAdmin";
+  }
+}
+
+export function forbidden(detail: string = NOT_ENOUGH_PRIVILEGES): HttpError {
+  return new HttpError(403, detail);
+}
+
+export function notFound(detail: string = USER_NOT_FOUND): HttpError {
+  return new HttpError(404, detail);
 }
 
 /** A setting that cannot be used; the process prints one line naming it and exits. */

@@ -7,6 +7,7 @@ import { loadConfig } from "./config.ts";
 import { readEnvironment } from "./env.ts";
 import { ConfigError } from "./errors.ts";
 import { openStore } from "./store/store.ts";
+import { ensureFirstAdmin } from "./users/first-admin.ts";
 
 async function main(): Promise<void> {
   let loaded: ReturnType<typeof loadConfig>;
@@ -21,6 +22,10 @@ async function main(): Promise<void> {
   const store = openStore(config.database);
   const app = await buildApp({ config, store });
   for (const notice of notices) app.log.info(notice);
+  if (config.firstAdmin) {
+    const outcome = await ensureFirstAdmin(store, config.firstAdmin);
+    app.log.info({ email: config.firstAdmin.email, outcome }, "first admin from FIRST_ADMIN_EMAIL");
+  }
 
   let stopping = false;
   const stop = async (signal: string) => {

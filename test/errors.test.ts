@@ -14,7 +14,7 @@ describe("error responses", () => {
     const { app } = await buildTestApp(t);
     for (const [method, url] of [
       ["GET", "/nope"],
-      ["DELETE", "/me"],
+      ["DELETE", "/users"],
       ["PUT", "/auth/token"],
     ] as const) {
       const response = await app.inject({ method, url });
@@ -73,23 +73,22 @@ describe("error responses", () => {
         done();
       },
     });
-    const brokenStore: UserStore = {
-      findByEmail: async () => {
-        throw new Error("database file /secret/path is corrupt");
-      },
-      create: async () => {
-        throw new Error("unreachable");
-      },
-      setPassword: async () => {},
-      close: async () => {},
-    };
+    // Every verb fails the way a corrupt database would.
+    const brokenStore = new Proxy({} as UserStore, {
+      get: (_target, verb) =>
+        verb === "close"
+          ? async () => {}
+          : async () => {
+              throw new Error("database file /secret/path is corrupt");
+            },
+    });
     const app = await buildApp({ config: testConfig(), store: brokenStore, logger: { level: "error", stream } });
     t.after(() => app.close());
     const now = Math.floor(Date.now() / 1000);
     const response = await app.inject({
       method: "GET",
       url: "/me",
-      headers: bearer(mintToken({ sub: "a@example.com", exp: now + 60 })),
+      headers: bearer(mintToken({ sub: "a@example.com", iat: now, exp: now + 60 })),
     });
     assert.equal(response.statusCode, 500);
     assert.deepEqual(response.json(), { detail: INTERNAL_ERROR });

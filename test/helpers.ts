@@ -20,13 +20,15 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     logLevel: "silent",
     database: { kind: "sqlite", path: ":memory:" },
     signingSecret: TEST_SECRET,
+    signupOpen: true,
     ...overrides,
   };
 }
 
 /** A clock in milliseconds that only moves when the test says so. */
 export class TestClock {
-  now = Date.UTC(2026, 0, 15, 12, 0, 0);
+  /** Starts at the real time (whole seconds), so store timestamps and token times agree. */
+  now = Math.floor(Date.now() / 1000) * 1000;
   readonly read = () => this.now;
   advanceSeconds(seconds: number): void {
     this.now += seconds * 1000;
@@ -43,8 +45,8 @@ export interface TestApp {
 }
 
 export async function buildTestApp(t: TestContext, config: Partial<Config> = {}): Promise<TestApp> {
-  const store = openSqliteStore(":memory:");
   const clock = new TestClock();
+  const store = openSqliteStore(":memory:", clock.read);
   const app = await buildApp({ config: testConfig(config), store, clock: clock.read, logger: false });
   t.after(async () => {
     await app.close();

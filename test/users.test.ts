@@ -17,9 +17,20 @@ describe("POST /users", () => {
     const response = await signUp(app, { email: "ada@example.com", password: PASSWORD });
     assert.equal(response.statusCode, 201);
     const body = response.json();
-    assert.deepEqual(Object.keys(body).sort(), ["email", "id"]);
+    assert.deepEqual(Object.keys(body).sort(), [
+      "created_at",
+      "email",
+      "full_name",
+      "id",
+      "is_active",
+      "is_admin",
+      "updated_at",
+    ]);
+    assert.equal(body.is_admin, false);
+    assert.equal(body.is_active, true);
+    assert.equal(body.full_name, null);
     assert.equal(body.email, "ada@example.com");
-    assert.doesNotMatch(response.body, /argon2|password/);
+    assert.doesNotMatch(response.body, /argon2|password/i);
     const stored = await store.findByEmail("ada@example.com");
     assert.equal(stored?.id, body.id);
     assert.match(stored?.hashedPassword ?? "", /^\$argon2id\$v=19\$m=19456,t=2,p=1\$/);
@@ -90,8 +101,8 @@ describe("POST /users", () => {
     ["a non-string password", { email: "ada@example.com", password: 12345678 }, /^body\.password: must be string$/],
     [
       "an unknown field",
-      { email: "ada@example.com", password: PASSWORD, is_admin: true },
-      /^body\.is_admin: unknown field$/,
+      { email: "ada@example.com", password: PASSWORD, role: "admin" },
+      /^body\.role: unknown field$/,
     ],
     ["a body that is not an object", ["ada@example.com", PASSWORD], /^body: must be object$/],
   ];

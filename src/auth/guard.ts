@@ -1,10 +1,11 @@
-// The spec's token check for protected routes, in its order, as one named
-// preHandler. A route opts in explicitly with { preHandler: [authenticate] };
-// nothing is exempted by matching URLs. On success request.user is the caller.
+// The spec's token check for protected routes, in its order, as named
+// preHandlers. A route opts in explicitly with { preHandler: [authenticate] }
+// (and requireAdmin after it); nothing is exempted by matching URLs. On
+// success request.user is the caller.
 import type { FastifyReply, FastifyRequest } from "fastify";
-import { COULD_NOT_VALIDATE_CREDENTIALS, NOT_AUTHENTICATED, unauthorized } from "../errors.ts";
+import { COULD_NOT_VALIDATE_CREDENTIALS, forbidden, NOT_AUTHENTICATED, unauthorized } from "../errors.ts";
 import type { UserRecord, UserStore } from "../store/store.ts";
-import { InvalidToken, type TokenService } from "./tokens.ts";
+import { type AccessClaims, InvalidToken, type TokenService } from "./tokens.ts";
 
 declare module "fastify" {
   interface FastifyRequest {
@@ -12,29 +13,57 @@ declare module "fastify" {
   }
 }
 
-export type Authenticate = (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
+export type Hook = (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
+
+export interface Guards {
+  /** The token check; 401 without a valid token for an existing, active user. */
+  authenticate: Hook;
+  /** As authenticate when an Authorization header is sent; an anonymous caller passes with request.user null. */
+  authenticateIfPresent: Hook;
+  /** After authenticate: 403 unless the caller is an admin. */
+  requireAdmin: Hook;
+}
+
+function epochSeconds(isoTimestamp: string): number {
+  return Math.floor(Date.parse(isoTimestamp) / 1000);
+}
 
 /** `Bearer <token>`; the scheme name is case-insensitive (RFC 9110 section 11.1). */
 const BEARER = /^bearer +([^ ]+) *$/i;
 
-export function createAuthenticate(tokens: TokenService, store: UserStore): Authenticate {
-  return async function authenticate(request) {
+export function createGuards(tokens: TokenService, store: UserStore): Guards {
+  async function authenticate(request: FastifyRequest): Promise<void> {
     // 1. Read the token from the Authorization header (never from the query string).
     const match = BEARER.exec(request.headers.authorization ?? "");
     if (match === null) throw unauthorized(NOT_AUTHENTICATED);
     // 2-4. Decode with the signing secret, HS256 only; exp and a string sub are required.
-    let email: string;
+    let claims: AccessClaims;
     try {
-      email = tokens.verifyAccessToken(match[1] as string).sub;
+      claims = tokens.verifyAccessToken(match[1] as string);
     } catch (error) {
       if (!(error instanceof InvalidToken)) throw error;
       request.log.debug({ reason: error.message }, "access token refused");
       throw unauthorized(COULD_NOT_VALIDATE_CREDENTIALS);
     }
-    // 5. The user whose e-mail equals sub must exist.
-    const user = await store.findByEmail(email);
-    if (user === undefined) throw unauthorized(COULD_NOT_VALIDATE_CREDENTIALS);
+    // 5. The user whose e-mail equals sub must exist. An inactive user's tokens stop
+    //    working at once, with the same answer, so nothing tells "disabled" from "gone".
+    //    A token older than the account was issued to an earlier holder of the e-mail
+    //    (deleted, or renamed away): it must not open the new account.
+    const user = await store.findByEmail(claims.sub);
+    if (user === undefined || !user.isActive || claims.iat < epochSeconds(user.createdAt)) {
+      throw unauthorized(COULD_NOT_VALIDATE_CREDENTIALS);
+    }
     // 6. The found user is the caller.
     request.user = user;
-  };
+  }
+
+  async function authenticateIfPresent(request: FastifyRequest): Promise<void> {
+    if (request.headers.authorization !== undefined) await authenticate(request);
+  }
+
+  async function requireAdmin(request: FastifyRequest): Promise<void> {
+    if (!request.user?.isAdmin) throw forbidden();
+  }
+
+  return { authenticate, authenticateIfPresent, requireAdmin };
 }

@@ -68,9 +68,10 @@ export function createTokenService(secret: string, clock: Clock = Date.now): Tok
       if (typeof exp !== "number" || !Number.isFinite(exp)) throw new InvalidToken("exp missing");
       if (exp <= now) throw new InvalidToken("expired");
       if (nbf !== undefined && (typeof nbf !== "number" || nbf > now)) throw new InvalidToken("not yet valid");
-      if (iat !== undefined && (typeof iat !== "number" || iat > now)) throw new InvalidToken("issued in the future");
+      if (typeof iat !== "number" || !Number.isFinite(iat)) throw new InvalidToken("iat missing");
+      if (iat > now) throw new InvalidToken("issued in the future");
       if (typeof sub !== "string" || sub === "") throw new InvalidToken("sub missing");
-      return { sub, exp, iat: iat ?? 0 };
+      return { sub, exp, iat };
     },
   };
 }

@@ -50,7 +50,8 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<TokenRouteOptions> = async (
       const user = await store.findByEmail(username);
       // An unknown e-mail still pays for one hash verify, so timing does not reveal which accounts exist.
       const verified = user ? await verifyPassword(user.hashedPassword, password) : await verifyAgainstDummy(password);
-      if (!user || !verified) throw unauthorized(INCORRECT_EMAIL_OR_PASSWORD);
+      // An inactive account answers exactly like a wrong password: nothing tells "disabled" from "unknown".
+      if (!user || !verified || !user.isActive) throw unauthorized(INCORRECT_EMAIL_OR_PASSWORD);
 
       // RFC 6749 section 5.1: responses that carry tokens must not be cached.
       reply.header("cache-control", "no-store").header("pragma", "no-cache");

@@ -1,48 +1,261 @@
-// POST /users: open sign-up. The e-mail is normalised before validation so
-// " Ada@Example.com" signs up as "ada@example.com".
+// The users resource under the spec's route conventions: noun paths, the
+// method carries the action, POST 201 / GET 200 / PUT 200 / PATCH 200 /
+// DELETE 204. Who may do what is decided here, step by step, before the
+// store is touched: 401 answers "who are you?", 403 "you may not".
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import type { Guards } from "../auth/guard.ts";
 import { hashPassword } from "../auth/passwords.ts";
-import { EMAIL_TAKEN } from "../errors.ts";
-import { errorResponse, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, UserCreate, UserOut } from "../schemas.ts";
-import type { UserStore } from "../store/store.ts";
-import { normalizeEmail } from "../users/email.ts";
+import { BEARER_SECURITY } from "../docs.ts";
+import {
+  COULD_NOT_VALIDATE_CREDENTIALS,
+  EMAIL_TAKEN,
+  forbidden,
+  LAST_ACTIVE_ADMIN,
+  NOT_ENOUGH_PRIVILEGES,
+  notFound,
+  SIGNUP_CLOSED,
+  USER_NOT_FOUND,
+} from "../errors.ts";
+import {
+  errorResponse,
+  USERS_PAGE_DEFAULT,
+  UserCreate,
+  UserIdParams,
+  UserListQuery,
+  UserOut,
+  UserPage,
+  UserPatch,
+  UserReplace,
+} from "../schemas.ts";
+import type { UserRecord, UserStore } from "../store/store.ts";
+import { normalizeEmailInBody } from "../users/email.ts";
 import { toUserOut } from "../users/present.ts";
 
 export interface UserRouteOptions {
   store: UserStore;
+  guards: Guards;
+  signupOpen: boolean;
 }
 
-export const userRoutes: FastifyPluginAsyncTypebox<UserRouteOptions> = async (app, { store }) => {
+const ONLY_ADMINS_SET_ROLES = "Only admins can set is_active or is_admin";
+
+const errors = {
+  401: errorResponse("No token, or the token check failed.", COULD_NOT_VALIDATE_CREDENTIALS),
+  403: errorResponse("Authenticated, but not allowed to do this.", NOT_ENOUGH_PRIVILEGES),
+  404: errorResponse("No user with this id.", USER_NOT_FOUND),
+  409: errorResponse("The e-mail is taken, or the change would remove the last active admin.", EMAIL_TAKEN),
+  415: errorResponse("The body is not JSON.", "Unsupported Media Type: application/x-www-form-urlencoded"),
+  422: errorResponse("The body, path or query is invalid.", 'body.email: must match format "email"'),
+};
+
+/** Admins may act on anyone; other users only on themselves. */
+function assertSelfOrAdmin(caller: UserRecord, id: string): void {
+  if (!caller.isAdmin && caller.id !== id) throw forbidden();
+}
+
+export const userRoutes: FastifyPluginAsyncTypebox<UserRouteOptions> = async (app, { store, guards, signupOpen }) => {
+  const { authenticate, authenticateIfPresent, requireAdmin } = guards;
+
   app.post(
     "/users",
     {
-      preValidation: [normalizeEmailField],
+      preHandler: [authenticateIfPresent],
+      preValidation: [normalizeEmailInBody],
       schema: {
         tags: ["users"],
-        summary: "Sign up",
-        description: `Creates a user from an e-mail and a password (${PASSWORD_MIN_LENGTH} to ${PASSWORD_MAX_LENGTH} characters). Open to anyone.`,
+        summary: "Create a user (sign up)",
+        description:
+          "Open sign-up while `SIGNUP_OPEN` is true: anyone creates a plain user. Admins (with a bearer token) " +
+          "may always create users and may set `is_active` and `is_admin`: send the token as " +
+          "`Authorization: Bearer` (the docs page sends none here, so this route shows no padlock).",
         body: UserCreate,
         response: {
           201: UserOut,
-          409: errorResponse("The e-mail is already taken.", EMAIL_TAKEN),
-          415: errorResponse("The body is not JSON.", "Unsupported Media Type: application/x-www-form-urlencoded"),
-          422: errorResponse(
-            "The e-mail or password is invalid.",
-            "body.password: must NOT have fewer than 8 characters",
-          ),
+          401: errors[401],
+          403: errors[403],
+          409: errors[409],
+          415: errors[415],
+          422: errors[422],
         },
       },
     },
-    async function signUp(request, reply) {
-      const { email, password } = request.body;
-      const user = await store.create({ email, hashedPassword: await hashPassword(password) });
+    async function createUser(request, reply) {
+      const { email, password, full_name, is_active, is_admin } = request.body;
+      const callerIsAdmin = request.user?.isAdmin === true;
+      if (!callerIsAdmin && !signupOpen) throw forbidden(SIGNUP_CLOSED);
+      if (!callerIsAdmin && (is_active !== undefined || is_admin !== undefined)) throw forbidden(ONLY_ADMINS_SET_ROLES);
+      const user = await store.create({
+        email,
+        hashedPassword: await hashPassword(password),
+        fullName: full_name ?? null,
+        isActive: is_active ?? true,
+        isAdmin: is_admin ?? false,
+      });
       reply.code(201);
       return toUserOut(user);
     },
   );
-};
 
-async function normalizeEmailField(request: { body: unknown }): Promise<void> {
-  const body = request.body as { email?: unknown } | null;
-  if (body && typeof body === "object" && typeof body.email === "string") body.email = normalizeEmail(body.email);
-}
+  app.get(
+    "/users",
+    {
+      preHandler: [authenticate, requireAdmin],
+      schema: {
+        tags: ["users"],
+        summary: "List users (admins)",
+        description:
+          "Oldest first, in pages. Filters are query parameters and combine with AND. Follow `next` " +
+          "(or pass `next_cursor` as `cursor`) for the next page until it is null.",
+        security: BEARER_SECURITY,
+        querystring: UserListQuery,
+        response: { 200: UserPage, 401: errors[401], 403: errors[403], 422: errors[422] },
+      },
+    },
+    async function listUsers(request) {
+      const { limit = USERS_PAGE_DEFAULT, cursor, email, is_active, is_admin } = request.query;
+      // One extra row tells whether a next page exists without a count query.
+      const rows = await store.list({ limit: limit + 1, after: cursor, email, isActive: is_active, isAdmin: is_admin });
+      const items = rows.slice(0, limit);
+      const last = items.at(-1);
+      const nextCursor = rows.length > limit && last ? last.id : null;
+      let next: string | null = null;
+      if (nextCursor) {
+        const query = new URLSearchParams({ limit: String(limit), cursor: nextCursor });
+        if (email !== undefined) query.set("email", email);
+        if (is_active !== undefined) query.set("is_active", String(is_active));
+        if (is_admin !== undefined) query.set("is_admin", String(is_admin));
+        next = `/users?${query}`;
+      }
+      return { items: items.map(toUserOut), next_cursor: nextCursor, next };
+    },
+  );
+
+  app.get(
+    "/users/:id",
+    {
+      preHandler: [authenticate],
+      schema: {
+        tags: ["users"],
+        summary: "Read a user (admins, or the user itself)",
+        description: "A non-admin asking for another user's id gets 403, whether or not that id exists.",
+        security: BEARER_SECURITY,
+        params: UserIdParams,
+        response: { 200: UserOut, 401: errors[401], 403: errors[403], 404: errors[404], 422: errors[422] },
+      },
+    },
+    async function readUser(request) {
+      assertSelfOrAdmin(request.user!, request.params.id);
+      const user = await store.findById(request.params.id);
+      if (!user) throw notFound();
+      return toUserOut(user);
+    },
+  );
+
+  app.put(
+    "/users/:id",
+    {
+      preHandler: [authenticate, requireAdmin],
+      preValidation: [normalizeEmailInBody],
+      schema: {
+        tags: ["users"],
+        summary: "Replace a user (admins)",
+        description:
+          "Replaces the whole record: a field left out takes its default (`full_name` null, `is_active` true, " +
+          "`is_admin` false). The password is not part of the record; see `PUT /me/password`. " +
+          `409 when the e-mail is taken or when the change would leave no active admin (${LAST_ACTIVE_ADMIN}).`,
+        security: BEARER_SECURITY,
+        params: UserIdParams,
+        body: UserReplace,
+        response: {
+          200: UserOut,
+          401: errors[401],
+          403: errors[403],
+          404: errors[404],
+          409: errors[409],
+          415: errors[415],
+          422: errors[422],
+        },
+      },
+    },
+    async function replaceUser(request) {
+      const { email, full_name, is_active, is_admin } = request.body;
+      const user = await store.update(request.params.id, {
+        email,
+        fullName: full_name ?? null,
+        isActive: is_active ?? true,
+        isAdmin: is_admin ?? false,
+      });
+      if (!user) throw notFound();
+      return toUserOut(user);
+    },
+  );
+
+  app.patch(
+    "/users/:id",
+    {
+      preHandler: [authenticate],
+      preValidation: [normalizeEmailInBody],
+      schema: {
+        tags: ["users"],
+        summary: "Update some fields of a user (admins, or the user itself)",
+        description:
+          "Only the fields sent change. A user may change its own `email` and `full_name`; `is_active` and " +
+          "`is_admin` are for admins (403 otherwise). Changing the e-mail ends the tokens issued for the old one.",
+        security: BEARER_SECURITY,
+        params: UserIdParams,
+        body: UserPatch,
+        response: {
+          200: UserOut,
+          401: errors[401],
+          403: errors[403],
+          404: errors[404],
+          409: errors[409],
+          415: errors[415],
+          422: errors[422],
+        },
+      },
+    },
+    async function updateUser(request) {
+      const caller = request.user!;
+      const { email, full_name, is_active, is_admin } = request.body;
+      assertSelfOrAdmin(caller, request.params.id);
+      if (!caller.isAdmin && (is_active !== undefined || is_admin !== undefined))
+        throw forbidden(ONLY_ADMINS_SET_ROLES);
+      const user = await store.update(request.params.id, {
+        email,
+        fullName: full_name,
+        isActive: is_active,
+        isAdmin: is_admin,
+      });
+      if (!user) throw notFound();
+      return toUserOut(user);
+    },
+  );
+
+  app.delete(
+    "/users/:id",
+    {
+      preHandler: [authenticate],
+      schema: {
+        tags: ["users"],
+        summary: "Delete a user (admins, or the user itself)",
+        description: "204 with no body. The last active admin cannot be deleted (409).",
+        security: BEARER_SECURITY,
+        params: UserIdParams,
+        response: {
+          204: { type: "null", description: "Deleted." },
+          401: errors[401],
+          403: errors[403],
+          404: errors[404],
+          409: errors[409],
+          422: errors[422],
+        },
+      },
+    },
+    async function deleteUser(request, reply) {
+      assertSelfOrAdmin(request.user!, request.params.id);
+      if (!(await store.remove(request.params.id))) throw notFound();
+      reply.code(204).send(null);
+    },
+  );
+};

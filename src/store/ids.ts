@@ -1,19 +1,35 @@
 // User ids are UUID version 7 (RFC 9562): random enough that they reveal
 // neither how many users exist nor a neighbour's id, yet ordered by creation
-// time, so a primary-key index keeps new rows at its end and id order is a
-// stable creation order.
+// time, so a primary-key index keeps new rows at its end and id order is
+// creation order. Within one process ids are strictly increasing: ids made in
+// the same millisecond (or after the clock stepped back) carry a counter in
+// rand_a (RFC 9562 section 6.2, method 1).
 import { randomFillSync } from "node:crypto";
 
 const bytes = new Uint8Array(16);
+let lastMs = 0;
+let counter = 0;
 
 export function newId(now: number = Date.now()): string {
   randomFillSync(bytes, 6, 10);
-  let ms = now;
+  let ms = Math.floor(now);
+  if (ms <= lastMs) {
+    counter += 1;
+    if (counter > 0xfff) {
+      lastMs += 1;
+      counter = 0;
+    }
+    ms = lastMs;
+  } else {
+    lastMs = ms;
+    counter = 0;
+  }
   for (let i = 5; i >= 0; i--) {
     bytes[i] = ms % 256;
     ms = Math.floor(ms / 256);
   }
-  bytes[6] = 0x70 | ((bytes[6] ?? 0) & 0x0f);
+  bytes[6] = 0x70 | (counter >> 8);
+  bytes[7] = counter & 0xff;
   bytes[8] = 0x80 | ((bytes[8] ?? 0) & 0x3f);
   const hex = Buffer.from(bytes).toString("hex");
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;

@@ -16,9 +16,13 @@ export const sqliteMigrations: readonly Migration[] = [
         id TEXT PRIMARY KEY,
         email TEXT NOT NULL UNIQUE,
         hashed_password TEXT NOT NULL,
+        full_name TEXT,
+        is_active INTEGER NOT NULL DEFAULT 1 CHECK (is_active IN (0, 1)),
+        is_admin INTEGER NOT NULL DEFAULT 0 CHECK (is_admin IN (0, 1)),
         created_at TEXT NOT NULL,
         updated_at TEXT NOT NULL
       ) STRICT;
+      CREATE INDEX users_active_admins ON users (is_admin, is_active);
     `,
   },
 ];

@@ -1,15 +1,18 @@
 // The embedded default: one SQLite file through node:sqlite. WAL mode lets
-// readers run beside the writer; every statement is prepared once at open.
+// readers run beside the writer; hot statements are prepared once at open.
 // Calls are synchronous underneath (microseconds on an indexed lookup) and
-// wrapped in promises to fill the UserStore interface.
+// wrapped in promises to fill the UserStore interface. Because a whole verb
+// runs without yielding, each one is atomic within this process; writes that
+// must check the admin invariant also take SQLite's write lock (IMMEDIATE)
+// so that other processes on the same file cannot interleave.
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
-import { DatabaseSync, type StatementSync } from "node:sqlite";
-import { EmailTaken } from "../errors.ts";
+import { DatabaseSync, type SQLInputValue, type StatementSync } from "node:sqlite";
+import { EmailTaken, LastActiveAdmin } from "../errors.ts";
 import { normalizeEmail } from "../users/email.ts";
 import { newId } from "./ids.ts";
 import { type Migration, sqliteMigrations } from "./migrations.ts";
-import type { NewUser, UserRecord, UserStore } from "./store.ts";
+import type { NewUser, UserChanges, UserQuery, UserRecord, UserStore } from "./store.ts";
 
 /** SQLITE_CONSTRAINT_UNIQUE and SQLITE_CONSTRAINT_PRIMARYKEY extended result codes. */
 const UNIQUE_VIOLATIONS = new Set([2067, 1555]);
@@ -18,16 +21,28 @@ interface UserRow {
   id: string;
   email: string;
   hashed_password: string;
+  full_name: string | null;
+  is_active: number;
+  is_admin: number;
   created_at: string;
   updated_at: string;
 }
 
-export function openSqliteStore(path: string): UserStore {
+const COLUMN_OF: Record<keyof UserChanges, string> = {
+  email: "email",
+  hashedPassword: "hashed_password",
+  fullName: "full_name",
+  isActive: "is_active",
+  isAdmin: "is_admin",
+};
+
+/** `clock` stamps created_at and updated_at (milliseconds); tests pass the app's clock. */
+export function openSqliteStore(path: string, clock: () => number = Date.now): UserStore {
   if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   const db = new DatabaseSync(path);
   db.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000;");
   migrate(db, sqliteMigrations);
-  return new SqliteUserStore(db);
+  return new SqliteUserStore(db, clock);
 }
 
 function migrate(db: DatabaseSync, migrations: readonly Migration[]): void {
@@ -35,76 +50,151 @@ function migrate(db: DatabaseSync, migrations: readonly Migration[]): void {
     "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL) STRICT",
   );
   // IMMEDIATE takes the write lock first, so two processes opening one new file apply each migration once.
-  db.exec("BEGIN IMMEDIATE");
-  try {
-    const applied = new Set(
-      (db.prepare("SELECT version FROM schema_migrations").all() as { version: number }[]).map((row) => row.version),
-    );
+  inTransaction(db, () => {
+    const rows = db.prepare("SELECT version FROM schema_migrations").all() as unknown as { version: number }[];
+    const applied = new Set(rows.map((row) => row.version));
     const record = db.prepare("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)");
     for (const migration of migrations) {
       if (applied.has(migration.version)) continue;
       db.exec(migration.sql);
       record.run(migration.version, migration.name, new Date().toISOString());
     }
+  });
+}
+
+function inTransaction<T>(db: DatabaseSync, work: () => T): T {
+  db.exec("BEGIN IMMEDIATE");
+  try {
+    const result = work();
     db.exec("COMMIT");
+    return result;
   } catch (error) {
     db.exec("ROLLBACK");
     throw error;
   }
 }
 
+function rethrowUnique(error: unknown): never {
+  if (UNIQUE_VIOLATIONS.has((error as { errcode?: number }).errcode ?? 0)) throw new EmailTaken();
+  throw error;
+}
+
 class SqliteUserStore implements UserStore {
   readonly #db: DatabaseSync;
+  readonly #clock: () => number;
   readonly #findByEmail: StatementSync;
+  readonly #findById: StatementSync;
   readonly #insert: StatementSync;
-  readonly #setPassword: StatementSync;
+  readonly #delete: StatementSync;
+  readonly #countActiveAdmins: StatementSync;
 
-  constructor(db: DatabaseSync) {
+  constructor(db: DatabaseSync, clock: () => number) {
     this.#db = db;
+    this.#clock = clock;
     this.#findByEmail = db.prepare("SELECT * FROM users WHERE email = ?");
+    this.#findById = db.prepare("SELECT * FROM users WHERE id = ?");
     this.#insert = db.prepare(
-      "INSERT INTO users (id, email, hashed_password, created_at, updated_at) VALUES (?, ?, ?, ?, ?) RETURNING *",
+      `INSERT INTO users (id, email, hashed_password, full_name, is_active, is_admin, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
     );
-    this.#setPassword = db.prepare("UPDATE users SET hashed_password = ?, updated_at = ? WHERE id = ?");
+    this.#delete = db.prepare("DELETE FROM users WHERE id = ?");
+    this.#countActiveAdmins = db.prepare("SELECT count(*) AS n FROM users WHERE is_admin = 1 AND is_active = 1");
   }
 
   async findByEmail(email: string): Promise<UserRecord | undefined> {
-    const row = this.#findByEmail.get(normalizeEmail(email)) as unknown as UserRow | undefined;
-    return row && toRecord(row);
+    return toRecord(this.#findByEmail.get(normalizeEmail(email)) as unknown as UserRow | undefined);
+  }
+
+  async findById(id: string): Promise<UserRecord | undefined> {
+    return toRecord(this.#findById.get(id) as unknown as UserRow | undefined);
+  }
+
+  async list({ limit, after, email, isActive, isAdmin }: UserQuery): Promise<UserRecord[]> {
+    const where: string[] = [];
+    const values: SQLInputValue[] = [];
+    if (after !== undefined) where.push("id > ?") && values.push(after);
+    if (email !== undefined) where.push("email = ?") && values.push(normalizeEmail(email));
+    if (isActive !== undefined) where.push("is_active = ?") && values.push(isActive ? 1 : 0);
+    if (isAdmin !== undefined) where.push("is_admin = ?") && values.push(isAdmin ? 1 : 0);
+    const sql = `SELECT * FROM users ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY id LIMIT ?`;
+    const rows = this.#db.prepare(sql).all(...values, limit) as unknown as UserRow[];
+    return rows.map((row) => toRecord(row) as UserRecord);
+  }
+
+  async countActiveAdmins(): Promise<number> {
+    return this.#activeAdmins();
   }
 
   async create(user: NewUser): Promise<UserRecord> {
-    const now = Date.now();
+    const now = this.#clock();
     const stamp = new Date(now).toISOString();
     try {
       const row = this.#insert.get(
         newId(now),
         normalizeEmail(user.email),
         user.hashedPassword,
+        user.fullName ?? null,
+        user.isActive === false ? 0 : 1,
+        user.isAdmin ? 1 : 0,
         stamp,
         stamp,
       ) as unknown as UserRow;
-      return toRecord(row);
+      return toRecord(row) as UserRecord;
     } catch (error) {
-      if (UNIQUE_VIOLATIONS.has((error as { errcode?: number }).errcode ?? 0)) throw new EmailTaken();
-      throw error;
+      rethrowUnique(error);
     }
   }
 
-  async setPassword(id: string, hashedPassword: string): Promise<void> {
-    this.#setPassword.run(hashedPassword, new Date().toISOString(), id);
+  async update(id: string, changes: UserChanges): Promise<UserRecord | undefined> {
+    const assignments: string[] = ["updated_at = ?"];
+    const values: SQLInputValue[] = [new Date(this.#clock()).toISOString()];
+    for (const [field, value] of Object.entries(changes) as [keyof UserChanges, UserChanges[keyof UserChanges]][]) {
+      if (value === undefined) continue;
+      assignments.push(`${COLUMN_OF[field]} = ?`);
+      values.push(
+        field === "email" ? normalizeEmail(value as string) : typeof value === "boolean" ? Number(value) : value,
+      );
+    }
+    const statement = this.#db.prepare(`UPDATE users SET ${assignments.join(", ")} WHERE id = ? RETURNING *`);
+    try {
+      return this.#keepingAnActiveAdmin(() => toRecord(statement.get(...values, id) as unknown as UserRow | undefined));
+    } catch (error) {
+      rethrowUnique(error);
+    }
+  }
+
+  async remove(id: string): Promise<boolean> {
+    return this.#keepingAnActiveAdmin(() => Number(this.#delete.run(id).changes) > 0);
   }
 
   async close(): Promise<void> {
     if (this.#db.isOpen) this.#db.close();
   }
+
+  #activeAdmins(): number {
+    return Number((this.#countActiveAdmins.get() as { n: number }).n);
+  }
+
+  /** Runs a write and rolls it back if it took the active-admin count from some to none. */
+  #keepingAnActiveAdmin<T>(write: () => T): T {
+    return inTransaction(this.#db, () => {
+      const before = this.#activeAdmins();
+      const result = write();
+      if (before > 0 && this.#activeAdmins() === 0) throw new LastActiveAdmin();
+      return result;
+    });
+  }
 }
 
-function toRecord(row: UserRow): UserRecord {
+function toRecord(row: UserRow | undefined): UserRecord | undefined {
+  if (row === undefined) return undefined;
   return {
     id: row.id,
     email: row.email,
     hashedPassword: row.hashed_password,
+    fullName: row.full_name,
+    isActive: row.is_active === 1,
+    isAdmin: row.is_admin === 1,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };

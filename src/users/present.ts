@@ -1,7 +1,16 @@
-// How a stored user becomes the public user output: an explicit allow-list.
+// How a stored user becomes the public user output: an explicit allow-list,
+// so a field added to the record never reaches clients by accident.
 import type { UserOut } from "../schemas.ts";
 import type { UserRecord } from "../store/store.ts";
 
 export function toUserOut(user: UserRecord): UserOut {
-  return { id: user.id, email: user.email };
+  return {
+    id: user.id,
+    email: user.email,
+    full_name: user.fullName,
+    is_active: user.isActive,
+    is_admin: user.isAdmin,
+    created_at: user.createdAt,
+    updated_at: user.updatedAt,
+  };
 }

@@ -1,0 +1,26 @@
+// Bootstraps the first admin from FIRST_ADMIN_EMAIL / FIRST_ADMIN_PASSWORD at
+// start-up, and only while no active admin exists, so the settings can stay
+// in place without undoing later changes. If the e-mail already belongs to a
+// user (someone may have signed up with it first), that user is promoted AND
+// its password is replaced by the configured one: promoting it with a
+// password the operator never chose would hand admin rights to whoever
+// registered the address.
+import { hashPassword } from "../auth/passwords.ts";
+import type { UserStore } from "../store/store.ts";
+
+export type FirstAdminOutcome = "exists" | "created" | "promoted";
+
+export async function ensureFirstAdmin(
+  store: UserStore,
+  admin: { email: string; password: string },
+): Promise<FirstAdminOutcome> {
+  if ((await store.countActiveAdmins()) > 0) return "exists";
+  const hashedPassword = await hashPassword(admin.password);
+  const existing = await store.findByEmail(admin.email);
+  if (existing) {
+    await store.update(existing.id, { hashedPassword, isAdmin: true, isActive: true });
+    return "promoted";
+  }
+  await store.create({ email: admin.email, hashedPassword, isAdmin: true });
+  return "created";
+}
