@@ -20,6 +20,8 @@ import {
 import { ensureFirstAdmin } from "../src/users/first-admin.ts";
 import { bearer, buildTestApp, createUser, loginToken, requestToken, type TestApp } from "./helpers.ts";
 
+type InjectResponse = Awaited<ReturnType<typeof requestToken>>;
+
 const PASSWORD = "correct horse battery";
 const MISSING_ID = "01900000-0000-7000-8000-000000000000";
 
@@ -27,7 +29,7 @@ interface World extends TestApp {
   admin: { id: string; token: string };
   ada: { id: string; token: string };
   bob: { id: string; token: string };
-  call: (method: string, url: string, token?: string, payload?: object) => ReturnType<TestApp["app"]["inject"]>;
+  call: (method: string, url: string, token?: string, payload?: object) => Promise<InjectResponse>;
 }
 
 /** An admin and two plain users, each with a token. */
@@ -47,7 +49,7 @@ async function world(t: TestContext, config: Partial<Config> = {}): Promise<Worl
   return { ...testApp, admin, ada, bob, call };
 }
 
-function expectError(response: Awaited<ReturnType<World["call"]>>, status: number, detail?: string | RegExp): void {
+function expectError(response: InjectResponse, status: number, detail?: string | RegExp): void {
   assert.equal(response.statusCode, status, response.body);
   const body = response.json();
   assert.deepEqual(Object.keys(body), ["detail"]);
