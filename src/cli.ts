@@ -13,8 +13,9 @@ import { normalizeEmail } from "./users/email.ts";
 const USAGE = `Usage: npm run cli -- <command>
 
 Commands:
-  users create <email>   Create a user. The password is read from a hidden prompt,
-                         or from the first line of standard input when piped:
+  users create <email> [--admin]
+                         Create a user (an admin with --admin). The password is read from a
+                         hidden prompt, or from the first line of standard input when piped:
                            printf '%s\\n' "$PASSWORD" | npm run cli -- users create ada@example.com
   help                   Show this text.
 
@@ -29,7 +30,10 @@ class UsageError extends Error {}
 const checkNewUser = Compile(UserCreate);
 
 async function createUser(args: string[]): Promise<void> {
-  const [rawEmail, ...rest] = args;
+  const isAdmin = args.includes("--admin");
+  const unknownOption = args.find((arg) => arg.startsWith("--") && arg !== "--admin");
+  if (unknownOption) throw new UsageError(`unknown option ${unknownOption}`);
+  const [rawEmail, ...rest] = args.filter((arg) => arg !== "--admin");
   if (rawEmail === undefined || rest.length > 0) throw new UsageError("users create takes exactly one e-mail");
   const password = await readPassword();
   const candidate = { email: normalizeEmail(rawEmail), password };
@@ -39,8 +43,8 @@ async function createUser(args: string[]): Promise<void> {
   const env = readEnvironment();
   const store = openStore(parseDatabaseUrl(env.DATABASE_URL?.trim() || DEFAULT_DATABASE_URL, process.cwd()));
   try {
-    const user = await store.create({ email: candidate.email, hashedPassword: await hashPassword(password) });
-    process.stdout.write(`created user ${user.email} (id ${user.id})\n`);
+    const user = await store.create({ email: candidate.email, hashedPassword: await hashPassword(password), isAdmin });
+    process.stdout.write(`created ${isAdmin ? "admin" : "user"} ${user.email} (id ${user.id})\n`);
   } catch (error) {
     if (error instanceof EmailTaken) throw new CliError(`a user with the e-mail ${candidate.email} already exists`);
     throw error;

@@ -22,6 +22,16 @@ describe("npm run cli -- users create", () => {
     assert.ok(user && (await verifyPassword(user.hashedPassword, PASSWORD)));
   });
 
+  test("creates an admin with --admin", async (t) => {
+    const cwd = scratchDir(t);
+    const result = await run([CLI, "users", "create", "--admin", "root@example.com"], { cwd, input: PASSWORD });
+    assert.equal(result.code, 0, result.stderr);
+    assert.match(result.stdout, /^created admin root@example\.com/);
+    const store = openSqliteStore(join(cwd, "data", "users.db"));
+    t.after(() => store.close());
+    assert.equal((await store.findByEmail("root@example.com"))?.isAdmin, true);
+  });
+
   test("uses the DATABASE_URL of the environment", async (t) => {
     const cwd = scratchDir(t);
     const result = await run([CLI, "users", "create", "a@example.com"], {
@@ -59,6 +69,7 @@ describe("npm run cli -- users create", () => {
       /^error: no password on standard input$/,
     ],
     ["a missing e-mail", ["users", "create"], PASSWORD, 2, /^error: users create takes exactly one e-mail/],
+    ["an unknown option", ["users", "create", "x@example.com", "--root"], PASSWORD, 2, /^error: unknown option --root/],
     ["an unknown command", ["users", "frobnicate"], "", 2, /^error: unknown command: users frobnicate/],
   ];
   for (const [name, args, input, code, message] of failures) {

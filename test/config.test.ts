@@ -130,6 +130,23 @@ describe("loadConfig", () => {
     assert.throws(() => statSync(join(cwd, "data")), /ENOENT/);
   });
 
+  test("opens sign-up by default and reads SIGNUP_OPEN and the first admin", (t) => {
+    const cwd = tempDir(t);
+    assert.equal(loadConfig({ SIGNING_SECRET: SECRET }, cwd).config.signupOpen, true);
+    assert.equal(loadConfig({ SIGNING_SECRET: SECRET }, cwd).config.firstAdmin, undefined);
+    const { config } = loadConfig(
+      {
+        SIGNING_SECRET: SECRET,
+        SIGNUP_OPEN: "false",
+        FIRST_ADMIN_EMAIL: "root@example.com",
+        FIRST_ADMIN_PASSWORD: " spaced password ",
+      },
+      cwd,
+    );
+    assert.equal(config.signupOpen, false);
+    assert.deepEqual(config.firstAdmin, { email: "root@example.com", password: " spaced password " });
+  });
+
   test("treats an empty value as unset", (t) => {
     const cwd = tempDir(t);
     assert.equal(loadConfig({ SIGNING_SECRET: SECRET, PORT: "", HOST: " " }, cwd).config.port, 8000);

@@ -85,11 +85,29 @@ describe("the service process", () => {
     );
   });
 
+  test("creates the first admin from FIRST_ADMIN_EMAIL and FIRST_ADMIN_PASSWORD at start-up, without logging the password", async (t) => {
+    const cwd = scratchDir(t);
+    const service = await startService(cwd, { FIRST_ADMIN_EMAIL: "root@example.com", FIRST_ADMIN_PASSWORD: PASSWORD });
+    t.after(() => service.stop());
+    const token = await fetch(`${service.baseUrl}/auth/token`, {
+      method: "POST",
+      body: new URLSearchParams({ username: "root@example.com", password: PASSWORD }),
+    });
+    const { access_token } = (await token.json()) as { access_token: string };
+    const users = await fetch(`${service.baseUrl}/users`, { headers: { authorization: `Bearer ${access_token}` } });
+    assert.equal(users.status, 200);
+    assert.equal(await service.stop(), 0);
+    assert.match(service.output(), /"outcome":"created"/);
+    assert.ok(!service.output().includes(PASSWORD));
+  });
+
   for (const [setting, env] of [
     ["PORT", { PORT: "eighty" }],
     ["SIGNING_SECRET", { SIGNING_SECRET: "short" }],
     ["DATABASE_URL", { DATABASE_URL: "oracle://db" }],
     ["LOG_LEVEL", { LOG_LEVEL: "chatty" }],
+    ["SIGNUP_OPEN", { SIGNUP_OPEN: "maybe" }],
+    ["FIRST_ADMIN_PASSWORD", { FIRST_ADMIN_EMAIL: "root@example.com" }],
   ] as const) {
     test(`exits non-zero with one line naming ${setting} when it is unusable`, async (t) => {
       const cwd = scratchDir(t);

@@ -112,10 +112,14 @@ class SqliteUserStore implements UserStore {
   async list({ limit, after, email, isActive, isAdmin }: UserQuery): Promise<UserRecord[]> {
     const where: string[] = [];
     const values: SQLInputValue[] = [];
-    if (after !== undefined) where.push("id > ?") && values.push(after);
-    if (email !== undefined) where.push("email = ?") && values.push(normalizeEmail(email));
-    if (isActive !== undefined) where.push("is_active = ?") && values.push(isActive ? 1 : 0);
-    if (isAdmin !== undefined) where.push("is_admin = ?") && values.push(isAdmin ? 1 : 0);
+    const filter = (clause: string, value: SQLInputValue) => {
+      where.push(clause);
+      values.push(value);
+    };
+    if (after !== undefined) filter("id > ?", after);
+    if (email !== undefined) filter("email = ?", normalizeEmail(email));
+    if (isActive !== undefined) filter("is_active = ?", isActive ? 1 : 0);
+    if (isAdmin !== undefined) filter("is_admin = ?", isAdmin ? 1 : 0);
     const sql = `SELECT * FROM users ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY id LIMIT ?`;
     const rows = this.#db.prepare(sql).all(...values, limit) as unknown as UserRow[];
     return rows.map((row) => toRecord(row) as UserRecord);
