@@ -1,10 +1,19 @@
 // Builds the whole service from its inputs: buildApp({ config, store, clock })
 // returns a ready Fastify instance and touches no process state, so tests
 // build their own on an in-memory store and call inject(). Registration order
-// is explicit: error handling, docs, then the routes.
+// is explicit: error handling and hardening, docs, then the API routes, which
+// share one encapsulated context whose responses are never cached.
+import cors from "@fastify/cors";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from "fastify";
+import Fastify, {
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+  type FastifyServerOptions,
+} from "fastify";
 import { createGuards } from "./auth/guard.ts";
+import { createPasswordHasher } from "./auth/passwords.ts";
+import { type CounterStore, createRateLimits, MemoryCounterStore } from "./auth/rate-limits.ts";
 import { type Clock, createTokenService } from "./auth/tokens.ts";
 import type { Config } from "./config.ts";
 import { registerDocs } from "./docs.ts";
@@ -18,21 +27,46 @@ import { createValidatorCompiler } from "./validation.ts";
 /** Our largest legitimate body is a sign-up of about 600 bytes. */
 export const BODY_LIMIT_BYTES = 16 * 1024;
 
+/** What request logs must never show, wherever a serializer might put it. */
+export const REDACTED_PATHS = [
+  "req.headers.authorization",
+  "req.headers.cookie",
+  "req.body",
+  "res.headers['set-cookie']",
+  "*.password",
+  "*.current_password",
+  "*.new_password",
+  "*.access_token",
+  "*.hashedPassword",
+  "*.hashed_password",
+];
+
+/** A hop count becomes the function Fastify's types ask for; true, false and address lists pass as they are. */
+function proxyTrust(setting: Config["trustProxy"]): boolean | string[] | ((address: string, hop: number) => boolean) {
+  return typeof setting === "number" ? (_address, hop) => hop < setting : setting;
+}
+
 export interface AppOptions {
   config: Config;
   store: UserStore;
   clock?: Clock;
+  /** Where rate-limit counters live; in this process unless given. */
+  counters?: CounterStore;
   /** Overrides the logger built from config.logLevel (tests capture logs through it). */
   logger?: FastifyServerOptions["logger"];
 }
 
-export async function buildApp({ config, store, clock = Date.now, logger }: AppOptions): Promise<FastifyInstance> {
+export async function buildApp({
+  config,
+  store,
+  clock = Date.now,
+  counters,
+  logger,
+}: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
-    logger: logger ?? {
-      level: config.logLevel,
-      redact: { paths: ["req.headers.authorization", "req.headers.cookie"], censor: "[redacted]" },
-    },
+    logger: logger ?? { level: config.logLevel, redact: { paths: REDACTED_PATHS, censor: "[redacted]" } },
     bodyLimit: BODY_LIMIT_BYTES,
+    trustProxy: proxyTrust(config.trustProxy),
     return503OnClosing: true,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
@@ -42,14 +76,34 @@ export async function buildApp({ config, store, clock = Date.now, logger }: AppO
   app.setNotFoundHandler(handleNotFound);
   // JSON is the only body type outside the token endpoint; text/plain would otherwise parse.
   app.removeContentTypeParser("text/plain");
+  app.addHook("onSend", async function noSniff(_request, reply) {
+    reply.header("x-content-type-options", "nosniff");
+  });
+  // Off unless origins are configured: then only those origins, and no cookies (bearer tokens only).
+  if (config.corsOrigins.length > 0) {
+    await app.register(cors, { origin: config.corsOrigins, credentials: false, maxAge: 600 });
+  }
 
   await registerDocs(app);
 
-  const tokens = createTokenService(config.signingSecret, clock);
+  const tokens = createTokenService({
+    secrets: config.signingSecrets,
+    clock,
+    leewaySeconds: config.clockLeewaySeconds,
+  });
+  const passwords = createPasswordHasher(config.argon2);
+  const limits = createRateLimits(config.rateLimit, counters ?? new MemoryCounterStore(clock), clock);
   const guards = createGuards(tokens, store);
-  await app.register(tokenRoutes, { store, tokens });
-  await app.register(meRoutes, { store, guards });
-  await app.register(userRoutes, { store, guards, signupOpen: config.signupOpen });
+
+  await app.register(async function apiRoutes(api) {
+    // Every API response may carry a token or a user's record: never cache one.
+    api.addHook("onSend", async function noStore(_request: FastifyRequest, reply: FastifyReply) {
+      reply.header("cache-control", "no-store");
+    });
+    await api.register(tokenRoutes, { store, tokens, passwords, limits });
+    await api.register(meRoutes, { store, guards, passwords });
+    await api.register(userRoutes, { store, guards, passwords, limits, signupOpen: config.signupOpen });
+  });
 
   await app.ready();
   return app;

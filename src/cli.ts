@@ -2,8 +2,8 @@
 // read from a hidden prompt or from standard input, never from arguments
 // (they would land in shell history and the process table).
 import { Compile } from "typebox/compile";
-import { hashPassword } from "./auth/passwords.ts";
-import { DEFAULT_DATABASE_URL, parseDatabaseUrl } from "./config.ts";
+import { createPasswordHasher } from "./auth/passwords.ts";
+import { DEFAULT_DATABASE_URL, loadConfig } from "./config.ts";
 import { readEnvironment } from "./env.ts";
 import { ConfigError, EmailTaken } from "./errors.ts";
 import { UserCreate } from "./schemas.ts";
@@ -19,8 +19,8 @@ Commands:
                            printf '%s\\n' "$PASSWORD" | npm run cli -- users create ada@example.com
   help                   Show this text.
 
-The database is the one DATABASE_URL names (default ${DEFAULT_DATABASE_URL}), read from the
-environment or a .env file, as the service does.`;
+The settings (DATABASE_URL, default ${DEFAULT_DATABASE_URL}; the ARGON2_* parameters) are read
+from the environment or a .env file, and checked, exactly as the service does.`;
 
 /** A failure the operator can fix: printed as one line, exit code 1. */
 class CliError extends Error {}
@@ -40,10 +40,11 @@ async function createUser(args: string[]): Promise<void> {
   const problem = checkNewUser.Errors(candidate)[0];
   if (problem) throw new CliError(`${problem.instancePath.slice(1) || "input"} ${problem.message}`);
 
-  const env = readEnvironment();
-  const store = openStore(parseDatabaseUrl(env.DATABASE_URL?.trim() || DEFAULT_DATABASE_URL, process.cwd()));
+  const { config } = loadConfig(readEnvironment());
+  const store = openStore(config.database);
   try {
-    const user = await store.create({ email: candidate.email, hashedPassword: await hashPassword(password), isAdmin });
+    const hashedPassword = await createPasswordHasher(config.argon2).hash(password);
+    const user = await store.create({ email: candidate.email, hashedPassword, isAdmin });
     process.stdout.write(`created ${isAdmin ? "admin" : "user"} ${user.email} (id ${user.id})\n`);
   } catch (error) {
     if (error instanceof EmailTaken) throw new CliError(`a user with the e-mail ${candidate.email} already exists`);

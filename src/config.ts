@@ -23,11 +23,39 @@ export interface Config {
   port: number;
   logLevel: LogLevel;
   database: DatabaseLocation;
-  signingSecret: string;
+  /** HS256 keys: the first signs, every one verifies (rotation). */
+  signingSecrets: string[];
+  /** Clock skew tolerated when checking exp, nbf and iat. */
+  clockLeewaySeconds: number;
+  argon2: Argon2Params;
+  rateLimit: RateLimitConfig;
+  /** Fastify's trustProxy: whether X-Forwarded-For names the client address. */
+  trustProxy: boolean | number | string[];
+  /** Browser origins allowed to call the API cross-origin; empty means CORS off. */
+  corsOrigins: string[];
   /** Anyone may POST /users; when false only admins create users. */
   signupOpen: boolean;
   /** Created (or promoted) at start-up when no active admin exists. */
   firstAdmin?: { email: string; password: string };
+}
+
+export interface Argon2Params {
+  memoryKib: number;
+  timeCost: number;
+  parallelism: number;
+}
+
+export interface RateLimitConfig {
+  enabled: boolean;
+  windowSeconds: number;
+  /** Failed logins for one account from one address. */
+  loginPerAccountAndAddress: number;
+  /** Failed logins for one account from all addresses together. */
+  loginPerAccount: number;
+  /** Failed logins from one address, over all accounts. */
+  loginPerAddress: number;
+  /** Sign-ups from one address. */
+  signupPerAddress: number;
 }
 
 export interface LoadedConfig {
@@ -46,7 +74,23 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): LoadedConfig 
     port: parsePort(setting(env, "PORT") ?? "8000"),
     logLevel: parseLogLevel(setting(env, "LOG_LEVEL") ?? "info"),
     database,
-    signingSecret: resolveSigningSecret(setting(env, "SIGNING_SECRET"), database, notices),
+    signingSecrets: resolveSigningSecrets(setting(env, "SIGNING_SECRET"), database, notices),
+    clockLeewaySeconds: parseInteger(env, "CLOCK_LEEWAY_SECONDS", 5, 0, 300),
+    argon2: {
+      memoryKib: parseInteger(env, "ARGON2_MEMORY_KIB", 19_456, 7_168, 4_194_304),
+      timeCost: parseInteger(env, "ARGON2_TIME_COST", 2, 1, 100),
+      parallelism: parseInteger(env, "ARGON2_PARALLELISM", 1, 1, 16),
+    },
+    rateLimit: {
+      enabled: parseBoolean("RATE_LIMIT", setting(env, "RATE_LIMIT") ?? "on"),
+      windowSeconds: parseInteger(env, "RATE_LIMIT_WINDOW_SECONDS", 900, 1, 86_400),
+      loginPerAccountAndAddress: parseInteger(env, "LOGIN_LIMIT_PER_ACCOUNT_AND_ADDRESS", 5, 1, 1_000_000),
+      loginPerAccount: parseInteger(env, "LOGIN_LIMIT_PER_ACCOUNT", 50, 1, 1_000_000),
+      loginPerAddress: parseInteger(env, "LOGIN_LIMIT_PER_ADDRESS", 20, 1, 1_000_000),
+      signupPerAddress: parseInteger(env, "SIGNUP_LIMIT_PER_ADDRESS", 10, 1, 1_000_000),
+    },
+    trustProxy: parseTrustProxy(setting(env, "TRUST_PROXY") ?? "false"),
+    corsOrigins: parseOrigins(setting(env, "CORS_ORIGINS")),
     signupOpen: parseBoolean("SIGNUP_OPEN", setting(env, "SIGNUP_OPEN") ?? "true"),
     firstAdmin: parseFirstAdmin(setting(env, "FIRST_ADMIN_EMAIL"), env.FIRST_ADMIN_PASSWORD),
   };
@@ -65,6 +109,44 @@ function parsePort(raw: string): number {
     throw new ConfigError("PORT", `must be a whole number from 0 to 65535, got "${raw}"`);
   }
   return port;
+}
+
+function parseInteger(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = setting(env, name);
+  if (raw === undefined) return fallback;
+  const value = /^\d{1,10}$/.test(raw) ? Number(raw) : Number.NaN;
+  if (!(value >= min && value <= max))
+    throw new ConfigError(name, `must be a whole number from ${min} to ${max}, got "${raw}"`);
+  return value;
+}
+
+/** "false" (default), "true" (any proxy), a hop count, or a comma-separated list of proxy addresses/CIDRs. */
+function parseTrustProxy(raw: string): boolean | number | string[] {
+  const lower = raw.toLowerCase();
+  if (lower === "false" || lower === "off" || lower === "0") return false;
+  if (lower === "true" || lower === "on") return true;
+  if (/^\d{1,2}$/.test(raw)) return Number(raw);
+  const entries = raw.split(",").map((entry) => entry.trim());
+  if (entries.every((entry) => /^[0-9a-f.:]+(\/\d{1,3})?$/i.test(entry))) return entries;
+  throw new ConfigError("TRUST_PROXY", `must be false, true, a hop count or a list of proxy addresses, got "${raw}"`);
+}
+
+function parseOrigins(raw: string | undefined): string[] {
+  if (raw === undefined) return [];
+  return raw.split(",").map((entry) => {
+    const origin = entry.trim();
+    let parsed: URL | undefined;
+    try {
+      parsed = new URL(origin);
+    } catch {}
+    if (!parsed || !/^https?:$/.test(parsed.protocol) || parsed.origin !== origin) {
+      throw new ConfigError(
+        "CORS_ORIGINS",
+        `each entry must be an origin like https://app.example.com, got "${origin}"`,
+      );
+    }
+    return origin;
+  });
 }
 
 function parseBoolean(name: string, raw: string): boolean {
@@ -114,11 +196,21 @@ export function parseDatabaseUrl(raw: string, cwd: string): DatabaseLocation {
   throw new ConfigError("DATABASE_URL", 'must look like "sqlite:PATH" or "sqlite::memory:"');
 }
 
-function resolveSigningSecret(raw: string | undefined, database: DatabaseLocation, notices: string[]): string {
-  if (raw !== undefined) return checkSecretLength(raw, "SIGNING_SECRET");
+/**
+ * SIGNING_SECRET holds one secret, or several separated by commas for rotation: the first signs new
+ * tokens, the others still verify until they are removed. Generated secrets are base64url, so they
+ * never contain a comma.
+ */
+function resolveSigningSecrets(raw: string | undefined, database: DatabaseLocation, notices: string[]): string[] {
+  if (raw !== undefined) {
+    const secrets = raw.split(",").map((secret) => secret.trim());
+    return secrets.map((secret, i) =>
+      checkSecretLength(secret, secrets.length > 1 ? `secret number ${i + 1}` : "SIGNING_SECRET"),
+    );
+  }
   if (database.path === ":memory:") {
     notices.push("SIGNING_SECRET is unset and the database is in memory: using a random secret for this process only");
-    return generateSecret();
+    return [generateSecret()];
   }
   const file = join(dirname(database.path), SECRET_FILE_NAME);
   const created = ensureSecretFile(file);
@@ -127,7 +219,7 @@ function resolveSigningSecret(raw: string | undefined, database: DatabaseLocatio
       ? `SIGNING_SECRET is unset: generated a new signing secret in ${file} (owner-only permissions)`
       : `SIGNING_SECRET is unset: using the signing secret kept in ${file}`,
   );
-  return readSecretFile(file);
+  return [readSecretFile(file)];
 }
 
 function checkSecretLength(secret: string, where: string): string {

@@ -3,6 +3,7 @@
 // store, serves, and on SIGTERM or SIGINT stops accepting, finishes requests
 // in flight and exits 0.
 import { buildApp } from "./app.ts";
+import { createPasswordHasher } from "./auth/passwords.ts";
 import { loadConfig } from "./config.ts";
 import { readEnvironment } from "./env.ts";
 import { ConfigError } from "./errors.ts";
@@ -22,8 +23,9 @@ async function main(): Promise<void> {
   const store = openStore(config.database);
   const app = await buildApp({ config, store });
   for (const notice of notices) app.log.info(notice);
+  if (!config.rateLimit.enabled) app.log.warn("RATE_LIMIT is off: logins and sign-ups are not rate limited");
   if (config.firstAdmin) {
-    const outcome = await ensureFirstAdmin(store, config.firstAdmin);
+    const outcome = await ensureFirstAdmin(store, createPasswordHasher(config.argon2), config.firstAdmin);
     app.log.info({ email: config.firstAdmin.email, outcome }, "first admin from FIRST_ADMIN_EMAIL");
   }
 

@@ -3,8 +3,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { describe, test } from "node:test";
-import { verifyPassword } from "../src/auth/passwords.ts";
 import { openSqliteStore } from "../src/store/sqlite.ts";
+import { passwords } from "./helpers.ts";
 import { CLI, run, scratchDir } from "./process.ts";
 
 const PASSWORD = "correct horse battery";
@@ -19,7 +19,7 @@ describe("npm run cli -- users create", () => {
     const store = openSqliteStore(join(cwd, "data", "users.db"));
     t.after(() => store.close());
     const user = await store.findByEmail("grace@example.com");
-    assert.ok(user && (await verifyPassword(user.hashedPassword, PASSWORD)));
+    assert.ok(user && (await passwords.verify(user.hashedPassword, PASSWORD)));
   });
 
   test("creates an admin with --admin", async (t) => {

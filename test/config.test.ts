@@ -89,13 +89,13 @@ describe("loadConfig", () => {
     const file = join(cwd, "data", "signing-secret");
     assert.equal(statSync(file).mode & 0o777, 0o600);
     assert.equal(statSync(join(cwd, "data")).mode & 0o077, 0);
-    assert.ok(Buffer.byteLength(first.config.signingSecret) >= 32);
-    assert.equal(readFileSync(file, "utf8").trim(), first.config.signingSecret);
+    assert.ok(Buffer.byteLength(first.config.signingSecrets[0]!) >= 32);
+    assert.equal(readFileSync(file, "utf8").trim(), first.config.signingSecrets[0]!);
     assert.match(first.notices.join("\n"), /generated a new signing secret/);
-    assert.doesNotMatch(first.notices.join("\n"), new RegExp(first.config.signingSecret));
+    assert.doesNotMatch(first.notices.join("\n"), new RegExp(first.config.signingSecrets[0]!));
 
     const second = loadConfig({}, cwd);
-    assert.equal(second.config.signingSecret, first.config.signingSecret);
+    assert.equal(second.config.signingSecrets[0], first.config.signingSecrets[0]!);
     assert.match(second.notices.join("\n"), /using the signing secret kept in/);
   });
 
@@ -118,14 +118,14 @@ describe("loadConfig", () => {
 
   test("prefers SIGNING_SECRET over the file and writes no file then", (t) => {
     const cwd = tempDir(t);
-    assert.equal(loadConfig({ SIGNING_SECRET: SECRET }, cwd).config.signingSecret, SECRET);
+    assert.equal(loadConfig({ SIGNING_SECRET: SECRET }, cwd).config.signingSecrets[0], SECRET);
     assert.throws(() => statSync(join(cwd, "data", "signing-secret")), /ENOENT/);
   });
 
   test("uses a process-only random secret for an in-memory database", (t) => {
     const cwd = tempDir(t);
-    const a = loadConfig({ DATABASE_URL: "sqlite::memory:" }, cwd).config.signingSecret;
-    const b = loadConfig({ DATABASE_URL: "sqlite::memory:" }, cwd).config.signingSecret;
+    const a = loadConfig({ DATABASE_URL: "sqlite::memory:" }, cwd).config.signingSecrets[0];
+    const b = loadConfig({ DATABASE_URL: "sqlite::memory:" }, cwd).config.signingSecrets[0];
     assert.notEqual(a, b);
     assert.throws(() => statSync(join(cwd, "data")), /ENOENT/);
   });

@@ -39,12 +39,12 @@ describe("OpenAPI document and docs page", () => {
   test("describes every route with a summary, its request schema, and every response including errors", async (t) => {
     const { doc } = await openApi(t);
     const expected: Record<string, string[]> = {
-      "post /auth/token": ["200", "400", "401", "415", "422"],
+      "post /auth/token": ["200", "400", "401", "415", "422", "429"],
       "get /me": ["200", "401"],
       "patch /me": ["200", "401", "409", "415", "422"],
       "delete /me": ["204", "401", "409"],
       "put /me/password": ["204", "400", "401", "415", "422"],
-      "post /users": ["201", "401", "403", "409", "415", "422"],
+      "post /users": ["201", "401", "403", "409", "415", "422", "429"],
       "get /users": ["200", "401", "403", "422"],
       "get /users/{id}": ["200", "401", "403", "404", "422"],
       "put /users/{id}": ["200", "401", "403", "404", "409", "415", "422"],

@@ -6,12 +6,15 @@ import { createHmac } from "node:crypto";
 import type { TestContext } from "node:test";
 import type { FastifyInstance } from "fastify";
 import { buildApp } from "../src/app.ts";
-import { hashPassword } from "../src/auth/passwords.ts";
+import { createPasswordHasher } from "../src/auth/passwords.ts";
+import { keyId } from "../src/auth/tokens.ts";
 import type { Config } from "../src/config.ts";
 import { openSqliteStore } from "../src/store/sqlite.ts";
 import type { UserRecord, UserStore } from "../src/store/store.ts";
 
 export const TEST_SECRET = "test-signing-secret-of-at-least-32-bytes!";
+/** The service's hasher with its default (OWASP) parameters. */
+export const passwords = createPasswordHasher();
 
 export function testConfig(overrides: Partial<Config> = {}): Config {
   return {
@@ -19,7 +22,19 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     port: 0,
     logLevel: "silent",
     database: { kind: "sqlite", path: ":memory:" },
-    signingSecret: TEST_SECRET,
+    signingSecrets: [TEST_SECRET],
+    clockLeewaySeconds: 0,
+    argon2: { memoryKib: 19_456, timeCost: 2, parallelism: 1 },
+    rateLimit: {
+      enabled: false,
+      windowSeconds: 900,
+      loginPerAccountAndAddress: 5,
+      loginPerAccount: 50,
+      loginPerAddress: 20,
+      signupPerAddress: 10,
+    },
+    trustProxy: false,
+    corsOrigins: [],
     signupOpen: true,
     ...overrides,
   };
@@ -56,7 +71,7 @@ export async function buildTestApp(t: TestContext, config: Partial<Config> = {})
 }
 
 export async function createUser(store: UserStore, email: string, password: string): Promise<UserRecord> {
-  return store.create({ email, hashedPassword: await hashPassword(password) });
+  return store.create({ email, hashedPassword: await passwords.hash(password) });
 }
 
 export function bearer(token: string): { authorization: string } {
@@ -96,7 +111,7 @@ export function mintToken(
   payload: object,
   { secret = TEST_SECRET, header = {} }: { secret?: string; header?: Record<string, unknown> } = {},
 ): string {
-  const fullHeader = { alg: "HS256", typ: "at+jwt", ...header };
+  const fullHeader = { alg: "HS256", typ: "at+jwt", kid: keyId(secret), ...header };
   const signingInput = `${base64url(fullHeader)}.${base64url(payload)}`;
   const hmac = HMAC_BY_ALG[String(fullHeader.alg)];
   const signature = hmac ? createHmac(hmac, secret).update(signingInput).digest("base64url") : "";

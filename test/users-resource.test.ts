@@ -4,7 +4,6 @@
 // users, e-mail changes and the last-admin rule.
 import assert from "node:assert/strict";
 import { describe, type TestContext, test } from "node:test";
-import { hashPassword, verifyPassword } from "../src/auth/passwords.ts";
 import type { Config } from "../src/config.ts";
 import {
   COULD_NOT_VALIDATE_CREDENTIALS,
@@ -18,7 +17,7 @@ import {
   USER_NOT_FOUND,
 } from "../src/errors.ts";
 import { ensureFirstAdmin } from "../src/users/first-admin.ts";
-import { bearer, buildTestApp, createUser, loginToken, requestToken, type TestApp } from "./helpers.ts";
+import { bearer, buildTestApp, createUser, loginToken, passwords, requestToken, type TestApp } from "./helpers.ts";
 
 type InjectResponse = Awaited<ReturnType<typeof requestToken>>;
 
@@ -36,7 +35,7 @@ interface World extends TestApp {
 async function world(t: TestContext, config: Partial<Config> = {}): Promise<World> {
   const testApp = await buildTestApp(t, config);
   const { app, store } = testApp;
-  const hashedPassword = await hashPassword(PASSWORD);
+  const hashedPassword = await passwords.hash(PASSWORD);
   const make = async (email: string, isAdmin = false) => {
     const user = await store.create({ email, hashedPassword, isAdmin });
     return { id: user.id, token: await loginToken(app, email, PASSWORD) };
@@ -441,7 +440,7 @@ describe("self-service: PATCH /me, DELETE /me, PUT /me/password", () => {
       401,
     );
     const stored = await w.store.findById(w.ada.id);
-    assert.ok(stored && (await verifyPassword(stored.hashedPassword, PASSWORD)), "the password is unchanged");
+    assert.ok(stored && (await passwords.verify(stored.hashedPassword, PASSWORD)), "the password is unchanged");
   });
 });
 
@@ -468,10 +467,16 @@ describe("inactive users", () => {
 describe("first admin from FIRST_ADMIN_EMAIL / FIRST_ADMIN_PASSWORD", () => {
   test("is created when no active admin exists, and left alone once one does", async (t) => {
     const { app, store } = await buildTestApp(t);
-    assert.equal(await ensureFirstAdmin(store, { email: "Root@Example.com", password: PASSWORD }), "created");
+    assert.equal(
+      await ensureFirstAdmin(store, passwords, { email: "Root@Example.com", password: PASSWORD }),
+      "created",
+    );
     const root = await store.findByEmail("root@example.com");
     assert.equal(root?.isAdmin, true);
-    assert.equal(await ensureFirstAdmin(store, { email: "other@example.com", password: PASSWORD }), "exists");
+    assert.equal(
+      await ensureFirstAdmin(store, passwords, { email: "other@example.com", password: PASSWORD }),
+      "exists",
+    );
     assert.equal(await store.findByEmail("other@example.com"), undefined);
     assert.equal((await requestToken(app, { username: "root@example.com", password: PASSWORD })).statusCode, 200);
   });
@@ -479,7 +484,10 @@ describe("first admin from FIRST_ADMIN_EMAIL / FIRST_ADMIN_PASSWORD", () => {
   test("promotes an existing account with that e-mail and replaces its password with the configured one", async (t) => {
     const { app, store } = await buildTestApp(t);
     await createUser(store, "root@example.com", "squatter's password");
-    assert.equal(await ensureFirstAdmin(store, { email: "root@example.com", password: PASSWORD }), "promoted");
+    assert.equal(
+      await ensureFirstAdmin(store, passwords, { email: "root@example.com", password: PASSWORD }),
+      "promoted",
+    );
     assert.equal((await store.findByEmail("root@example.com"))?.isAdmin, true);
     expectError(await requestToken(app, { username: "root@example.com", password: "squatter's password" }), 401);
   });

@@ -1,38 +1,86 @@
-// Password hashing: Argon2id with OWASP's minimum parameters (19 MiB, t=2,
-// p=1). @node-rs/argon2 runs every hash and verify as an async native task on
-// libuv's thread pool, so the event loop keeps serving GET /me meanwhile.
-// The spec leaves the algorithm open ("not shown"); this is the choice.
-import { type Algorithm, hash, verify } from "@node-rs/argon2";
+// Password hashing: Argon2id, by default with OWASP's minimum parameters
+// (19 MiB, t=2, p=1; settings can raise them). @node-rs/argon2 runs every
+// hash and verify as an async native task on libuv's thread pool, so the
+// event loop keeps serving GET /me meanwhile. Stored hashes from other
+// systems (bcrypt $2a$/$2b$/$2y$, Argon2 PHC strings with other parameters)
+// verify too and report needsRehash, so login upgrades them. The spec leaves
+// the algorithm open ("not shown"); this is the choice.
+import { type Algorithm, hash, parseOptions, verify } from "@node-rs/argon2";
+import bcrypt from "bcryptjs";
+import type { Argon2Params } from "../config.ts";
 
-export const ARGON2ID_PARAMS = {
-  algorithm: 2 as Algorithm.Argon2id, // Argon2id; the package's enum is a const enum, not importable as a value
-  memoryCost: 19_456,
-  timeCost: 2,
-  parallelism: 1,
-} as const;
+/** OWASP Password Storage Cheat Sheet, Argon2id minimum configuration. */
+export const OWASP_ARGON2ID: Argon2Params = { memoryKib: 19_456, timeCost: 2, parallelism: 1 };
 
-export function hashPassword(password: string): Promise<string> {
-  return hash(password, ARGON2ID_PARAMS);
+const ARGON2ID = 2 as Algorithm.Argon2id; // the package's enum is a const enum, not importable as a value
+const BCRYPT = /^\$2[aby]\$\d{2}\$[./A-Za-z0-9]{53}$/;
+
+export interface PasswordHasher {
+  hash(password: string): Promise<string>;
+  /** False for a wrong password and for a stored value that is not a usable hash. */
+  verify(storedHash: string, password: string): Promise<boolean>;
+  /** Spends the same work as a real verify and answers false (for unknown accounts). */
+  verifyDummy(password: string): Promise<false>;
+  /** True when the stored hash is not Argon2id with exactly the current parameters. */
+  needsRehash(storedHash: string): boolean;
 }
 
-/** False for a wrong password and for a stored value that is not a usable hash. */
-export async function verifyPassword(storedHash: string, password: string): Promise<boolean> {
+export function createPasswordHasher(params: Argon2Params = OWASP_ARGON2ID): PasswordHasher {
+  const options = {
+    algorithm: ARGON2ID,
+    memoryCost: params.memoryKib,
+    timeCost: params.timeCost,
+    parallelism: params.parallelism,
+  };
+  let dummyHash: Promise<string> | undefined;
+
+  const hasher: PasswordHasher = {
+    hash: (password) => hash(password, options),
+
+    async verify(storedHash, password) {
+      try {
+        if (BCRYPT.test(storedHash)) return await bcrypt.compare(password, storedHash);
+        return await verify(storedHash, password);
+      } catch {
+        return false;
+      }
+    },
+
+    /**
+     * Login calls this for an unknown e-mail so that the response time does not tell an
+     * unknown account from a wrong password (spec, Authentication: no enumeration). The
+     * dummy hash is made once with the current parameters, so its cost matches real hashes.
+     */
+    async verifyDummy(password) {
+      dummyHash ??= hasher.hash("dummy password that no account has");
+      await hasher.verify(await dummyHash, password);
+      return false;
+    },
+
+    needsRehash(storedHash) {
+      try {
+        const current = parseOptions(storedHash);
+        return (
+          current.algorithm !== ARGON2ID ||
+          current.memoryCost !== params.memoryKib ||
+          current.timeCost !== params.timeCost ||
+          current.parallelism !== params.parallelism
+        );
+      } catch {
+        return true;
+      }
+    },
+  };
+  return hasher;
+}
+
+/** True for the stored-hash formats this service can verify (used by the import command). */
+export function isSupportedHash(storedHash: string): boolean {
+  if (BCRYPT.test(storedHash)) return true;
   try {
-    return await verify(storedHash, password);
+    parseOptions(storedHash);
+    return storedHash.startsWith("$argon2");
   } catch {
     return false;
   }
-}
-
-let dummyHash: Promise<string> | undefined;
-
-/**
- * Spends the same hash work as a real verify and always answers false. Login
- * calls it for an unknown e-mail so that the response time does not tell an
- * unknown account from a wrong password (spec, Authentication: no enumeration).
- */
-export async function verifyAgainstDummy(password: string): Promise<false> {
-  dummyHash ??= hashPassword("dummy password that no account has");
-  await verifyPassword(await dummyHash, password);
-  return false;
 }

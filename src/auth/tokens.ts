@@ -1,14 +1,16 @@
 // Access tokens: the only module that touches the JWT library. Issue and
 // verify are pinned to HS256 (spec, Authentication); verify never trusts the
-// token header's own choice of algorithm (RFC 8725 section 3.1). Time comes
-// from an injected clock so tests can move it instead of sleeping.
+// token header's own choice of algorithm (RFC 8725 section 3.1). Tokens carry
+// typ "at+jwt" (RFC 8725 section 3.11) and the kid of the secret that signed
+// them, so secrets can rotate: the first signs, all of them verify. Time
+// comes from an injected clock so tests can move it instead of sleeping.
+import { createHash } from "node:crypto";
 import { createSigner, createVerifier } from "fast-jwt";
 
 /** Spec, Limits: access tokens live 30 minutes from issuance. */
 export const ACCESS_TOKEN_LIFETIME_SECONDS = 30 * 60;
-/** Explicit typing (RFC 8725 section 3.11, RFC 9068): an access token says it is one. */
 export const ACCESS_TOKEN_TYP = "at+jwt";
-/** Longer tokens are refused before any decoding work; ours are about 200 bytes. */
+/** Longer tokens are refused before any decoding work; ours are about 250 bytes. */
 export const MAX_TOKEN_LENGTH = 4096;
 
 export interface AccessClaims {
@@ -33,21 +35,41 @@ export interface TokenService {
   verifyAccessToken(token: string): AccessClaims;
 }
 
-export function createTokenService(secret: string, clock: Clock = Date.now): TokenService {
+export interface TokenOptions {
+  /** The first signs; every one verifies. Each at least 32 bytes (checked by config). */
+  secrets: readonly string[];
+  clock?: Clock;
+  leewaySeconds?: number;
+}
+
+/** A key id that names a secret without revealing anything usable about it. */
+export function keyId(secret: string): string {
+  return createHash("sha256").update(`kid:${secret}`).digest("base64url").slice(0, 16);
+}
+
+export function createTokenService({ secrets, clock = Date.now, leewaySeconds = 0 }: TokenOptions): TokenService {
+  const [signingSecret] = secrets;
+  if (signingSecret === undefined) throw new Error("at least one signing secret is required");
   const sign = createSigner({
     algorithm: "HS256",
-    key: secret,
-    header: { alg: "HS256", typ: ACCESS_TOKEN_TYP },
+    key: signingSecret,
+    header: { alg: "HS256", typ: ACCESS_TOKEN_TYP, kid: keyId(signingSecret) },
   });
-  // Expiry is checked below against the injected clock, so the library's own
-  // clock is switched off; signature, algorithm, typ and crit stay its job.
-  const decode = createVerifier({
-    algorithms: ["HS256"],
-    key: secret,
-    checkTyp: ACCESS_TOKEN_TYP,
-    ignoreExpiration: true,
-    ignoreNotBefore: true,
-  });
+  // One verifier per secret, chosen by kid. Expiry is checked below against the
+  // injected clock; signature, algorithm, typ and crit stay the library's job.
+  const verifiers = new Map(
+    secrets.map((secret) => [
+      keyId(secret),
+      createVerifier({
+        algorithms: ["HS256"],
+        key: secret,
+        checkTyp: ACCESS_TOKEN_TYP,
+        ignoreExpiration: true,
+        ignoreNotBefore: true,
+        cache: 10_000,
+      }),
+    ]),
+  );
 
   return {
     issueAccessToken(email) {
@@ -57,6 +79,8 @@ export function createTokenService(secret: string, clock: Clock = Date.now): Tok
 
     verifyAccessToken(token) {
       if (token.length > MAX_TOKEN_LENGTH) throw new InvalidToken("token too long");
+      const decode = verifiers.get(readKeyId(token));
+      if (decode === undefined) throw new InvalidToken("unknown kid");
       let payload: Record<string, unknown>;
       try {
         payload = decode(token);
@@ -66,12 +90,26 @@ export function createTokenService(secret: string, clock: Clock = Date.now): Tok
       const now = Math.floor(clock() / 1000);
       const { sub, exp, iat, nbf } = payload;
       if (typeof exp !== "number" || !Number.isFinite(exp)) throw new InvalidToken("exp missing");
-      if (exp <= now) throw new InvalidToken("expired");
-      if (nbf !== undefined && (typeof nbf !== "number" || nbf > now)) throw new InvalidToken("not yet valid");
+      if (exp + leewaySeconds <= now) throw new InvalidToken("expired");
+      if (nbf !== undefined && (typeof nbf !== "number" || nbf > now + leewaySeconds))
+        throw new InvalidToken("not yet valid");
       if (typeof iat !== "number" || !Number.isFinite(iat)) throw new InvalidToken("iat missing");
-      if (iat > now) throw new InvalidToken("issued in the future");
+      if (iat > now + leewaySeconds) throw new InvalidToken("issued in the future");
       if (typeof sub !== "string" || sub === "") throw new InvalidToken("sub missing");
       return { sub, exp, iat };
     },
   };
+}
+
+/** The kid of the protected header, or "" when there is none or the header is not JSON. */
+function readKeyId(token: string): string {
+  const end = token.indexOf(".");
+  if (end <= 0) return "";
+  try {
+    const header: unknown = JSON.parse(Buffer.from(token.slice(0, end), "base64url").toString("utf8"));
+    const kid = (header as { kid?: unknown } | null)?.kid;
+    return typeof kid === "string" ? kid : "";
+  } catch {
+    return "";
+  }
 }

@@ -3,7 +3,7 @@
 // spec's token check.
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { Guards } from "../auth/guard.ts";
-import { hashPassword, verifyPassword } from "../auth/passwords.ts";
+import type { PasswordHasher } from "../auth/passwords.ts";
 import { BEARER_SECURITY } from "../docs.ts";
 import {
   COULD_NOT_VALIDATE_CREDENTIALS,
@@ -20,13 +20,14 @@ import { toUserOut } from "../users/present.ts";
 export interface MeRouteOptions {
   store: UserStore;
   guards: Guards;
+  passwords: PasswordHasher;
 }
 
 const unauthorizedResponse = errorResponse("No token, or the token check failed.", COULD_NOT_VALIDATE_CREDENTIALS);
 const invalidResponse = errorResponse("The body is invalid.", "body.full_name: must NOT have more than 200 characters");
 const notJsonResponse = errorResponse("The body is not JSON.", "Unsupported Media Type: text/plain");
 
-export const meRoutes: FastifyPluginAsyncTypebox<MeRouteOptions> = async (app, { store, guards }) => {
+export const meRoutes: FastifyPluginAsyncTypebox<MeRouteOptions> = async (app, { store, guards, passwords }) => {
   const { authenticate } = guards;
 
   app.get(
@@ -41,8 +42,7 @@ export const meRoutes: FastifyPluginAsyncTypebox<MeRouteOptions> = async (app, {
         response: { 200: UserOut, 401: unauthorizedResponse },
       },
     },
-    async function readCurrentUser(request, reply) {
-      reply.header("cache-control", "no-store");
+    async function readCurrentUser(request) {
       return toUserOut(request.user!);
     },
   );
@@ -70,11 +70,10 @@ export const meRoutes: FastifyPluginAsyncTypebox<MeRouteOptions> = async (app, {
         },
       },
     },
-    async function updateCurrentUser(request, reply) {
+    async function updateCurrentUser(request) {
       const { email, full_name } = request.body;
       const user = await store.update(request.user!.id, { email, fullName: full_name });
       if (!user) throw new HttpError(409, "The user was deleted meanwhile");
-      reply.header("cache-control", "no-store");
       return toUserOut(user);
     },
   );
@@ -126,10 +125,10 @@ export const meRoutes: FastifyPluginAsyncTypebox<MeRouteOptions> = async (app, {
     async function changePassword(request, reply) {
       const caller = request.user!;
       const { current_password, new_password } = request.body;
-      if (!(await verifyPassword(caller.hashedPassword, current_password))) {
+      if (!(await passwords.verify(caller.hashedPassword, current_password))) {
         throw new HttpError(400, INCORRECT_CURRENT_PASSWORD);
       }
-      await store.update(caller.id, { hashedPassword: await hashPassword(new_password) });
+      await store.update(caller.id, { hashedPassword: await passwords.hash(new_password) });
       reply.code(204).send(null);
     },
   );

@@ -4,7 +4,8 @@
 // store is touched: 401 answers "who are you?", 403 "you may not".
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { Guards } from "../auth/guard.ts";
-import { hashPassword } from "../auth/passwords.ts";
+import type { PasswordHasher } from "../auth/passwords.ts";
+import { type RateLimits, TOO_MANY_SIGNUPS } from "../auth/rate-limits.ts";
 import { BEARER_SECURITY } from "../docs.ts";
 import {
   COULD_NOT_VALIDATE_CREDENTIALS,
@@ -34,6 +35,8 @@ import { toUserOut } from "../users/present.ts";
 export interface UserRouteOptions {
   store: UserStore;
   guards: Guards;
+  passwords: PasswordHasher;
+  limits: RateLimits;
   signupOpen: boolean;
 }
 
@@ -53,7 +56,10 @@ function assertSelfOrAdmin(caller: UserRecord, id: string): void {
   if (!caller.isAdmin && caller.id !== id) throw forbidden();
 }
 
-export const userRoutes: FastifyPluginAsyncTypebox<UserRouteOptions> = async (app, { store, guards, signupOpen }) => {
+export const userRoutes: FastifyPluginAsyncTypebox<UserRouteOptions> = async (
+  app,
+  { store, guards, passwords, limits, signupOpen },
+) => {
   const { authenticate, authenticateIfPresent, requireAdmin } = guards;
 
   app.post(
@@ -76,6 +82,10 @@ export const userRoutes: FastifyPluginAsyncTypebox<UserRouteOptions> = async (ap
           409: errors[409],
           415: errors[415],
           422: errors[422],
+          429: errorResponse(
+            "Too many sign-ups from this address; `Retry-After` says when to try again.",
+            TOO_MANY_SIGNUPS,
+          ),
         },
       },
     },
@@ -84,9 +94,10 @@ export const userRoutes: FastifyPluginAsyncTypebox<UserRouteOptions> = async (ap
       const callerIsAdmin = request.user?.isAdmin === true;
       if (!callerIsAdmin && !signupOpen) throw forbidden(SIGNUP_CLOSED);
       if (!callerIsAdmin && (is_active !== undefined || is_admin !== undefined)) throw forbidden(ONLY_ADMINS_SET_ROLES);
+      if (!callerIsAdmin) await limits.countSignup(request.ip);
       const user = await store.create({
         email,
-        hashedPassword: await hashPassword(password),
+        hashedPassword: await passwords.hash(password),
         fullName: full_name ?? null,
         isActive: is_active ?? true,
         isAdmin: is_admin ?? false,

@@ -5,17 +5,18 @@
 // its password is replaced by the configured one: promoting it with a
 // password the operator never chose would hand admin rights to whoever
 // registered the address.
-import { hashPassword } from "../auth/passwords.ts";
+import type { PasswordHasher } from "../auth/passwords.ts";
 import type { UserStore } from "../store/store.ts";
 
 export type FirstAdminOutcome = "exists" | "created" | "promoted";
 
 export async function ensureFirstAdmin(
   store: UserStore,
+  passwords: PasswordHasher,
   admin: { email: string; password: string },
 ): Promise<FirstAdminOutcome> {
   if ((await store.countActiveAdmins()) > 0) return "exists";
-  const hashedPassword = await hashPassword(admin.password);
+  const hashedPassword = await passwords.hash(admin.password);
   const existing = await store.findByEmail(admin.email);
   if (existing) {
     await store.update(existing.id, { hashedPassword, isAdmin: true, isActive: true });

@@ -1,0 +1,126 @@
+// Brute-force limits (RFC 6749 section 4.3.2, OWASP authentication guidance).
+// Failed logins are counted per (account, address), per account over all
+// addresses, and per address over all accounts, in fixed windows. The
+// per-(account, address) limit is the tight one; the per-account one is ten
+// times looser, so an attacker elsewhere cannot lock the owner out cheaply
+// (the limit is not a denial-of-service lever), yet a botnet still meets a
+// ceiling. Unknown accounts are counted exactly like known ones, and the
+// refusal is the same 429, so the limits never reveal whether an account
+// exists. A successful login clears its account's counts. The counters live
+// behind CounterStore: in this process by default.
+import type { RateLimitConfig } from "../config.ts";
+import { HttpError } from "../errors.ts";
+import { normalizeEmail } from "../users/email.ts";
+
+export const TOO_MANY_LOGIN_ATTEMPTS = "Too many failed login attempts; try again later";
+export const TOO_MANY_SIGNUPS = "Too many sign-ups from this address; try again later";
+
+export interface Counter {
+  count: number;
+  /** When the window ends (epoch milliseconds). */
+  resetAt: number;
+}
+
+export interface CounterStore {
+  get(key: string): Promise<Counter | undefined>;
+  /** Adds one, starting a new window of `windowMs` when none is running. */
+  increment(key: string, windowMs: number): Promise<Counter>;
+  delete(key: string): Promise<void>;
+}
+
+export interface RateLimits {
+  /** Throws 429 when this login attempt is over a limit, before any password work. */
+  checkLogin(account: string, address: string): Promise<void>;
+  recordLoginFailure(account: string, address: string): Promise<void>;
+  recordLoginSuccess(account: string, address: string): Promise<void>;
+  /** Counts a sign-up attempt; throws 429 when the address is over its limit. */
+  countSignup(address: string): Promise<void>;
+}
+
+/** Counters in this process's memory; expired windows are swept as new ones start. */
+export class MemoryCounterStore implements CounterStore {
+  readonly #counters = new Map<string, Counter>();
+  readonly #clock: () => number;
+  #nextSweep = 0;
+
+  constructor(clock: () => number = Date.now) {
+    this.#clock = clock;
+  }
+
+  async get(key: string): Promise<Counter | undefined> {
+    const counter = this.#counters.get(key);
+    return counter && counter.resetAt > this.#clock() ? counter : undefined;
+  }
+
+  async increment(key: string, windowMs: number): Promise<Counter> {
+    const now = this.#clock();
+    this.#sweep(now);
+    let counter = this.#counters.get(key);
+    if (!counter || counter.resetAt <= now) {
+      counter = { count: 0, resetAt: now + windowMs };
+      this.#counters.set(key, counter);
+    }
+    counter.count += 1;
+    return counter;
+  }
+
+  async delete(key: string): Promise<void> {
+    this.#counters.delete(key);
+  }
+
+  #sweep(now: number): void {
+    if (now < this.#nextSweep) return;
+    this.#nextSweep = now + 60_000;
+    for (const [key, counter] of this.#counters) if (counter.resetAt <= now) this.#counters.delete(key);
+  }
+}
+
+const NO_LIMITS: RateLimits = {
+  checkLogin: async () => {},
+  recordLoginFailure: async () => {},
+  recordLoginSuccess: async () => {},
+  countSignup: async () => {},
+};
+
+export function createRateLimits(
+  config: RateLimitConfig,
+  counters: CounterStore,
+  clock: () => number = Date.now,
+): RateLimits {
+  if (!config.enabled) return NO_LIMITS;
+  const windowMs = config.windowSeconds * 1000;
+  const loginKeys = (account: string, address: string) => {
+    const email = normalizeEmail(account);
+    return [
+      { key: `login:account+address:${email}|${address}`, limit: config.loginPerAccountAndAddress },
+      { key: `login:account:${email}`, limit: config.loginPerAccount },
+      { key: `login:address:${address}`, limit: config.loginPerAddress },
+    ];
+  };
+  const refuse = (detail: string, resetAt: number) =>
+    new HttpError(429, detail, { "retry-after": String(Math.max(1, Math.ceil((resetAt - clock()) / 1000))) });
+
+  return {
+    async checkLogin(account, address) {
+      for (const { key, limit } of loginKeys(account, address)) {
+        const counter = await counters.get(key);
+        if (counter && counter.count >= limit) throw refuse(TOO_MANY_LOGIN_ATTEMPTS, counter.resetAt);
+      }
+    },
+
+    async recordLoginFailure(account, address) {
+      for (const { key } of loginKeys(account, address)) await counters.increment(key, windowMs);
+    },
+
+    async recordLoginSuccess(account, address) {
+      const [accountAndAddress, accountOnly] = loginKeys(account, address);
+      await counters.delete(accountAndAddress!.key);
+      await counters.delete(accountOnly!.key);
+    },
+
+    async countSignup(address) {
+      const counter = await counters.increment(`signup:address:${address}`, windowMs);
+      if (counter.count > config.signupPerAddress) throw refuse(TOO_MANY_SIGNUPS, counter.resetAt);
+    },
+  };
+}
