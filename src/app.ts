@@ -46,14 +46,29 @@ function proxyTrust(setting: Config["trustProxy"]): boolean | string[] | ((addre
   return typeof setting === "number" ? (_address, hop) => hop < setting : setting;
 }
 
+/** Query parameters whose values never reach a log, should a client put a secret in a URL. */
+const SECRET_QUERY_PARAMETER = /token|password|secret|key|code|assertion/i;
+
+/** The request as logged: method, path with secret-looking query values censored, client address. */
+function serializeRequest(request: FastifyRequest): Record<string, unknown> {
+  const query = request.url.indexOf("?");
+  let url = request.url;
+  if (query >= 0) {
+    const params = new URLSearchParams(request.url.slice(query + 1));
+    for (const name of new Set(params.keys())) if (SECRET_QUERY_PARAMETER.test(name)) params.set(name, "[redacted]");
+    url = `${request.url.slice(0, query)}?${params}`;
+  }
+  return { method: request.method, url, remoteAddress: request.ip };
+}
+
 export interface AppOptions {
   config: Config;
   store: UserStore;
   clock?: Clock;
   /** Where rate-limit counters live; in this process unless given. */
   counters?: CounterStore;
-  /** Overrides the logger built from config.logLevel (tests capture logs through it). */
-  logger?: FastifyServerOptions["logger"];
+  /** Where log lines go (standard output unless given; tests capture them here). */
+  logStream?: NodeJS.WritableStream;
 }
 
 export async function buildApp({
@@ -61,10 +76,15 @@ export async function buildApp({
   store,
   clock = Date.now,
   counters,
-  logger,
+  logStream,
 }: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
-    logger: logger ?? { level: config.logLevel, redact: { paths: REDACTED_PATHS, censor: "[redacted]" } },
+    logger: {
+      level: config.logLevel,
+      redact: { paths: REDACTED_PATHS, censor: "[redacted]" },
+      serializers: { req: serializeRequest },
+      ...(logStream ? { stream: logStream } : {}),
+    },
     bodyLimit: BODY_LIMIT_BYTES,
     trustProxy: proxyTrust(config.trustProxy),
     return503OnClosing: true,

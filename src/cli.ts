@@ -1,13 +1,15 @@
 // The operator's command line: `npm run cli -- <command>`. Passwords are
 // read from a hidden prompt or from standard input, never from arguments
 // (they would land in shell history and the process table).
+
+import { readFile } from "node:fs/promises";
 import { Compile } from "typebox/compile";
-import { createPasswordHasher } from "./auth/passwords.ts";
+import { createPasswordHasher, isSupportedHash } from "./auth/passwords.ts";
 import { DEFAULT_DATABASE_URL, loadConfig } from "./config.ts";
 import { readEnvironment } from "./env.ts";
 import { ConfigError, EmailTaken } from "./errors.ts";
 import { UserCreate } from "./schemas.ts";
-import { openStore } from "./store/store.ts";
+import { openStore, type UserStore } from "./store/store.ts";
 import { normalizeEmail } from "./users/email.ts";
 
 const USAGE = `Usage: npm run cli -- <command>
@@ -17,6 +19,11 @@ Commands:
                          Create a user (an admin with --admin). The password is read from a
                          hidden prompt, or from the first line of standard input when piped:
                            printf '%s\\n' "$PASSWORD" | npm run cli -- users create ada@example.com
+  users import <file>    Import users with password hashes from another system, one JSON object
+                         per line: {"email": "...", "hash": "...", "full_name": "..."}. Accepted
+                         hashes: bcrypt ($2a$, $2b$, $2y$) and Argon2 PHC strings. Each is upgraded
+                         to this service's Argon2id on the user's first login. Existing e-mails
+                         are skipped; bad lines are reported by number (exit code 1).
   help                   Show this text.
 
 The settings (DATABASE_URL, default ${DEFAULT_DATABASE_URL}; the ARGON2_* parameters) are read
@@ -28,6 +35,7 @@ class CliError extends Error {}
 class UsageError extends Error {}
 
 const checkNewUser = Compile(UserCreate);
+const checkEmail = Compile(UserCreate.properties.email);
 
 async function createUser(args: string[]): Promise<void> {
   const isAdmin = args.includes("--admin");
@@ -51,6 +59,65 @@ async function createUser(args: string[]): Promise<void> {
     throw error;
   } finally {
     await store.close();
+  }
+}
+
+async function importUsers(args: string[]): Promise<boolean> {
+  const [file, ...rest] = args;
+  if (file === undefined || rest.length > 0) throw new UsageError("users import takes exactly one file");
+  let text: string;
+  try {
+    text = await readFile(file, "utf8");
+  } catch (error) {
+    throw new CliError(`cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? "unreadable"}`);
+  }
+  const lines = text.split(/\r?\n/);
+  const { config } = loadConfig(readEnvironment());
+  const store = openStore(config.database);
+  let imported = 0;
+  let skipped = 0;
+  let invalid = 0;
+  try {
+    for (const [index, line] of lines.entries()) {
+      if (line.trim() === "") continue;
+      const problem = await importLine(store, line);
+      if (problem === "imported") imported += 1;
+      else if (problem === "exists") skipped += 1;
+      else {
+        invalid += 1;
+        process.stderr.write(`line ${index + 1}: ${problem}\n`);
+      }
+      if ((imported + skipped + invalid) % 1000 === 0) {
+        process.stderr.write(`... ${imported + skipped + invalid} lines read\n`);
+      }
+    }
+  } finally {
+    await store.close();
+  }
+  process.stdout.write(`imported ${imported}, skipped ${skipped} existing, ${invalid} invalid\n`);
+  return invalid === 0;
+}
+
+/** Imports one line; answers "imported", "exists", or what is wrong with it (never echoing the hash). */
+async function importLine(store: UserStore, line: string): Promise<string> {
+  let record: { email?: unknown; hash?: unknown; full_name?: unknown };
+  try {
+    record = JSON.parse(line);
+  } catch {
+    return "not a JSON object";
+  }
+  if (typeof record !== "object" || record === null) return "not a JSON object";
+  const { email, hash, full_name } = record;
+  if (typeof email !== "string" || !checkEmail.Check(normalizeEmail(email))) return "email is missing or invalid";
+  if (typeof hash !== "string" || !isSupportedHash(hash)) return "hash is missing or not a bcrypt or Argon2 hash";
+  if (full_name !== undefined && full_name !== null && typeof full_name !== "string")
+    return "full_name must be a string";
+  try {
+    await store.create({ email, hashedPassword: hash, fullName: full_name ?? null });
+    return "imported";
+  } catch (error) {
+    if (error instanceof EmailTaken) return "exists";
+    throw error;
   }
 }
 
@@ -113,6 +180,7 @@ async function main(argv: string[]): Promise<number> {
       await createUser(args);
       return 0;
     }
+    if (group === "users" && command === "import") return (await importUsers(args)) ? 0 : 1;
     throw new UsageError(`unknown command: ${[group, command].filter(Boolean).join(" ")}`);
   } catch (error) {
     if (error instanceof UsageError) {

@@ -82,7 +82,7 @@ describe("error responses", () => {
               throw new Error("database file /secret/path is corrupt");
             },
     });
-    const app = await buildApp({ config: testConfig(), store: brokenStore, logger: { level: "error", stream } });
+    const app = await buildApp({ config: testConfig({ logLevel: "error" }), store: brokenStore, logStream: stream });
     t.after(() => app.close());
     const now = Math.floor(Date.now() / 1000);
     const response = await app.inject({

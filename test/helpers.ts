@@ -62,7 +62,7 @@ export interface TestApp {
 export async function buildTestApp(t: TestContext, config: Partial<Config> = {}): Promise<TestApp> {
   const clock = new TestClock();
   const store = openSqliteStore(":memory:", clock.read);
-  const app = await buildApp({ config: testConfig(config), store, clock: clock.read, logger: false });
+  const app = await buildApp({ config: testConfig(config), store, clock: clock.read });
   t.after(async () => {
     await app.close();
     await store.close();

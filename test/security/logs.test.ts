@@ -1,0 +1,75 @@
+// Attack: reading secrets out of logs. The whole flow runs at the most
+// verbose level (trace) with every request logged, including failures and a
+// 500, and the captured log must hold no password, token, hash or secret.
+import assert from "node:assert/strict";
+import { Writable } from "node:stream";
+import { describe, test } from "node:test";
+import { buildApp } from "../../src/app.ts";
+import { openSqliteStore } from "../../src/store/sqlite.ts";
+import { TEST_SECRET, testConfig } from "../helpers.ts";
+
+const PASSWORD = "correct horse battery staple";
+const NEW_PASSWORD = "an entirely new passphrase";
+const WRONG_PASSWORD = "guessing-attempt-123";
+
+describe("logs never leak", () => {
+  test("hold no password, token, hash or signing secret after a full flow at trace level", async (t) => {
+    let log = "";
+    const stream = new Writable({
+      write(chunk, _encoding, done) {
+        log += chunk.toString();
+        done();
+      },
+    });
+    const store = openSqliteStore(":memory:");
+    const app = await buildApp({ config: testConfig({ logLevel: "trace" }), store, logStream: stream });
+    t.after(async () => {
+      await app.close();
+      await store.close();
+    });
+    const form = (fields: Record<string, string>) => ({
+      method: "POST" as const,
+      url: "/auth/token",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      payload: new URLSearchParams(fields).toString(),
+    });
+
+    await app.inject({ method: "POST", url: "/users", payload: { email: "ada@example.com", password: PASSWORD } });
+    await app.inject({ method: "POST", url: "/users", payload: { email: "bad", password: PASSWORD } });
+    await app.inject(form({ username: "ada@example.com", password: WRONG_PASSWORD }));
+    await app.inject(form({ username: "nobody@example.com", password: WRONG_PASSWORD }));
+    const token = (await app.inject(form({ username: "ada@example.com", password: PASSWORD }))).json()
+      .access_token as string;
+    const auth = { authorization: `Bearer ${token}` };
+    await app.inject({ method: "GET", url: "/me", headers: auth });
+    await app.inject({ method: "GET", url: `/me?access_token=${token}` });
+    await app.inject({ method: "GET", url: "/me", headers: { authorization: `Bearer ${token}x` } });
+    await app.inject({
+      method: "PUT",
+      url: "/me/password",
+      headers: auth,
+      payload: { current_password: WRONG_PASSWORD, new_password: NEW_PASSWORD },
+    });
+    await app.inject({
+      method: "PUT",
+      url: "/me/password",
+      headers: auth,
+      payload: { current_password: PASSWORD, new_password: NEW_PASSWORD },
+    });
+    const hash = (await store.findByEmail("ada@example.com"))!.hashedPassword;
+
+    assert.ok(log.split("\n").length > 20, "the flow was logged");
+    const [, payload, signature] = token.split(".");
+    const secrets: [string, string][] = [
+      ["password", PASSWORD],
+      ["new password", NEW_PASSWORD],
+      ["wrong password", WRONG_PASSWORD],
+      ["token payload", payload!],
+      ["token signature", signature!],
+      ["password hash", hash.split("$").at(-1)!],
+      ["signing secret", TEST_SECRET],
+    ];
+    for (const [name, value] of secrets) assert.ok(!log.includes(value), `the log holds the ${name}`);
+    assert.doesNotMatch(log, /\$argon2id\$/);
+  });
+});
