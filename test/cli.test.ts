@@ -1,15 +1,18 @@
 // The operator's command line: creating a user with a piped password, and
 // clear failures with non-zero exit codes.
 import assert from "node:assert/strict";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, test } from "node:test";
+import bcrypt from "bcryptjs";
+import { createPasswordHasher } from "../src/auth/passwords.ts";
 import { openSqliteStore } from "../src/store/sqlite.ts";
 import { passwords } from "./helpers.ts";
 import { CLI, run, scratchDir } from "./process.ts";
 
 const PASSWORD = "correct horse battery";
 
-describe("npm run cli -- users create", () => {
+describe("npm run cli", () => {
   test("creates a user from an e-mail argument and a password piped on standard input", async (t) => {
     const cwd = scratchDir(t);
     const result = await run([CLI, "users", "create", " Grace@Example.com"], { cwd, input: `${PASSWORD}\n` });
@@ -82,6 +85,46 @@ describe("npm run cli -- users create", () => {
       assert.ok(!result.stderr.includes(PASSWORD) || input !== PASSWORD);
     });
   }
+
+  test("users import brings bcrypt and Argon2 hashes over; those users log in with their old passwords", async (t) => {
+    const cwd = scratchDir(t);
+    const bcryptHash = bcrypt.hashSync("old bcrypt password", 4);
+    const argonHash = await createPasswordHasher({ memoryKib: 8_192, timeCost: 1, parallelism: 1 }).hash(
+      "old argon password",
+    );
+    const lines = [
+      JSON.stringify({ email: "Grace@Example.com", hash: bcryptHash, full_name: "Grace Hopper" }),
+      JSON.stringify({ email: "alan@example.com", hash: argonHash }),
+      "",
+      JSON.stringify({ email: "grace@example.com", hash: bcryptHash }),
+      "not json",
+      JSON.stringify({ email: "plain@example.com", hash: "hunter2" }),
+      JSON.stringify({ email: "nope", hash: bcryptHash }),
+    ];
+    writeFileSync(join(cwd, "users.jsonl"), `${lines.join("\n")}\n`);
+    const result = await run([CLI, "users", "import", "users.jsonl"], { cwd });
+    assert.equal(result.code, 1, "bad lines make the exit code 1");
+    assert.equal(result.stdout, "imported 2, skipped 1 existing, 3 invalid\n");
+    assert.match(result.stderr, /^line 5: not a JSON object$/m);
+    assert.match(result.stderr, /^line 6: hash is missing or not a bcrypt or Argon2 hash$/m);
+    assert.match(result.stderr, /^line 7: email is missing or invalid$/m);
+    assert.ok(!result.stderr.includes("hunter2") && !result.stderr.includes(bcryptHash), "hashes are never echoed");
+
+    const store = openSqliteStore(join(cwd, "data", "users.db"));
+    t.after(() => store.close());
+    const grace = await store.findByEmail("grace@example.com");
+    assert.equal(grace?.fullName, "Grace Hopper");
+    assert.ok(grace && (await passwords.verify(grace.hashedPassword, "old bcrypt password")));
+    const alan = await store.findByEmail("alan@example.com");
+    assert.ok(alan && (await passwords.verify(alan.hashedPassword, "old argon password")));
+    assert.ok(passwords.needsRehash(alan.hashedPassword), "upgraded at first login, not at import");
+  });
+
+  test("users import fails with exit code 1 for a file it cannot read", async (t) => {
+    const result = await run([CLI, "users", "import", "missing.jsonl"], { cwd: scratchDir(t) });
+    assert.equal(result.code, 1);
+    assert.equal(result.stderr, "error: cannot read missing.jsonl: ENOENT\n");
+  });
 
   test("prints its usage with --help and exits 0", async (t) => {
     const result = await run([CLI, "--help"], { cwd: scratchDir(t) });
