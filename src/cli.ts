@@ -49,7 +49,7 @@ async function createUser(args: string[]): Promise<void> {
   if (problem) throw new CliError(`${problem.instancePath.slice(1) || "input"} ${problem.message}`);
 
   const { config } = loadConfig(readEnvironment());
-  const store = openStore(config.database);
+  const store = await openStore(config.database);
   try {
     const hashedPassword = await createPasswordHasher(config.argon2).hash(password);
     const user = await store.create({ email: candidate.email, hashedPassword, isAdmin });
@@ -73,7 +73,7 @@ async function importUsers(args: string[]): Promise<boolean> {
   }
   const lines = text.split(/\r?\n/);
   const { config } = loadConfig(readEnvironment());
-  const store = openStore(config.database);
+  const store = await openStore(config.database);
   let imported = 0;
   let skipped = 0;
   let invalid = 0;

@@ -16,7 +16,9 @@ export const MIN_SECRET_BYTES = 32;
 export const DEFAULT_DATABASE_URL = "sqlite:data/users.db";
 export const SECRET_FILE_NAME = "signing-secret";
 
-export type DatabaseLocation = { kind: "sqlite"; path: string };
+export type DatabaseLocation =
+  | { kind: "sqlite"; path: string }
+  | { kind: "postgres"; url: string; poolSize: number; timeoutMs: number };
 
 export interface Config {
   host: string;
@@ -68,7 +70,10 @@ export type Env = Readonly<Record<string, string | undefined>>;
 
 export function loadConfig(env: Env, cwd: string = process.cwd()): LoadedConfig {
   const notices: string[] = [];
-  const database = parseDatabaseUrl(setting(env, "DATABASE_URL") ?? DEFAULT_DATABASE_URL, cwd);
+  const database = parseDatabaseUrl(setting(env, "DATABASE_URL") ?? DEFAULT_DATABASE_URL, cwd, {
+    poolSize: parseInteger(env, "DB_POOL_SIZE", 10, 1, 1000),
+    timeoutMs: parseInteger(env, "DB_TIMEOUT_MS", 2000, 100, 60_000),
+  });
   const config: Config = {
     host: setting(env, "HOST") ?? "127.0.0.1",
     port: parsePort(setting(env, "PORT") ?? "8000"),
@@ -180,8 +185,12 @@ function parseLogLevel(raw: string): LogLevel {
   return level as LogLevel;
 }
 
-/** Accepted forms: `sqlite:PATH` (relative to the working directory) and `sqlite::memory:`. */
-export function parseDatabaseUrl(raw: string, cwd: string): DatabaseLocation {
+/** Accepted forms: `sqlite:PATH` (relative to the working directory), `sqlite::memory:`, `postgres://...`. */
+export function parseDatabaseUrl(
+  raw: string,
+  cwd: string,
+  pool: { poolSize: number; timeoutMs: number } = { poolSize: 10, timeoutMs: 2000 },
+): DatabaseLocation {
   if (raw.startsWith("sqlite:")) {
     const path = raw.slice("sqlite:".length);
     if (path === "") throw new ConfigError("DATABASE_URL", 'sqlite: needs a file path, as in "sqlite:data/users.db"');
@@ -191,9 +200,17 @@ export function parseDatabaseUrl(raw: string, cwd: string): DatabaseLocation {
   // Never echo the raw value: a database URL may carry a password.
   const scheme = /^[a-z][a-z0-9+.-]*:/i.exec(raw)?.[0];
   if (scheme === "postgres:" || scheme === "postgresql:") {
-    throw new ConfigError("DATABASE_URL", "PostgreSQL is not supported by this version; use sqlite:PATH");
+    let url: URL;
+    try {
+      url = new URL(raw);
+    } catch {
+      throw new ConfigError("DATABASE_URL", "is not a valid postgres:// URL");
+    }
+    if (url.hostname === "" && !url.searchParams.has("host"))
+      throw new ConfigError("DATABASE_URL", "postgres:// needs a host");
+    return { kind: "postgres", url: raw, ...pool };
   }
-  throw new ConfigError("DATABASE_URL", 'must look like "sqlite:PATH" or "sqlite::memory:"');
+  throw new ConfigError("DATABASE_URL", 'must look like "sqlite:PATH", "sqlite::memory:" or "postgres://user@host/db"');
 }
 
 /**
@@ -207,6 +224,9 @@ function resolveSigningSecrets(raw: string | undefined, database: DatabaseLocati
     return secrets.map((secret, i) =>
       checkSecretLength(secret, secrets.length > 1 ? `secret number ${i + 1}` : "SIGNING_SECRET"),
     );
+  }
+  if (database.kind === "postgres") {
+    throw new ConfigError("SIGNING_SECRET", "is required with PostgreSQL: every instance must share one secret");
   }
   if (database.path === ":memory:") {
     notices.push("SIGNING_SECRET is unset and the database is in memory: using a random secret for this process only");

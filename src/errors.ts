@@ -17,6 +17,7 @@ export const USER_NOT_FOUND = "User not found";
 export const SIGNUP_CLOSED = "Sign-up is closed: only admins can create users";
 export const LAST_ACTIVE_ADMIN = "The last active admin cannot be deleted, demoted or deactivated";
 export const INCORRECT_CURRENT_PASSWORD = "Current password is incorrect";
+export const SERVICE_UNAVAILABLE = "The service is temporarily unavailable; try again shortly";
 
 export type Headers = Readonly<Record<string, string>>;
 
@@ -52,6 +53,15 @@ export class LastActiveAdmin extends HttpError {
   constructor() {
     super(409, LAST_ACTIVE_ADMIN);
     this.name = "LastActiveAdmin";
+  }
+}
+
+/** A store (database or Redis) cannot be reached right now: 503, and the client may retry shortly. */
+export class StoreUnavailable extends HttpError {
+  constructor(cause?: unknown) {
+    super(503, SERVICE_UNAVAILABLE, { "retry-after": "1" });
+    this.name = "StoreUnavailable";
+    this.cause = cause;
   }
 }
 

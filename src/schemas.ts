@@ -30,10 +30,13 @@ const Password = (options: object = {}) =>
     examples: ["correct horse battery staple"],
     ...options,
   });
-const FullName = Type.Union([Type.String({ minLength: 1, maxLength: 200 }), Type.Null()], {
-  description: "Display name, or null.",
-  examples: ["Ada Lovelace"],
-});
+const FullName = Type.Union(
+  [Type.String({ minLength: 1, maxLength: 200, pattern: "^[^\\u0000-\\u001f]*$" }), Type.Null()],
+  {
+    description: "Display name, or null.",
+    examples: ["Ada Lovelace"],
+  },
+);
 const IsActive = Type.Boolean({ description: "Inactive users cannot log in and their tokens stop working." });
 const IsAdmin = Type.Boolean({ description: "Admins manage all users." });
 const Timestamp = Type.String({ format: "date-time", examples: ["2026-11-22T16:40:03.123Z"] });

@@ -20,7 +20,7 @@ async function main(): Promise<void> {
     process.exit(2);
   }
   const { config, notices } = loaded;
-  const store = openStore(config.database);
+  const store = await openStore(config.database);
   const app = await buildApp({ config, store });
   for (const notice of notices) app.log.info(notice);
   if (!config.rateLimit.enabled) app.log.warn("RATE_LIMIT is off: logins and sign-ups are not rate limited");

@@ -39,9 +39,27 @@ describe("loadConfig", () => {
     assert.equal(config.host, "0.0.0.0");
     assert.equal(config.port, 9000);
     assert.equal(config.logLevel, "warn");
-    assert.equal(config.database.path, join(cwd, "db", "x.db"));
-    assert.equal(loadConfig({ ...env, DATABASE_URL: "sqlite::memory:" }, cwd).config.database.path, ":memory:");
-    assert.equal(loadConfig({ ...env, DATABASE_URL: "sqlite:/abs/u.db" }, cwd).config.database.path, "/abs/u.db");
+    assert.deepEqual(config.database, { kind: "sqlite", path: join(cwd, "db", "x.db") });
+    assert.deepEqual(loadConfig({ ...env, DATABASE_URL: "sqlite::memory:" }, cwd).config.database, {
+      kind: "sqlite",
+      path: ":memory:",
+    });
+    assert.deepEqual(loadConfig({ ...env, DATABASE_URL: "sqlite:/abs/u.db" }, cwd).config.database, {
+      kind: "sqlite",
+      path: "/abs/u.db",
+    });
+    const postgres = {
+      ...env,
+      DATABASE_URL: "postgres://app@db.internal:5432/users",
+      DB_POOL_SIZE: "25",
+      DB_TIMEOUT_MS: "1500",
+    };
+    assert.deepEqual(loadConfig(postgres, cwd).config.database, {
+      kind: "postgres",
+      url: "postgres://app@db.internal:5432/users",
+      poolSize: 25,
+      timeoutMs: 1500,
+    });
   });
 
   const bad: [string, Record<string, string>, RegExp][] = [
@@ -51,7 +69,13 @@ describe("loadConfig", () => {
     ["PORT", { PORT: "80.5" }, /^PORT: /],
     ["LOG_LEVEL", { LOG_LEVEL: "loud" }, /^LOG_LEVEL: must be one of/],
     ["DATABASE_URL", { DATABASE_URL: "mysql://root:pw@db/users" }, /^DATABASE_URL: must look like/],
-    ["DATABASE_URL", { DATABASE_URL: "postgres://user:pw@db/users" }, /^DATABASE_URL: PostgreSQL is not supported/],
+    ["DATABASE_URL", { DATABASE_URL: "postgres://" }, /^DATABASE_URL: postgres:\/\/ needs a host$/],
+    ["DB_POOL_SIZE", { DB_POOL_SIZE: "0" }, /^DB_POOL_SIZE: must be a whole number from 1 to 1000/],
+    [
+      "SIGNING_SECRET",
+      { SIGNING_SECRET: "", DATABASE_URL: "postgres://db/users" },
+      /^SIGNING_SECRET: is required with PostgreSQL/,
+    ],
     ["DATABASE_URL", { DATABASE_URL: "sqlite:" }, /^DATABASE_URL: sqlite: needs a file path/],
     [
       "SIGNING_SECRET",

@@ -2,13 +2,15 @@
 // secret and a clock the test can move; users created straight in the store;
 // and a token minter independent of the service's JWT library, so forged and
 // altered tokens are built by the test itself.
-import { createHmac } from "node:crypto";
+import { createHmac, randomBytes } from "node:crypto";
 import type { TestContext } from "node:test";
 import type { FastifyInstance } from "fastify";
+import pg from "pg";
 import { buildApp } from "../src/app.ts";
 import { createPasswordHasher } from "../src/auth/passwords.ts";
 import { keyId } from "../src/auth/tokens.ts";
 import type { Config } from "../src/config.ts";
+import { openPostgresStore } from "../src/store/postgres.ts";
 import { openSqliteStore } from "../src/store/sqlite.ts";
 import type { UserRecord, UserStore } from "../src/store/store.ts";
 
@@ -59,9 +61,29 @@ export interface TestApp {
   clock: TestClock;
 }
 
+/**
+ * The store under test: in-memory SQLite by default; with TEST_BACKEND=postgres, a fresh
+ * PostgreSQL schema at POSTGRES_URL, dropped when the test ends.
+ */
+export async function openTestStore(t: TestContext, clock: () => number = Date.now): Promise<UserStore> {
+  if (process.env.TEST_BACKEND !== "postgres") return openSqliteStore(":memory:", clock);
+  const url = process.env.POSTGRES_URL;
+  if (!url) throw new Error("TEST_BACKEND=postgres needs POSTGRES_URL");
+  const schema = `test_${process.pid}_${randomBytes(6).toString("hex")}`;
+  const store = await openPostgresStore({ url, schema, poolSize: 4, timeoutMs: 10_000, clock });
+  t.after(async () => {
+    await store.close();
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+    await admin.end();
+  });
+  return store;
+}
+
 export async function buildTestApp(t: TestContext, config: Partial<Config> = {}): Promise<TestApp> {
   const clock = new TestClock();
-  const store = openSqliteStore(":memory:", clock.read);
+  const store = await openTestStore(t, clock.read);
   const app = await buildApp({ config: testConfig(config), store, clock: clock.read });
   t.after(async () => {
     await app.close();

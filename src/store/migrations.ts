@@ -1,17 +1,22 @@
-// Versioned schema changes, applied in order and recorded in
-// schema_migrations. A migration is never edited once released: add a new one.
+// Versioned schema changes, one list for both backends: each migration
+// carries its SQL for SQLite and for PostgreSQL, and each backend's runner
+// applies the versions it has not recorded in schema_migrations, in order,
+// under a lock (SQLite's write lock, PostgreSQL's advisory lock) so that
+// several instances starting at once apply each version exactly once.
+// A migration is never edited once released: add a new one.
 
 export interface Migration {
   version: number;
   name: string;
-  sql: string;
+  sqlite: string;
+  postgres: string;
 }
 
-export const sqliteMigrations: readonly Migration[] = [
+export const migrations: readonly Migration[] = [
   {
     version: 1,
     name: "create users",
-    sql: `
+    sqlite: `
       CREATE TABLE users (
         id TEXT PRIMARY KEY,
         email TEXT NOT NULL UNIQUE,
@@ -24,5 +29,23 @@ export const sqliteMigrations: readonly Migration[] = [
       ) STRICT;
       CREATE INDEX users_active_admins ON users (is_admin, is_active);
     `,
+    postgres: `
+      CREATE TABLE users (
+        id uuid PRIMARY KEY,
+        email text NOT NULL UNIQUE,
+        hashed_password text NOT NULL,
+        full_name text,
+        is_active boolean NOT NULL DEFAULT true,
+        is_admin boolean NOT NULL DEFAULT false,
+        created_at timestamptz NOT NULL,
+        updated_at timestamptz NOT NULL
+      );
+      CREATE INDEX users_active_admins ON users (is_admin, is_active);
+    `,
   },
 ];
+
+/** The versions still to apply, in order. */
+export function pending(applied: ReadonlySet<number>): Migration[] {
+  return migrations.filter((migration) => !applied.has(migration.version)).sort((a, b) => a.version - b.version);
+}

@@ -11,7 +11,7 @@ import { DatabaseSync, type SQLInputValue, type StatementSync } from "node:sqlit
 import { EmailTaken, LastActiveAdmin } from "../errors.ts";
 import { normalizeEmail } from "../users/email.ts";
 import { newId } from "./ids.ts";
-import { type Migration, sqliteMigrations } from "./migrations.ts";
+import { pending } from "./migrations.ts";
 import type { NewUser, UserChanges, UserQuery, UserRecord, UserStore } from "./store.ts";
 
 /** SQLITE_CONSTRAINT_UNIQUE and SQLITE_CONSTRAINT_PRIMARYKEY extended result codes. */
@@ -41,11 +41,11 @@ export function openSqliteStore(path: string, clock: () => number = Date.now): U
   if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   const db = new DatabaseSync(path);
   db.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000;");
-  migrate(db, sqliteMigrations);
+  migrate(db);
   return new SqliteUserStore(db, clock);
 }
 
-function migrate(db: DatabaseSync, migrations: readonly Migration[]): void {
+function migrate(db: DatabaseSync): void {
   db.exec(
     "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL) STRICT",
   );
@@ -54,9 +54,8 @@ function migrate(db: DatabaseSync, migrations: readonly Migration[]): void {
     const rows = db.prepare("SELECT version FROM schema_migrations").all() as unknown as { version: number }[];
     const applied = new Set(rows.map((row) => row.version));
     const record = db.prepare("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)");
-    for (const migration of migrations) {
-      if (applied.has(migration.version)) continue;
-      db.exec(migration.sql);
+    for (const migration of pending(applied)) {
+      db.exec(migration.sqlite);
       record.run(migration.version, migration.name, new Date().toISOString());
     }
   });
@@ -169,6 +168,10 @@ class SqliteUserStore implements UserStore {
 
   async remove(id: string): Promise<boolean> {
     return this.#keepingAnActiveAdmin(() => Number(this.#delete.run(id).changes) > 0);
+  }
+
+  async ping(): Promise<void> {
+    this.#db.prepare("SELECT 1").get();
   }
 
   async close(): Promise<void> {

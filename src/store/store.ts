@@ -5,6 +5,7 @@
 // (LastActiveAdmin). openStore picks the backend from the parsed
 // DATABASE_URL, never by guessing.
 import type { DatabaseLocation } from "../config.ts";
+import { openPostgresStore } from "./postgres.ts";
 import { openSqliteStore } from "./sqlite.ts";
 
 export interface UserRecord {
@@ -51,12 +52,22 @@ export interface UserStore {
   update(id: string, changes: UserChanges): Promise<UserRecord | undefined>;
   /** Deletes; false when no such user. Throws LastActiveAdmin. */
   remove(id: string): Promise<boolean>;
+  /** Resolves when the database answers; throws StoreUnavailable otherwise (for /readyz). */
+  ping(): Promise<void>;
   close(): Promise<void>;
 }
 
-export function openStore(location: DatabaseLocation, clock: () => number = Date.now): UserStore {
+/** Opens the backend DATABASE_URL names and brings its schema up to date. */
+export async function openStore(location: DatabaseLocation, clock: () => number = Date.now): Promise<UserStore> {
   switch (location.kind) {
     case "sqlite":
       return openSqliteStore(location.path, clock);
+    case "postgres":
+      return openPostgresStore({
+        url: location.url,
+        poolSize: location.poolSize,
+        timeoutMs: location.timeoutMs,
+        clock,
+      });
   }
 }

@@ -83,6 +83,7 @@ describe("hostile bodies", () => {
       '{"email":"eve@example.com","password":"abcdefghij","constructor":{"prototype":{"is_admin":true}}}',
       [400, 422],
     ],
+    ["a NUL byte in full_name", '{"email":"eve@example.com","password":"abcdefghij","full_name":"Eve\\u0000"}', [422]],
     ["a NUL byte in the e-mail", '{"email":"eve\\u0000@example.com","password":"abcdefghij"}', [422]],
     ["SQL in the e-mail", `{"email":"x' OR 1=1--@example.com","password":"abcdefghij"}`, [201, 422]],
     ["an overlong e-mail", JSON.stringify({ email: `${"a".repeat(300)}@example.com`, password: "abcdefghij" }), [422]],

@@ -1,0 +1,278 @@
+// PostgreSQL for several instances behind one address: a pg Pool whose size
+// is a setting, the same domain verbs and migrations as SQLite, 23505 mapped
+// to EmailTaken, and every connection-level failure (refused, reset, timed
+// out, server shutting down) mapped to StoreUnavailable, a 503, so requests
+// fail fast and the pool recovers on its own when the server is back.
+// Writes that can remove an admin take one advisory transaction lock, so two
+// instances cannot each remove "the other" last admin.
+import pg from "pg";
+import { EmailTaken, HttpError, LastActiveAdmin, StoreUnavailable } from "../errors.ts";
+import { normalizeEmail } from "../users/email.ts";
+import { newId } from "./ids.ts";
+import { pending } from "./migrations.ts";
+import type { NewUser, UserChanges, UserQuery, UserRecord, UserStore } from "./store.ts";
+
+/** Keys for pg_advisory_lock: one for migrations, one for the admin invariant. */
+const MIGRATION_LOCK = 727_001;
+const ADMIN_LOCK = 727_002;
+
+export interface PostgresOptions {
+  url: string;
+  poolSize: number;
+  /** Bound on connecting and on every statement; past it the request gets a 503. */
+  timeoutMs: number;
+  /** A schema to work in (tests give each run its own); created when missing. */
+  schema?: string;
+  clock?: () => number;
+}
+
+interface UserRow {
+  id: string;
+  email: string;
+  hashed_password: string;
+  full_name: string | null;
+  is_active: boolean;
+  is_admin: boolean;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const COLUMN_OF: Record<keyof UserChanges, string> = {
+  email: "email",
+  hashedPassword: "hashed_password",
+  fullName: "full_name",
+  isActive: "is_active",
+  isAdmin: "is_admin",
+};
+
+export async function openPostgresStore(options: PostgresOptions): Promise<PostgresUserStore> {
+  if (options.schema !== undefined && !/^[a-z_][a-z0-9_]{0,62}$/.test(options.schema)) {
+    throw new Error("schema names are lower-case letters, digits and underscores");
+  }
+  const pool = new pg.Pool({
+    connectionString: options.url,
+    max: options.poolSize,
+    connectionTimeoutMillis: options.timeoutMs,
+    query_timeout: options.timeoutMs,
+    statement_timeout: options.timeoutMs,
+    idleTimeoutMillis: 30_000,
+    ...(options.schema ? { options: `-c search_path=${options.schema}` } : {}),
+  });
+  // An idle client losing its server must not crash the process; the pool replaces it.
+  pool.on("error", () => {});
+  const store = new PostgresUserStore(pool, options.clock ?? Date.now);
+  try {
+    if (options.schema) await guard(() => pool.query(`CREATE SCHEMA IF NOT EXISTS ${options.schema}`));
+    await store.migrate();
+  } catch (error) {
+    await pool.end();
+    throw error;
+  }
+  return store;
+}
+
+/** Connection-level failures have no SQLSTATE, or one of class 08 (connection) or 57 (operator intervention). */
+function isUnavailable(error: unknown): boolean {
+  const code = (error as { code?: unknown }).code;
+  if (typeof code !== "string" || !/^[0-9A-Z]{5}$/.test(code)) return true;
+  return code.startsWith("08") || code.startsWith("57") || code === "53300";
+}
+
+async function guard<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    const code = (error as { code?: string }).code;
+    if (code === "23505") throw new EmailTaken();
+    // Data exceptions (a NUL byte in text, say) are the caller's input, not our failure.
+    if (code?.startsWith("22")) throw new HttpError(422, "A value contains characters that cannot be stored");
+    if (error instanceof LastActiveAdmin) throw error;
+    if (isUnavailable(error)) throw new StoreUnavailable(error);
+    throw error;
+  }
+}
+
+export class PostgresUserStore implements UserStore {
+  readonly #pool: pg.Pool;
+  readonly #clock: () => number;
+
+  constructor(pool: pg.Pool, clock: () => number) {
+    this.#pool = pool;
+    this.#clock = clock;
+  }
+
+  async migrate(): Promise<number[]> {
+    return guard(async () => {
+      const client = await this.#pool.connect();
+      try {
+        await client.query("SELECT pg_advisory_lock($1)", [MIGRATION_LOCK]);
+        await client.query(
+          "CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL)",
+        );
+        const { rows } = await client.query<{ version: number }>("SELECT version FROM schema_migrations");
+        const applied: number[] = [];
+        for (const migration of pending(new Set(rows.map((row) => row.version)))) {
+          await client.query("BEGIN");
+          try {
+            await client.query(migration.postgres);
+            await client.query("INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, now())", [
+              migration.version,
+              migration.name,
+            ]);
+            await client.query("COMMIT");
+          } catch (error) {
+            await client.query("ROLLBACK");
+            throw error;
+          }
+          applied.push(migration.version);
+        }
+        return applied;
+      } finally {
+        await client.query("SELECT pg_advisory_unlock($1)", [MIGRATION_LOCK]).catch(() => {});
+        client.release();
+      }
+    });
+  }
+
+  async findByEmail(email: string): Promise<UserRecord | undefined> {
+    // PostgreSQL text cannot hold NUL, and no stored address contains one.
+    if (email.includes("\0")) return undefined;
+    return guard(async () => {
+      const { rows } = await this.#pool.query<UserRow>({
+        name: "users_by_email",
+        text: "SELECT * FROM users WHERE email = $1",
+        values: [normalizeEmail(email)],
+      });
+      return toRecord(rows[0]);
+    });
+  }
+
+  async findById(id: string): Promise<UserRecord | undefined> {
+    return guard(async () => {
+      const { rows } = await this.#pool.query<UserRow>({
+        name: "users_by_id",
+        text: "SELECT * FROM users WHERE id = $1",
+        values: [id],
+      });
+      return toRecord(rows[0]);
+    });
+  }
+
+  async list({ limit, after, email, isActive, isAdmin }: UserQuery): Promise<UserRecord[]> {
+    const where: string[] = [];
+    const values: unknown[] = [];
+    const filter = (column: string, value: unknown) => {
+      values.push(value);
+      where.push(`${column} $${values.length}`);
+    };
+    if (after !== undefined) filter("id >", after);
+    if (email !== undefined) filter("email =", normalizeEmail(email));
+    if (isActive !== undefined) filter("is_active =", isActive);
+    if (isAdmin !== undefined) filter("is_admin =", isAdmin);
+    values.push(limit);
+    const sql = `SELECT * FROM users ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY id LIMIT $${values.length}`;
+    return guard(async () =>
+      (await this.#pool.query<UserRow>(sql, values)).rows.map((row) => toRecord(row) as UserRecord),
+    );
+  }
+
+  async countActiveAdmins(): Promise<number> {
+    return guard(async () => countActiveAdmins(this.#pool));
+  }
+
+  async create(user: NewUser): Promise<UserRecord> {
+    const now = this.#clock();
+    const stamp = new Date(now);
+    return guard(async () => {
+      const { rows } = await this.#pool.query<UserRow>({
+        name: "users_insert",
+        text: `INSERT INTO users (id, email, hashed_password, full_name, is_active, is_admin, created_at, updated_at)
+               VALUES ($1, $2, $3, $4, $5, $6, $7, $7) RETURNING *`,
+        values: [
+          newId(now),
+          normalizeEmail(user.email),
+          user.hashedPassword,
+          user.fullName ?? null,
+          user.isActive !== false,
+          user.isAdmin === true,
+          stamp,
+        ],
+      });
+      return toRecord(rows[0]) as UserRecord;
+    });
+  }
+
+  async update(id: string, changes: UserChanges): Promise<UserRecord | undefined> {
+    const values: unknown[] = [new Date(this.#clock())];
+    const assignments = ["updated_at = $1"];
+    for (const [field, value] of Object.entries(changes) as [keyof UserChanges, unknown][]) {
+      if (value === undefined) continue;
+      values.push(field === "email" ? normalizeEmail(value as string) : value);
+      assignments.push(`${COLUMN_OF[field]} = $${values.length}`);
+    }
+    values.push(id);
+    const sql = `UPDATE users SET ${assignments.join(", ")} WHERE id = $${values.length} RETURNING *`;
+    const canRemoveAnAdmin = changes.isAdmin === false || changes.isActive === false;
+    return this.#write(canRemoveAnAdmin, async (client) =>
+      toRecord((await client.query<UserRow>(sql, values)).rows[0]),
+    );
+  }
+
+  async remove(id: string): Promise<boolean> {
+    return this.#write(
+      true,
+      async (client) => ((await client.query("DELETE FROM users WHERE id = $1", [id])).rowCount ?? 0) > 0,
+    );
+  }
+
+  async ping(): Promise<void> {
+    await guard(() => this.#pool.query("SELECT 1"));
+  }
+
+  async close(): Promise<void> {
+    if (!this.#pool.ended) await this.#pool.end();
+  }
+
+  /** Runs a write in a transaction; when it may remove an admin, under the admin lock and with the check. */
+  async #write<T>(canRemoveAnAdmin: boolean, write: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    return guard(async () => {
+      const client = await this.#pool.connect();
+      let broken = false;
+      try {
+        await client.query("BEGIN");
+        if (canRemoveAnAdmin) await client.query("SELECT pg_advisory_xact_lock($1)", [ADMIN_LOCK]);
+        const before = canRemoveAnAdmin ? await countActiveAdmins(client) : 0;
+        const result = await write(client);
+        if (canRemoveAnAdmin && before > 0 && (await countActiveAdmins(client)) === 0) throw new LastActiveAdmin();
+        await client.query("COMMIT");
+        return result;
+      } catch (error) {
+        broken = isUnavailable(error) && !(error instanceof LastActiveAdmin);
+        if (!broken) await client.query("ROLLBACK").catch(() => {});
+        throw error;
+      } finally {
+        // A client whose connection failed is destroyed, not returned to the pool.
+        client.release(broken);
+      }
+    });
+  }
+}
+
+async function countActiveAdmins(client: pg.Pool | pg.PoolClient): Promise<number> {
+  const { rows } = await client.query<{ n: string }>("SELECT count(*) AS n FROM users WHERE is_admin AND is_active");
+  return Number(rows[0]?.n ?? 0);
+}
+
+function toRecord(row: UserRow | undefined): UserRecord | undefined {
+  if (row === undefined) return undefined;
+  return {
+    id: row.id,
+    email: row.email,
+    hashedPassword: row.hashed_password,
+    fullName: row.full_name,
+    isActive: row.is_active,
+    isAdmin: row.is_admin,
+    createdAt: row.created_at.toISOString(),
+    updatedAt: row.updated_at.toISOString(),
+  };
+}
