@@ -13,6 +13,7 @@ import { type Clock, createTokenService } from "./auth/tokens.ts";
 import type { Config } from "./config.ts";
 import { registerDocs } from "./docs.ts";
 import { handleError, handleNotFound } from "./error-handler.ts";
+import { healthRoutes } from "./routes/health.ts";
 import { meRoutes } from "./routes/me.ts";
 import { tokenRoutes } from "./routes/token.ts";
 import { userRoutes } from "./routes/users.ts";
@@ -107,9 +108,11 @@ export async function buildApp({
     leewaySeconds: config.clockLeewaySeconds,
   });
   const passwords = createPasswordHasher(config.argon2);
-  const limits = createRateLimits(config.rateLimit, counters ?? new MemoryCounterStore(clock), clock);
+  const counterStore = counters ?? new MemoryCounterStore(clock);
+  const limits = createRateLimits(config.rateLimit, counterStore, clock);
   const guards = createGuards(tokens, store);
 
+  await app.register(healthRoutes, { store, counters: counterStore });
   await app.register(async function apiRoutes(api) {
     // Every API response may carry a token or a user's record: never cache one.
     api.addHook("onSend", async function noStore(_request: FastifyRequest, reply: FastifyReply) {

@@ -33,6 +33,10 @@ export interface Config {
   rateLimit: RateLimitConfig;
   /** Fastify's trustProxy: whether X-Forwarded-For names the client address. */
   trustProxy: boolean | number | string[];
+  /** Shared state (rate-limit counters) in Redis when set; in the process otherwise. */
+  redis?: { url: string; timeoutMs: number; prefix: string };
+  /** How long SIGTERM waits for requests in flight before the process exits anyway. */
+  shutdownTimeoutMs: number;
   /** Browser origins allowed to call the API cross-origin; empty means CORS off. */
   corsOrigins: string[];
   /** Anyone may POST /users; when false only admins create users. */
@@ -96,6 +100,12 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): LoadedConfig 
     },
     trustProxy: parseTrustProxy(setting(env, "TRUST_PROXY") ?? "false"),
     corsOrigins: parseOrigins(setting(env, "CORS_ORIGINS")),
+    redis: parseRedis(
+      setting(env, "REDIS_URL"),
+      parseInteger(env, "REDIS_TIMEOUT_MS", 1000, 50, 60_000),
+      setting(env, "REDIS_KEY_PREFIX") ?? "uts:",
+    ),
+    shutdownTimeoutMs: parseInteger(env, "SHUTDOWN_TIMEOUT_MS", 10_000, 0, 600_000),
     signupOpen: parseBoolean("SIGNUP_OPEN", setting(env, "SIGNUP_OPEN") ?? "true"),
     firstAdmin: parseFirstAdmin(setting(env, "FIRST_ADMIN_EMAIL"), env.FIRST_ADMIN_PASSWORD),
   };
@@ -134,6 +144,13 @@ function parseTrustProxy(raw: string): boolean | number | string[] {
   const entries = raw.split(",").map((entry) => entry.trim());
   if (entries.every((entry) => /^[0-9a-f.:]+(\/\d{1,3})?$/i.test(entry))) return entries;
   throw new ConfigError("TRUST_PROXY", `must be false, true, a hop count or a list of proxy addresses, got "${raw}"`);
+}
+
+function parseRedis(raw: string | undefined, timeoutMs: number, prefix: string): Config["redis"] {
+  if (raw === undefined) return undefined;
+  if (!/^rediss?:\/\/[^\s]+$/.test(raw))
+    throw new ConfigError("REDIS_URL", 'must look like "redis://host:6379" or "rediss://..."');
+  return { url: raw, timeoutMs, prefix };
 }
 
 function parseOrigins(raw: string | undefined): string[] {

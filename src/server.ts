@@ -1,14 +1,41 @@
 // The process: the only file that binds a port or handles signals. It reads
 // the environment (env.ts), validates the configuration once, opens the
-// store, serves, and on SIGTERM or SIGINT stops accepting, finishes requests
-// in flight and exits 0.
+// stores, serves, and on SIGTERM or SIGINT stops accepting, finishes the
+// requests in flight, closes its pools and exits 0, or exits 1 if that takes
+// longer than SHUTDOWN_TIMEOUT_MS.
 import { buildApp } from "./app.ts";
 import { createPasswordHasher } from "./auth/passwords.ts";
-import { loadConfig } from "./config.ts";
+import type { CounterStore } from "./auth/rate-limits.ts";
+import { type Config, loadConfig } from "./config.ts";
 import { readEnvironment } from "./env.ts";
 import { ConfigError } from "./errors.ts";
-import { openStore } from "./store/store.ts";
+import { RedisCounterStore } from "./store/redis.ts";
+import { openStore, type UserStore } from "./store/store.ts";
 import { ensureFirstAdmin } from "./users/first-admin.ts";
+
+function fail(message: string, code: number): never {
+  process.stderr.write(`${message}\n`);
+  process.exit(code);
+}
+
+async function openStores(config: Config): Promise<{ store: UserStore; counters?: CounterStore }> {
+  let store: UserStore;
+  try {
+    store = await openStore(config.database);
+  } catch (error) {
+    fail(`cannot open the database named by DATABASE_URL: ${(error as Error).message}`, 1);
+  }
+  if (!config.redis) return { store };
+  const counters = new RedisCounterStore(config.redis);
+  try {
+    await counters.ready(Math.max(config.redis.timeoutMs, 2000));
+  } catch {
+    await counters.close();
+    await store.close();
+    fail("cannot reach Redis at REDIS_URL", 1);
+  }
+  return { store, counters };
+}
 
 async function main(): Promise<void> {
   let loaded: ReturnType<typeof loadConfig>;
@@ -16,12 +43,11 @@ async function main(): Promise<void> {
     loaded = loadConfig(readEnvironment());
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
-    process.stderr.write(`configuration error: ${error.message}\n`);
-    process.exit(2);
+    fail(`configuration error: ${error.message}`, 2);
   }
   const { config, notices } = loaded;
-  const store = await openStore(config.database);
-  const app = await buildApp({ config, store });
+  const { store, counters } = await openStores(config);
+  const app = await buildApp({ config, store, ...(counters ? { counters } : {}) });
   for (const notice of notices) app.log.info(notice);
   if (!config.rateLimit.enabled) app.log.warn("RATE_LIMIT is off: logins and sign-ups are not rate limited");
   if (config.firstAdmin) {
@@ -33,9 +59,19 @@ async function main(): Promise<void> {
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
-    app.log.info({ signal }, "shutting down");
+    app.log.info({ signal }, "shutting down: no new connections, finishing requests in flight");
+    const deadline = setTimeout(() => {
+      app.log.error({ timeoutMs: config.shutdownTimeoutMs }, "shutdown took too long; exiting");
+      process.exit(1);
+    }, config.shutdownTimeoutMs);
+    deadline.unref();
+    // Keep-alive connections that finish their last request while we wait are closed
+    // as they go idle; close() alone only closes those idle when it starts.
+    const sweep = setInterval(() => app.server.closeIdleConnections(), 50);
     await app.close();
-    await store.close();
+    clearInterval(sweep);
+    await Promise.all([store.close(), counters?.close()]);
+    app.log.info("stopped");
     process.exit(0);
   };
   process.on("SIGTERM", () => void stop("SIGTERM"));

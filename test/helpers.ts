@@ -37,6 +37,7 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     },
     trustProxy: false,
     corsOrigins: [],
+    shutdownTimeoutMs: 10_000,
     signupOpen: true,
     ...overrides,
   };

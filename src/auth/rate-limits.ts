@@ -7,7 +7,8 @@
 // ceiling. Unknown accounts are counted exactly like known ones, and the
 // refusal is the same 429, so the limits never reveal whether an account
 // exists. A successful login clears its account's counts. The counters live
-// behind CounterStore: in this process by default.
+// behind CounterStore: in this process by default, in Redis (store/redis.ts)
+// when REDIS_URL is set, so that limits hold across instances.
 import type { RateLimitConfig } from "../config.ts";
 import { HttpError } from "../errors.ts";
 import { normalizeEmail } from "../users/email.ts";
@@ -26,6 +27,9 @@ export interface CounterStore {
   /** Adds one, starting a new window of `windowMs` when none is running. */
   increment(key: string, windowMs: number): Promise<Counter>;
   delete(key: string): Promise<void>;
+  /** Resolves when the counters can be reached (for /readyz). */
+  ping(): Promise<void>;
+  close(): Promise<void>;
 }
 
 export interface RateLimits {
@@ -66,6 +70,12 @@ export class MemoryCounterStore implements CounterStore {
 
   async delete(key: string): Promise<void> {
     this.#counters.delete(key);
+  }
+
+  async ping(): Promise<void> {}
+
+  async close(): Promise<void> {
+    this.#counters.clear();
   }
 
   #sweep(now: number): void {

@@ -1,0 +1,52 @@
+// Probes for load balancers and orchestrators: /healthz answers while the
+// process lives; /readyz answers 200 only while the database and the shared
+// counters can be reached, and 503 otherwise, so traffic moves elsewhere.
+import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import { Type } from "typebox";
+import type { CounterStore } from "../auth/rate-limits.ts";
+import { SERVICE_UNAVAILABLE } from "../errors.ts";
+import { errorResponse } from "../schemas.ts";
+import type { UserStore } from "../store/store.ts";
+
+export interface HealthRouteOptions {
+  store: UserStore;
+  counters: CounterStore;
+}
+
+const Status = (status: string) =>
+  Type.Object({ status: Type.Literal(status) }, { examples: [{ status }], description: `The literal "${status}".` });
+
+export const healthRoutes: FastifyPluginAsyncTypebox<HealthRouteOptions> = async (app, { store, counters }) => {
+  app.get(
+    "/healthz",
+    {
+      logLevel: "warn",
+      schema: {
+        tags: ["health"],
+        summary: "Liveness",
+        description: "200 while the process is alive and serving. Touches no store.",
+        response: { 200: Status("ok") },
+      },
+    },
+    async function liveness() {
+      return { status: "ok" as const };
+    },
+  );
+
+  app.get(
+    "/readyz",
+    {
+      logLevel: "warn",
+      schema: {
+        tags: ["health"],
+        summary: "Readiness",
+        description: "200 when the database and the rate-limit counters answer; 503 when either cannot be reached.",
+        response: { 200: Status("ready"), 503: errorResponse("A store cannot be reached.", SERVICE_UNAVAILABLE) },
+      },
+    },
+    async function readiness() {
+      await Promise.all([store.ping(), counters.ping()]);
+      return { status: "ready" as const };
+    },
+  );
+};
