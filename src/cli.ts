@@ -9,6 +9,7 @@ import { DEFAULT_DATABASE_URL, loadConfig } from "./config.ts";
 import { readEnvironment } from "./env.ts";
 import { ConfigError, EmailTaken } from "./errors.ts";
 import { UserCreate } from "./schemas.ts";
+import { migrations } from "./store/migrations.ts";
 import { openStore, type UserStore } from "./store/store.ts";
 import { normalizeEmail } from "./users/email.ts";
 
@@ -24,6 +25,8 @@ Commands:
                          hashes: bcrypt ($2a$, $2b$, $2y$) and Argon2 PHC strings. Each is upgraded
                          to this service's Argon2id on the user's first login. Existing e-mails
                          are skipped; bad lines are reported by number (exit code 1).
+  migrate                Bring the database schema up to date and exit (the service also does
+                         this at start-up; several instances at once apply each step once).
   help                   Show this text.
 
 The settings (DATABASE_URL, default ${DEFAULT_DATABASE_URL}; the ARGON2_* parameters) are read
@@ -121,6 +124,19 @@ async function importLine(store: UserStore, line: string): Promise<string> {
   }
 }
 
+async function migrate(): Promise<void> {
+  const { config } = loadConfig(readEnvironment());
+  let store: UserStore;
+  try {
+    store = await openStore(config.database);
+  } catch (error) {
+    throw new CliError(`cannot migrate the database named by DATABASE_URL: ${(error as Error).message}`);
+  }
+  await store.close();
+  const latest = Math.max(...migrations.map((migration) => migration.version));
+  process.stdout.write(`database schema is up to date (version ${latest})\n`);
+}
+
 async function readPassword(): Promise<string> {
   if (!process.stdin.isTTY) {
     const chunks: Buffer[] = [];
@@ -181,6 +197,10 @@ async function main(argv: string[]): Promise<number> {
       return 0;
     }
     if (group === "users" && command === "import") return (await importUsers(args)) ? 0 : 1;
+    if (group === "migrate" && command === undefined) {
+      await migrate();
+      return 0;
+    }
     throw new UsageError(`unknown command: ${[group, command].filter(Boolean).join(" ")}`);
   } catch (error) {
     if (error instanceof UsageError) {

@@ -126,6 +126,28 @@ describe("npm run cli", () => {
     assert.equal(result.stderr, "error: cannot read missing.jsonl: ENOENT\n");
   });
 
+  test("migrate creates the schema on a new database and is a no-op the second time", async (t) => {
+    const cwd = scratchDir(t);
+    for (let i = 0; i < 2; i++) {
+      const result = await run([CLI, "migrate"], { cwd });
+      assert.equal(result.code, 0, result.stderr);
+      assert.match(result.stdout, /^database schema is up to date \(version \d+\)\n$/);
+    }
+    const store = openSqliteStore(join(cwd, "data", "users.db"));
+    t.after(() => store.close());
+    assert.equal(await store.countActiveAdmins(), 0);
+  });
+
+  test("migrate fails with exit code 1 and one line when the database cannot be reached", async (t) => {
+    const result = await run([CLI, "migrate"], {
+      cwd: scratchDir(t),
+      env: { DATABASE_URL: "postgres://nobody@127.0.0.1:1/none", SIGNING_SECRET: "x".repeat(32), DB_TIMEOUT_MS: "500" },
+    });
+    assert.equal(result.code, 1);
+    assert.match(result.stderr, /^error: cannot migrate the database named by DATABASE_URL: /);
+    assert.equal(result.stderr.trim().split("\n").length, 1);
+  });
+
   test("prints its usage with --help and exits 0", async (t) => {
     const result = await run([CLI, "--help"], { cwd: scratchDir(t) });
     assert.equal(result.code, 0);

@@ -101,6 +101,26 @@ describe("the service process", () => {
     assert.ok(!service.output().includes(PASSWORD));
   });
 
+  test("exits 1 with one line when the database cannot be reached at start-up", async (t) => {
+    const env = {
+      DATABASE_URL: "postgres://app:hunter2secret@127.0.0.1:1/users",
+      SIGNING_SECRET: "x".repeat(32),
+      DB_TIMEOUT_MS: "500",
+    };
+    const result = await run([SERVER], { cwd: scratchDir(t), env });
+    assert.equal(result.code, 1);
+    assert.match(result.stderr, /^cannot open the database named by DATABASE_URL: /);
+    assert.equal(result.stderr.trim().split("\n").length, 1);
+    assert.ok(!result.stderr.includes("hunter2secret"), "the database password is not printed");
+  });
+
+  test("exits 1 with one line when Redis cannot be reached at start-up", async (t) => {
+    const env = { REDIS_URL: "redis://127.0.0.1:1", SIGNING_SECRET: "x".repeat(32), REDIS_TIMEOUT_MS: "200" };
+    const result = await run([SERVER], { cwd: scratchDir(t), env });
+    assert.equal(result.code, 1);
+    assert.equal(result.stderr, "cannot reach Redis at REDIS_URL\n");
+  });
+
   for (const [setting, env] of [
     ["PORT", { PORT: "eighty" }],
     ["SIGNING_SECRET", { SIGNING_SECRET: "short" }],
