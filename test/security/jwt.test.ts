@@ -3,9 +3,10 @@
 // header fields RFC 8725 asks a verifier to distrust.
 import assert from "node:assert/strict";
 import { describe, type TestContext, test } from "node:test";
+import { buildApp } from "../../src/app.ts";
 import { keyId } from "../../src/auth/tokens.ts";
 import { COULD_NOT_VALIDATE_CREDENTIALS } from "../../src/errors.ts";
-import { bearer, buildTestApp, createUser, loginToken, mintToken, TEST_SECRET } from "../helpers.ts";
+import { bearer, buildTestApp, createUser, loginToken, mintToken, TEST_SECRET, testConfig } from "../helpers.ts";
 
 const OLD_SECRET = "the-previous-signing-secret-0123456789";
 const NEW_SECRET = "the-current-signing-secret-9876543210";
@@ -24,19 +25,26 @@ async function appWithSecrets(t: TestContext, secrets: string[], leeway = 0) {
 
 describe("secret rotation", () => {
   test("signs with the first secret and names it in kid; tokens of the second still verify", async (t) => {
-    const before = await appWithSecrets(t, [OLD_SECRET]);
+    // One database and one clock; three deployments of the service in turn: before, during and after rotation.
+    const { store, clock } = await buildTestApp(t);
+    await createUser(store, "ada@example.com", PASSWORD);
+    const deploy = async (secrets: string[]) => {
+      const app = await buildApp({ config: testConfig({ signingSecrets: secrets }), store, clock: clock.read });
+      t.after(() => app.close());
+      return { app, me: (token: string) => app.inject({ method: "GET", url: "/me", headers: bearer(token) }) };
+    };
+
+    const before = await deploy([OLD_SECRET]);
     const oldToken = await loginToken(before.app, "ada@example.com", PASSWORD);
     assert.equal(header(oldToken).kid, keyId(OLD_SECRET));
 
-    const rotated = await appWithSecrets(t, [NEW_SECRET, OLD_SECRET]);
-    rotated.clock.now = before.clock.now;
+    const rotated = await deploy([NEW_SECRET, OLD_SECRET]);
     const newToken = await loginToken(rotated.app, "ada@example.com", PASSWORD);
     assert.equal(header(newToken).kid, keyId(NEW_SECRET));
     assert.equal((await rotated.me(newToken)).statusCode, 200);
     assert.equal((await rotated.me(oldToken)).statusCode, 200, "the old secret still verifies during rotation");
 
-    const after = await appWithSecrets(t, [NEW_SECRET]);
-    after.clock.now = before.clock.now;
+    const after = await deploy([NEW_SECRET]);
     assert.equal((await after.me(oldToken)).statusCode, 401, "removed secrets verify nothing");
     assert.equal((await after.me(newToken)).statusCode, 200);
   });
