@@ -20,6 +20,29 @@ must not be used by third-party clients; use another flow for those.
 To try the protected routes here: sign up with \`POST /users\`, press **Authorize**, enter the e-mail as
 *username* and the password, leave the client fields empty, then call \`GET /me\`.`;
 
+/**
+ * The docs page's Content-Security-Policy: its own origin only. Scripts must be the page's own files
+ * or its inline scripts by hash (taken from the plugin's default policy); Swagger UI sets inline
+ * styles from script, so styles allow 'unsafe-inline' (styles cannot run code). No https: wildcard,
+ * no third-party image validator, and no upgrade-insecure-requests (TLS is the deployment's choice).
+ */
+function docsContentSecurityPolicy(defaultPolicy: string): string {
+  const scriptHashes = /script-src 'self'([^;]*);/.exec(defaultPolicy)?.[1]?.trim() ?? "";
+  return [
+    "default-src 'self'",
+    "base-uri 'self'",
+    "connect-src 'self'",
+    "font-src 'self' data:",
+    "form-action 'self'",
+    "frame-ancestors 'none'",
+    "img-src 'self' data:",
+    "object-src 'none'",
+    `script-src 'self' ${scriptHashes}`.trim(),
+    "script-src-attr 'none'",
+    "style-src 'self' 'unsafe-inline'",
+  ].join("; ");
+}
+
 export async function registerDocs(app: FastifyInstance): Promise<void> {
   await app.register(swagger, {
     openapi: {
@@ -49,6 +72,7 @@ export async function registerDocs(app: FastifyInstance): Promise<void> {
   await app.register(swaggerUi, {
     routePrefix: "/docs",
     staticCSP: true,
+    transformStaticCSP: docsContentSecurityPolicy,
     uiConfig: { docExpansion: "list", deepLinking: true, persistAuthorization: false },
   });
 

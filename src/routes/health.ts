@@ -22,6 +22,7 @@ export const healthRoutes: FastifyPluginAsyncTypebox<HealthRouteOptions> = async
     {
       logLevel: "warn",
       schema: {
+        operationId: "liveness",
         tags: ["health"],
         summary: "Liveness",
         description: "200 while the process is alive and serving. Touches no store.",
@@ -38,6 +39,7 @@ export const healthRoutes: FastifyPluginAsyncTypebox<HealthRouteOptions> = async
     {
       logLevel: "warn",
       schema: {
+        operationId: "readiness",
         tags: ["health"],
         summary: "Readiness",
         description: "200 when the database and the rate-limit counters answer; 503 when either cannot be reached.",

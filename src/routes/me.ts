@@ -35,6 +35,7 @@ export const meRoutes: FastifyPluginAsyncTypebox<MeRouteOptions> = async (app, {
     {
       preHandler: [authenticate],
       schema: {
+        operationId: "readCurrentUser",
         tags: ["me"],
         summary: "The current user",
         description: "Returns the user that the bearer token was issued to.",
@@ -53,6 +54,7 @@ export const meRoutes: FastifyPluginAsyncTypebox<MeRouteOptions> = async (app, {
       preHandler: [authenticate],
       preValidation: [normalizeEmailInBody],
       schema: {
+        operationId: "updateCurrentUser",
         tags: ["me"],
         summary: "Update some of your own fields",
         description:
@@ -83,6 +85,7 @@ export const meRoutes: FastifyPluginAsyncTypebox<MeRouteOptions> = async (app, {
     {
       preHandler: [authenticate],
       schema: {
+        operationId: "deleteCurrentUser",
         tags: ["me"],
         summary: "Delete your own account",
         description: "204 with no body; the account and its tokens are gone. The last active admin cannot (409).",
@@ -105,6 +108,7 @@ export const meRoutes: FastifyPluginAsyncTypebox<MeRouteOptions> = async (app, {
     {
       preHandler: [authenticate],
       schema: {
+        operationId: "changePassword",
         tags: ["me"],
         summary: "Change your password",
         description: "Takes the current password and the new one in the body (never in the URL). 204 on success.",

@@ -29,6 +29,7 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<TokenRouteOptions> = async (
     "/auth/token",
     {
       schema: {
+        operationId: "issueToken",
         tags: ["auth"],
         summary: "Exchange e-mail and password for an access token",
         description:

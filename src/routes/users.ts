@@ -68,6 +68,7 @@ export const userRoutes: FastifyPluginAsyncTypebox<UserRouteOptions> = async (
       preHandler: [authenticateIfPresent],
       preValidation: [normalizeEmailInBody],
       schema: {
+        operationId: "createUser",
         tags: ["users"],
         summary: "Create a user (sign up)",
         description:
@@ -112,6 +113,7 @@ export const userRoutes: FastifyPluginAsyncTypebox<UserRouteOptions> = async (
     {
       preHandler: [authenticate, requireAdmin],
       schema: {
+        operationId: "listUsers",
         tags: ["users"],
         summary: "List users (admins)",
         description:
@@ -146,6 +148,7 @@ export const userRoutes: FastifyPluginAsyncTypebox<UserRouteOptions> = async (
     {
       preHandler: [authenticate],
       schema: {
+        operationId: "readUser",
         tags: ["users"],
         summary: "Read a user (admins, or the user itself)",
         description: "A non-admin asking for another user's id gets 403, whether or not that id exists.",
@@ -168,6 +171,7 @@ export const userRoutes: FastifyPluginAsyncTypebox<UserRouteOptions> = async (
       preHandler: [authenticate, requireAdmin],
       preValidation: [normalizeEmailInBody],
       schema: {
+        operationId: "replaceUser",
         tags: ["users"],
         summary: "Replace a user (admins)",
         description:
@@ -207,6 +211,7 @@ export const userRoutes: FastifyPluginAsyncTypebox<UserRouteOptions> = async (
       preHandler: [authenticate],
       preValidation: [normalizeEmailInBody],
       schema: {
+        operationId: "updateUser",
         tags: ["users"],
         summary: "Update some fields of a user (admins, or the user itself)",
         description:
@@ -248,6 +253,7 @@ export const userRoutes: FastifyPluginAsyncTypebox<UserRouteOptions> = async (
     {
       preHandler: [authenticate],
       schema: {
+        operationId: "deleteUser",
         tags: ["users"],
         summary: "Delete a user (admins, or the user itself)",
         description: "204 with no body. The last active admin cannot be deleted (409).",
