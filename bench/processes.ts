@@ -1,0 +1,88 @@
+// Child processes for the benchmark: the real service (src/server.ts) and
+// the bare baseline, each started with the project's Node and stopped with
+// SIGTERM; plus a sampler of a process's resident memory.
+import { type ChildProcess, spawn } from "node:child_process";
+import { once } from "node:events";
+import { closeSync, openSync, readFileSync } from "node:fs";
+import { type AddressInfo, createServer } from "node:net";
+import { join, resolve } from "node:path";
+
+const ROOT = resolve(import.meta.dirname, "..");
+
+export interface Child {
+  process: ChildProcess;
+  url: string;
+  stop(): Promise<void>;
+}
+
+/** A port that was free a moment ago (the kernel picks it; the child binds it next). */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  server.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolveClose) => server.close(resolveClose));
+  return port;
+}
+
+/**
+ * Starts a script on a free port and resolves once GET `readyPath` answers. Its output goes to a
+ * file, as a production deployment's logs would, not to a pipe this busy process must drain.
+ */
+export async function startChild(
+  script: string,
+  env: Record<string, string>,
+  cwd: string,
+  readyPath: string,
+): Promise<Child> {
+  const port = await freePort();
+  const logFile = openSync(join(cwd, `${script.replaceAll("/", "_")}-${port}.log`), "a");
+  const child = spawn(process.execPath, [resolve(ROOT, script)], {
+    cwd,
+    env: { PATH: process.env.PATH ?? "", ...env, PORT: String(port) },
+    stdio: ["ignore", logFile, logFile],
+  });
+  closeSync(logFile);
+  const url = `http://127.0.0.1:${port}`;
+  const started = performance.now();
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`${script} exited with ${child.exitCode}`);
+    try {
+      if ((await fetch(`${url}${readyPath}`)).status < 500) break;
+    } catch {}
+    if (performance.now() - started > 15_000) throw new Error(`${script} did not start`);
+    await new Promise((wait) => setTimeout(wait, 10));
+  }
+  return {
+    process: child,
+    url,
+    stop: () =>
+      new Promise<void>((done) => {
+        if (child.exitCode !== null) return done();
+        child.once("exit", () => done());
+        child.kill("SIGTERM");
+      }),
+  };
+}
+
+/** Samples VmRSS every 100 ms until stopped; resolves with the peak in MB. */
+export function sampleMemory(pid: number): { stop(): number } {
+  let peakKb = 0;
+  const read = () => {
+    try {
+      const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+      if (match) peakKb = Math.max(peakKb, Number(match[1]));
+    } catch {}
+  };
+  read();
+  const timer = setInterval(read, 100);
+  return {
+    stop() {
+      clearInterval(timer);
+      read();
+      return peakKb / 1024;
+    },
+  };
+}
+
+export { ROOT };

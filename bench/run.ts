@@ -1,0 +1,432 @@
+// npm run bench [-- --quick] [-- --postgres URL]
+//
+// Measures the service against ceilings taken in the same run, on this
+// machine, over loopback: a bare Fastify server for GET /me, bare Argon2id
+// verifies for POST /auth/token. Loads alternate service and ceiling
+// (A, B, A, B) so that drift hits both, and the table reports medians and
+// ratios. --quick runs everything in seconds to prove the benchmark works
+// (no figure is asserted); the full run takes a few minutes. With
+// --postgres URL, GET /me and POST /auth/token are measured on PostgreSQL
+// too. Results also go to bench/results/latest.json.
+import { spawn } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import autocannon from "autocannon";
+import pg from "pg";
+import { createPasswordHasher } from "../src/auth/passwords.ts";
+import { type Child, freePort, ROOT, sampleMemory, startChild } from "./processes.ts";
+import { seedUsers } from "./seed.ts";
+
+const argv = process.argv.slice(2);
+const quick = argv.includes("--quick");
+const postgresUrl = argv.includes("--postgres") ? argv[argv.indexOf("--postgres") + 1] : undefined;
+const plan = quick
+  ? { rounds: 1, seconds: 2, bigUsers: 10_000, timingAttempts: 30, starts: 2, hashSeconds: 2 }
+  : { rounds: 3, seconds: 10, bigUsers: 1_000_000, timingAttempts: 200, starts: 5, hashSeconds: 8 };
+
+const SECRET = "bench-signing-secret-0123456789abcdefghij";
+const EMAIL = "bench@example.com";
+const PASSWORD = "bench password 123";
+const LOGIN_CONNECTIONS = 8;
+const work = mkdtempSync(join(tmpdir(), "bench-"));
+const children: Child[] = [];
+
+const log = (message: string) => process.stderr.write(`bench: ${message}\n`);
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2
+    ? (sorted[middle] as number)
+    : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
+};
+
+function serviceEnv(databaseUrl: string): Record<string, string> {
+  // Production logging (info, JSON to stdout); rate limits off, as for any load test.
+  return { SIGNING_SECRET: SECRET, DATABASE_URL: databaseUrl, LOG_LEVEL: "info", RATE_LIMIT: "off" };
+}
+
+async function startService(databaseUrl: string): Promise<Child> {
+  const child = await startChild("src/server.ts", serviceEnv(databaseUrl), work, "/healthz");
+  children.push(child);
+  return child;
+}
+
+interface Load {
+  rps: number;
+  p99: number;
+  errors: number;
+}
+
+async function load(
+  url: string,
+  options: { connections: number; seconds?: number; method?: "POST"; body?: string; headers?: Record<string, string> },
+): Promise<Load> {
+  const result = await autocannon({
+    url,
+    connections: options.connections,
+    duration: options.seconds ?? plan.seconds,
+    method: options.method ?? "GET",
+    ...(options.body ? { body: options.body } : {}),
+    headers: options.headers ?? {},
+  });
+  return { rps: result.requests.average, p99: result.latency.p99, errors: result.errors + result.non2xx };
+}
+
+async function tokenFor(base: string): Promise<string> {
+  const signUp = await fetch(`${base}/users`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ email: EMAIL, password: PASSWORD }),
+  });
+  if (signUp.status !== 201 && signUp.status !== 409) throw new Error(`sign-up failed: ${signUp.status}`);
+  const response = await fetch(`${base}/auth/token`, {
+    method: "POST",
+    body: new URLSearchParams({ username: EMAIL, password: PASSWORD }),
+  });
+  if (response.status !== 200) throw new Error(`login failed: ${response.status}`);
+  return ((await response.json()) as { access_token: string }).access_token;
+}
+
+function hashCeiling(parallel: number, seconds: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [join(ROOT, "bench/hash-ceiling.ts"), String(parallel), String(seconds)], {
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    let output = "";
+    child.stdout.on("data", (chunk) => {
+      output += chunk;
+    });
+    child.on("exit", (code) =>
+      code === 0 ? resolve(JSON.parse(output).perSecond) : reject(new Error(`hash ceiling exited ${code}`)),
+    );
+  });
+}
+
+const loginBody = new URLSearchParams({ username: EMAIL, password: PASSWORD }).toString();
+const formHeaders = { "content-type": "application/x-www-form-urlencoded" };
+
+interface Row {
+  figure: string;
+  value: string;
+  reference: string;
+  ratio: string;
+  target: string;
+  holds: boolean;
+}
+const rows: Row[] = [];
+const record: Record<string, unknown> = { quick, plan, node: process.version, started: new Date().toISOString() };
+
+async function main(): Promise<void> {
+  log(`${quick ? "quick" : "full"} run in ${work}`);
+  const smallDb = `sqlite:${join(work, "small.db")}`;
+  const service = await startService(smallDb);
+  const baseline = await startChild("bench/baseline.ts", {}, work, "/me");
+  children.push(baseline);
+  const token = await tokenFor(service.url);
+  for (let i = 0; i < 9; i++) {
+    await fetch(`${service.url}/users`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ email: `user${i}@example.com`, password: PASSWORD }),
+    });
+  }
+  const auth = { authorization: `Bearer ${token}` };
+
+  // 1 and 4a: GET /me against the bare baseline, alternating; peak memory of the service meanwhile.
+  const me: Load[] = [];
+  const base: Load[] = [];
+  const meMemory = sampleMemory(service.process.pid as number);
+  await load(`${service.url}/me`, { connections: 64, seconds: 1, headers: auth });
+  await load(`${baseline.url}/me`, { connections: 64, seconds: 1 });
+  for (let round = 0; round < plan.rounds; round++) {
+    log(`GET /me round ${round + 1}/${plan.rounds}`);
+    me.push(await load(`${service.url}/me`, { connections: 64, headers: auth }));
+    base.push(await load(`${baseline.url}/me`, { connections: 64 }));
+  }
+  const mePeak = meMemory.stop();
+  const meRps = median(me.map((run) => run.rps));
+  const baseRps = median(base.map((run) => run.rps));
+  const meP99 = median(me.map((run) => run.p99));
+  record.me = { runs: me, baseline: base };
+  rows.push({
+    figure: "1. GET /me req/s, 64 connections",
+    value: meRps.toFixed(0),
+    reference: `${baseRps.toFixed(0)} (bare Fastify)`,
+    ratio: pct(meRps / baseRps),
+    target: ">= 80%",
+    holds: meRps / baseRps >= 0.8,
+  });
+  rows.push({
+    figure: "1. GET /me p99 latency, 64 connections",
+    value: `${meP99} ms`,
+    reference: `${median(base.map((run) => run.p99))} ms (bare Fastify)`,
+    ratio: "",
+    target: "(reported)",
+    holds: true,
+  });
+
+  // 2: POST /auth/token against bare Argon2id verifies with the same parallelism, alternating.
+  const logins: Load[] = [];
+  const ceilings: number[] = [];
+  for (let round = 0; round < plan.rounds; round++) {
+    log(`POST /auth/token round ${round + 1}/${plan.rounds}`);
+    logins.push(
+      await load(`${service.url}/auth/token`, {
+        connections: LOGIN_CONNECTIONS,
+        method: "POST",
+        body: loginBody,
+        headers: formHeaders,
+      }),
+    );
+    ceilings.push(await hashCeiling(LOGIN_CONNECTIONS, plan.hashSeconds));
+  }
+  const loginRps = median(logins.map((run) => run.rps));
+  const ceiling = median(ceilings);
+  record.login = { runs: logins, ceilings };
+  rows.push({
+    figure: `2. POST /auth/token req/s, ${LOGIN_CONNECTIONS} connections`,
+    value: loginRps.toFixed(1),
+    reference: `${ceiling.toFixed(1)} (bare Argon2id verifies/s)`,
+    ratio: pct(loginRps / ceiling),
+    target: ">= 90%",
+    holds: loginRps / ceiling >= 0.9,
+  });
+
+  // 3 and 4b: GET /me p99 while a login storm saturates hashing; peak memory meanwhile.
+  log("login storm with GET /me alongside");
+  const stormMemory = sampleMemory(service.process.pid as number);
+  const [storm, meDuringStorm] = await Promise.all([
+    load(`${service.url}/auth/token`, { connections: 32, method: "POST", body: loginBody, headers: formHeaders }),
+    load(`${service.url}/me`, { connections: 8, headers: auth }),
+  ]);
+  const stormPeak = stormMemory.stop();
+  record.storm = { storm, meDuringStorm };
+  rows.push({
+    figure: "3. GET /me p99 during a login storm",
+    value: `${meDuringStorm.p99} ms`,
+    reference: `${storm.rps.toFixed(1)} logins/s alongside`,
+    ratio: "",
+    target: "< 20 ms",
+    holds: meDuringStorm.p99 < 20,
+  });
+  rows.push({
+    figure: "4. peak RSS under the GET /me load",
+    value: `${mePeak.toFixed(0)} MB`,
+    reference: "",
+    ratio: "",
+    target: "< 100 MB",
+    holds: mePeak < 100,
+  });
+  rows.push({
+    figure: "4. peak RSS under the login storm",
+    value: `${stormPeak.toFixed(0)} MB`,
+    reference: "",
+    ratio: "",
+    target: "< 250 MB",
+    holds: stormPeak < 250,
+  });
+
+  // 5: GET /me with many users in the database against the 10-user database, alternating.
+  log(`seeding ${plan.bigUsers} users`);
+  const seedStarted = performance.now();
+  const hash = await createPasswordHasher().hash("seeded user password");
+  await seedUsers(join(work, "big.db"), plan.bigUsers, hash);
+  log(`seeded in ${((performance.now() - seedStarted) / 1000).toFixed(1)} s`);
+  const bigService = await startService(`sqlite:${join(work, "big.db")}`);
+  const bigAuth = { authorization: `Bearer ${await tokenFor(bigService.url)}` };
+  const big: Load[] = [];
+  const small: Load[] = [];
+  for (let round = 0; round < plan.rounds; round++) {
+    log(`GET /me, ${plan.bigUsers} users against 10, round ${round + 1}/${plan.rounds}`);
+    big.push(await load(`${bigService.url}/me`, { connections: 64, headers: bigAuth }));
+    small.push(await load(`${service.url}/me`, { connections: 64, headers: auth }));
+  }
+  await bigService.stop();
+  const bigRps = median(big.map((run) => run.rps));
+  const smallRps = median(small.map((run) => run.rps));
+  record.bigDatabase = { users: plan.bigUsers, big, small };
+  rows.push({
+    figure: `5. GET /me req/s with ${plan.bigUsers.toLocaleString("en")} users`,
+    value: bigRps.toFixed(0),
+    reference: `${smallRps.toFixed(0)} (10 users)`,
+    ratio: pct(bigRps / smallRps),
+    target: ">= 95%",
+    holds: bigRps / smallRps >= 0.95,
+  });
+
+  // 7: timing enumeration, sequential and interleaved: unknown e-mail against wrong password.
+  log(`timing: ${plan.timingAttempts} interleaved attempts each`);
+  const unknown: number[] = [];
+  const wrong: number[] = [];
+  const attempt = async (username: string) => {
+    const started = performance.now();
+    const response = await fetch(`${service.url}/auth/token`, {
+      method: "POST",
+      body: new URLSearchParams({ username, password: "not the password" }),
+    });
+    await response.arrayBuffer();
+    if (response.status !== 401) throw new Error(`expected 401, got ${response.status}`);
+    return performance.now() - started;
+  };
+  for (let i = 0; i < plan.timingAttempts; i++) {
+    if (i % 2 === 0) {
+      unknown.push(await attempt(`nobody${i}@example.com`));
+      wrong.push(await attempt(EMAIL));
+    } else {
+      wrong.push(await attempt(EMAIL));
+      unknown.push(await attempt(`nobody${i}@example.com`));
+    }
+  }
+  const unknownMedian = median(unknown);
+  const wrongMedian = median(wrong);
+  const difference = (unknownMedian - wrongMedian) / wrongMedian;
+  record.timing = { unknownMedian, wrongMedian, difference };
+  rows.push({
+    figure: "7. login median: unknown e-mail vs wrong password",
+    value: `${unknownMedian.toFixed(2)} ms`,
+    reference: `${wrongMedian.toFixed(2)} ms`,
+    ratio: `${(difference * 100).toFixed(2)}%`,
+    target: "|diff| < 5%",
+    holds: Math.abs(difference) < 0.05,
+  });
+
+  await service.stop();
+  await baseline.stop();
+
+  // 6: time from spawn to the first answered request, median of several starts.
+  const startups: number[] = [];
+  for (let i = 0; i < plan.starts; i++) startups.push(await timeToFirstAnswer(smallDb));
+  const startup = median(startups);
+  record.startup = startups;
+  rows.push({
+    figure: "6. process start to first answered request",
+    value: `${startup.toFixed(0)} ms`,
+    reference: `median of ${plan.starts}`,
+    ratio: "",
+    target: "< 1000 ms",
+    holds: startup < 1000,
+  });
+
+  if (postgresUrl) await measurePostgres(postgresUrl, meRps, loginRps);
+
+  rows.sort((a, b) => a.figure.localeCompare(b.figure, "en", { numeric: true }));
+  printTable();
+  mkdirSync(join(ROOT, "bench/results"), { recursive: true });
+  writeFileSync(join(ROOT, "bench/results/latest.json"), `${JSON.stringify({ ...record, rows }, null, 2)}\n`);
+}
+
+/** Spawns the service and polls GET /healthz until it answers; milliseconds from spawn. */
+async function timeToFirstAnswer(databaseUrl: string): Promise<number> {
+  const port = await freePort();
+  const started = performance.now();
+  const child = spawn(process.execPath, [join(ROOT, "src/server.ts")], {
+    cwd: work,
+    env: { PATH: process.env.PATH ?? "", ...serviceEnv(databaseUrl), PORT: String(port) },
+    stdio: "ignore",
+  });
+  try {
+    for (;;) {
+      try {
+        const response = await fetch(`http://127.0.0.1:${port}/healthz`);
+        if (response.ok) return performance.now() - started;
+      } catch {}
+      if (performance.now() - started > 10_000) throw new Error("the service did not answer within 10 s");
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+  } finally {
+    child.kill("SIGTERM");
+    await new Promise((resolve) => child.once("exit", resolve));
+  }
+}
+
+async function measurePostgres(url: string, sqliteMeRps: number, sqliteLoginRps: number): Promise<void> {
+  const schema = `bench_${process.pid}`;
+  const admin = new pg.Client({ connectionString: url });
+  await admin.connect();
+  await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE; CREATE SCHEMA ${schema}`);
+  try {
+    const withSchema = `${url}${url.includes("?") ? "&" : "?"}options=${encodeURIComponent(`-c search_path=${schema}`)}`;
+    const service = await startService(withSchema);
+    const auth = { authorization: `Bearer ${await tokenFor(service.url)}` };
+    log("PostgreSQL: GET /me and POST /auth/token");
+    await load(`${service.url}/me`, { connections: 64, seconds: 1, headers: auth });
+    const me: Load[] = [];
+    const logins: Load[] = [];
+    for (let round = 0; round < plan.rounds; round++) {
+      me.push(await load(`${service.url}/me`, { connections: 64, headers: auth }));
+      logins.push(
+        await load(`${service.url}/auth/token`, {
+          connections: LOGIN_CONNECTIONS,
+          method: "POST",
+          body: loginBody,
+          headers: formHeaders,
+        }),
+      );
+    }
+    await service.stop();
+    const meRps = median(me.map((run) => run.rps));
+    const loginRps = median(logins.map((run) => run.rps));
+    record.postgres = { me, logins };
+    rows.push({
+      figure: "PostgreSQL: GET /me req/s, 64 connections",
+      value: meRps.toFixed(0),
+      reference: `${sqliteMeRps.toFixed(0)} (SQLite)`,
+      ratio: pct(meRps / sqliteMeRps),
+      target: "(reported)",
+      holds: true,
+    });
+    rows.push({
+      figure: `PostgreSQL: POST /auth/token req/s, ${LOGIN_CONNECTIONS} connections`,
+      value: loginRps.toFixed(1),
+      reference: `${sqliteLoginRps.toFixed(1)} (SQLite)`,
+      ratio: pct(loginRps / sqliteLoginRps),
+      target: "(reported)",
+      holds: true,
+    });
+  } finally {
+    await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+    await admin.end();
+  }
+}
+
+function pct(ratio: number): string {
+  return `${(ratio * 100).toFixed(1)}%`;
+}
+
+function printTable(): void {
+  const header: Row = {
+    figure: "figure",
+    value: "value",
+    reference: "ceiling / reference",
+    ratio: "ratio",
+    target: "target",
+    holds: true,
+  };
+  const cells = (row: Row) => [
+    row.figure,
+    row.value,
+    row.reference,
+    row.ratio,
+    row.target,
+    row === header ? "result" : row.target === "(reported)" ? "-" : row.holds ? "holds" : "MISSED",
+  ];
+  const widths = cells(header).map((_, i) =>
+    Math.max(...[header, ...rows].map((row) => (cells(row)[i] as string).length)),
+  );
+  const line = (row: Row) =>
+    `| ${cells(row)
+      .map((cell, i) => cell.padEnd(widths[i] as number))
+      .join(" | ")} |`;
+  process.stdout.write(`\n${quick ? "QUICK RUN: the figures prove the benchmark runs, not the targets.\n" : ""}`);
+  process.stdout.write(`Node ${process.version}, ${plan.rounds} round(s) of ${plan.seconds} s per load, medians.\n\n`);
+  process.stdout.write(`${line(header)}\n|${widths.map((width) => "-".repeat(width + 2)).join("|")}|\n`);
+  for (const row of rows) process.stdout.write(`${line(row)}\n`);
+}
+
+try {
+  await main();
+} finally {
+  await Promise.all(children.map((child) => child.stop()));
+  rmSync(work, { recursive: true, force: true });
+}
