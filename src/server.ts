@@ -3,13 +3,13 @@
 // stores, serves, and on SIGTERM or SIGINT stops accepting, finishes the
 // requests in flight, closes its pools and exits 0, or exits 1 if that takes
 // longer than SHUTDOWN_TIMEOUT_MS.
+import pino from "pino";
 import { buildApp } from "./app.ts";
 import { createPasswordHasher } from "./auth/passwords.ts";
 import type { CounterStore } from "./auth/rate-limits.ts";
 import { type Config, loadConfig } from "./config.ts";
 import { readEnvironment } from "./env.ts";
 import { ConfigError } from "./errors.ts";
-import { RedisCounterStore } from "./store/redis.ts";
 import { openStore, type UserStore } from "./store/store.ts";
 import { ensureFirstAdmin } from "./users/first-admin.ts";
 
@@ -26,6 +26,8 @@ async function openStores(config: Config): Promise<{ store: UserStore; counters?
     fail(`cannot open the database named by DATABASE_URL: ${(error as Error).message}`, 1);
   }
   if (!config.redis) return { store };
+  // Loaded only when REDIS_URL is set: a single instance never pays for the Redis client's memory.
+  const { RedisCounterStore } = await import("./store/redis.ts");
   const counters = new RedisCounterStore(config.redis);
   try {
     await counters.ready(Math.max(config.redis.timeoutMs, 2000));
@@ -47,7 +49,9 @@ async function main(): Promise<void> {
   }
   const { config, notices } = loaded;
   const { store, counters } = await openStores(config);
-  const app = await buildApp({ config, store, ...(counters ? { counters } : {}) });
+  // Asynchronous writes: a log line never blocks the event loop on a slow terminal or pipe.
+  const logStream = pino.destination({ dest: 1, sync: false });
+  const app = await buildApp({ config, store, logStream, ...(counters ? { counters } : {}) });
   for (const notice of notices) app.log.info(notice);
   if (!config.rateLimit.enabled) app.log.warn("RATE_LIMIT is off: logins and sign-ups are not rate limited");
   if (config.firstAdmin) {
@@ -62,6 +66,7 @@ async function main(): Promise<void> {
     app.log.info({ signal }, "shutting down: no new connections, finishing requests in flight");
     const deadline = setTimeout(() => {
       app.log.error({ timeoutMs: config.shutdownTimeoutMs }, "shutdown took too long; exiting");
+      logStream.flushSync();
       process.exit(1);
     }, config.shutdownTimeoutMs);
     deadline.unref();
@@ -72,6 +77,7 @@ async function main(): Promise<void> {
     clearInterval(sweep);
     await Promise.all([store.close(), counters?.close()]);
     app.log.info("stopped");
+    logStream.flushSync();
     process.exit(0);
   };
   process.on("SIGTERM", () => void stop("SIGTERM"));

@@ -6,7 +6,6 @@
 // verify too and report needsRehash, so login upgrades them. The spec leaves
 // the algorithm open ("not shown"); this is the choice.
 import { type Algorithm, hash, parseOptions, verify } from "@node-rs/argon2";
-import bcrypt from "bcryptjs";
 import type { Argon2Params } from "../config.ts";
 
 /** OWASP Password Storage Cheat Sheet, Argon2id minimum configuration. */
@@ -14,6 +13,9 @@ export const OWASP_ARGON2ID: Argon2Params = { memoryKib: 19_456, timeCost: 2, pa
 
 const ARGON2ID = 2 as Algorithm.Argon2id; // the package's enum is a const enum, not importable as a value
 const BCRYPT = /^\$2[aby]\$\d{2}\$[./A-Za-z0-9]{53}$/;
+
+/** bcrypt is only ever needed for imported hashes, until their first login upgrades them. */
+const loadBcrypt = async () => (await import("bcryptjs")).default;
 
 export interface PasswordHasher {
   hash(password: string): Promise<string>;
@@ -39,7 +41,7 @@ export function createPasswordHasher(params: Argon2Params = OWASP_ARGON2ID): Pas
 
     async verify(storedHash, password) {
       try {
-        if (BCRYPT.test(storedHash)) return await bcrypt.compare(password, storedHash);
+        if (BCRYPT.test(storedHash)) return await (await loadBcrypt()).compare(password, storedHash);
         return await verify(storedHash, password);
       } catch {
         return false;

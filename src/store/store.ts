@@ -5,7 +5,6 @@
 // (LastActiveAdmin). openStore picks the backend from the parsed
 // DATABASE_URL, never by guessing.
 import type { DatabaseLocation } from "../config.ts";
-import { openPostgresStore } from "./postgres.ts";
 import { openSqliteStore } from "./sqlite.ts";
 
 export interface UserRecord {
@@ -62,12 +61,15 @@ export async function openStore(location: DatabaseLocation, clock: () => number 
   switch (location.kind) {
     case "sqlite":
       return openSqliteStore(location.path, clock);
-    case "postgres":
+    case "postgres": {
+      // Loaded only when used: an SQLite deployment never pays for the pg driver's memory.
+      const { openPostgresStore } = await import("./postgres.ts");
       return openPostgresStore({
         url: location.url,
         poolSize: location.poolSize,
         timeoutMs: location.timeoutMs,
         clock,
       });
+    }
   }
 }
