@@ -9,6 +9,7 @@ import type { DestinationStream } from "pino";
 import { createGuards } from "./auth/guard.ts";
 import { createPasswordHasher } from "./auth/passwords.ts";
 import { type CounterStore, createRateLimits, MemoryCounterStore } from "./auth/rate-limits.ts";
+import { createSessions } from "./auth/sessions.ts";
 import { type Clock, createTokenService } from "./auth/tokens.ts";
 import type { Config } from "./config.ts";
 import { registerDocs } from "./docs.ts";
@@ -62,6 +63,27 @@ function serializeRequest(request: FastifyRequest): Record<string, unknown> {
   return { method: request.method, url, remoteAddress: request.ip };
 }
 
+/**
+ * Deletes expired sessions and refresh tokens every ten minutes, a thousand rows per statement,
+ * yielding between batches so that requests are never held up behind a long delete.
+ */
+function purgeExpiredSessions(app: FastifyInstance, store: UserStore, clock: Clock): void {
+  const purge = async () => {
+    try {
+      while ((await store.purgeExpired(new Date(clock()).toISOString(), 1000)) > 0) {
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    } catch (error) {
+      app.log.warn({ err: error }, "purging expired sessions failed; will retry");
+    }
+  };
+  const timer = setInterval(purge, 10 * 60_000);
+  timer.unref();
+  app.addHook("onClose", async function stopPurging() {
+    clearInterval(timer);
+  });
+}
+
 export interface AppOptions {
   config: Config;
   store: UserStore;
@@ -95,6 +117,7 @@ export async function buildApp({
 
   app.setValidatorCompiler(createValidatorCompiler());
   app.decorateRequest("user", null);
+  app.decorateRequest("sessionId", null);
   app.setErrorHandler(handleError);
   app.setNotFoundHandler(handleNotFound);
   // JSON is the only body type outside the token endpoint; text/plain would otherwise parse.
@@ -127,6 +150,8 @@ export async function buildApp({
   const counterStore = counters ?? new MemoryCounterStore(clock);
   const limits = createRateLimits(config.rateLimit, counterStore, clock);
   const guards = createGuards(tokens, store);
+  const sessions = createSessions(store, config.sessions, clock);
+  purgeExpiredSessions(app, store, clock);
 
   await app.register(healthRoutes, { store, counters: counterStore });
   await app.register(async function apiRoutes(api) {
@@ -135,9 +160,9 @@ export async function buildApp({
       reply.header("cache-control", "no-store");
       done();
     });
-    await api.register(tokenRoutes, { store, tokens, passwords, limits });
-    await api.register(meRoutes, { store, guards, passwords });
-    await api.register(userRoutes, { store, guards, passwords, limits, signupOpen: config.signupOpen });
+    await api.register(tokenRoutes, { store, tokens, passwords, limits, sessions });
+    await api.register(meRoutes, { store, guards, passwords, sessions });
+    await api.register(userRoutes, { store, guards, passwords, limits, sessions, signupOpen: config.signupOpen });
   });
 
   await app.ready();

@@ -35,6 +35,7 @@ export interface Config {
   trustProxy: boolean | number | string[];
   /** Shared state (rate-limit counters) in Redis when set; in the process otherwise. */
   redis?: { url: string; timeoutMs: number; prefix: string };
+  sessions: { idleSeconds: number; absoluteSeconds: number; reuseGraceSeconds: number };
   /** How long SIGTERM waits for requests in flight before the process exits anyway. */
   shutdownTimeoutMs: number;
   /** Browser origins allowed to call the API cross-origin; empty means CORS off. */
@@ -106,6 +107,11 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): LoadedConfig 
       setting(env, "REDIS_KEY_PREFIX") ?? "uts:",
     ),
     shutdownTimeoutMs: parseInteger(env, "SHUTDOWN_TIMEOUT_MS", 10_000, 0, 600_000),
+    sessions: {
+      idleSeconds: parseInteger(env, "REFRESH_IDLE_SECONDS", 14 * 86_400, 60, 365 * 86_400),
+      absoluteSeconds: parseInteger(env, "REFRESH_ABSOLUTE_SECONDS", 30 * 86_400, 60, 3 * 365 * 86_400),
+      reuseGraceSeconds: parseInteger(env, "REFRESH_REUSE_GRACE_SECONDS", 10, 0, 300),
+    },
     signupOpen: parseBoolean("SIGNUP_OPEN", setting(env, "SIGNUP_OPEN") ?? "true"),
     firstAdmin: parseFirstAdmin(setting(env, "FIRST_ADMIN_EMAIL"), env.FIRST_ADMIN_PASSWORD),
   };

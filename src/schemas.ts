@@ -176,18 +176,36 @@ export const UserIdParams = Type.Object({ id: UserId });
 
 export const TokenForm = Type.Object(
   {
-    grant_type: Type.Optional(Type.String({ description: "`password`, or omitted.", examples: ["password"] })),
-    username: Type.String({
-      maxLength: 320,
-      description: "The user's e-mail (OAuth 2.0 calls the field username).",
-      examples: ["ada@example.com"],
-    }),
-    password: Type.String({ maxLength: PASSWORD_MAX_LENGTH, examples: ["correct horse battery staple"] }),
+    grant_type: Type.Optional(
+      Type.String({ description: "`password` (the default) or `refresh_token`.", examples: ["password"] }),
+    ),
+    username: Type.Optional(
+      Type.String({
+        maxLength: 320,
+        description: "Password grant: the user's e-mail (OAuth 2.0 calls the field username).",
+        examples: ["ada@example.com"],
+      }),
+    ),
+    password: Type.Optional(
+      Type.String({
+        maxLength: PASSWORD_MAX_LENGTH,
+        description: "Password grant: the password.",
+        examples: ["correct horse battery staple"],
+      }),
+    ),
+    refresh_token: Type.Optional(
+      Type.String({ maxLength: 512, description: "Refresh grant (RFC 6749 section 6): the refresh token to spend." }),
+    ),
     scope: Type.Optional(Type.String({ description: "Accepted and ignored." })),
     client_id: Type.Optional(Type.String({ description: "Accepted and ignored (first-party clients only)." })),
     client_secret: Type.Optional(Type.String({ description: "Accepted and ignored." })),
   },
-  { $id: "TokenForm", description: "OAuth 2.0 password grant (RFC 6749 section 4.3.2), form-encoded." },
+  {
+    $id: "TokenForm",
+    description:
+      "OAuth 2.0 password grant (RFC 6749 section 4.3.2: `username`, `password`) or refresh grant " +
+      "(section 6: `grant_type=refresh_token`, `refresh_token`), form-encoded.",
+  },
 );
 export type TokenForm = Static<typeof TokenForm>;
 
@@ -201,6 +219,9 @@ export const TokenOut = Type.Object(
       description: "Seconds until the access token expires (RFC 6749 section 5.1).",
       examples: [ACCESS_TOKEN_LIFETIME_SECONDS],
     }),
+    refresh_token: Type.String({
+      description: "Opaque, single use: spend it at this endpoint with `grant_type=refresh_token` for a new pair.",
+    }),
   },
   {
     $id: "Token",
@@ -209,11 +230,38 @@ export const TokenOut = Type.Object(
         access_token: "eyJhbGciOiJIUzI1NiIsInR5cCI6ImF0K2p3dCJ9...",
         token_type: "bearer",
         expires_in: ACCESS_TOKEN_LIFETIME_SECONDS,
+        refresh_token: "Hq8Yt2n0y1mW9q3Z4r5s6t7u8v9w0x1y2z3A4B5C6D7",
       },
     ],
   },
 );
 export type TokenOut = Static<typeof TokenOut>;
+
+export const RevokeForm = Type.Object(
+  {
+    token: Type.String({ maxLength: 4096, description: "A refresh token, or an access token (its session is ended)." }),
+    token_type_hint: Type.Optional(
+      Type.String({ description: "`refresh_token` or `access_token`; accepted and not needed." }),
+    ),
+  },
+  { $id: "RevokeForm", description: "RFC 7009 token revocation, form-encoded." },
+);
+export type RevokeForm = Static<typeof RevokeForm>;
+
+export const SessionOut = Type.Object(
+  {
+    id: Type.String({ format: "uuid" }),
+    created_at: Type.String({ format: "date-time", description: "When the user logged in." }),
+    last_used_at: Type.String({ format: "date-time", description: "The last refresh (or the login)." }),
+    expires_at: Type.String({ format: "date-time", description: "The absolute end of the session." }),
+    client_address: Type.Union([Type.String(), Type.Null()], { description: "Address of the last login or refresh." }),
+    user_agent: Type.Union([Type.String(), Type.Null()], { description: "User-Agent of the last login or refresh." }),
+    current: Type.Boolean({ description: "True for the session of the access token making this call." }),
+  },
+  { $id: "SessionOut", description: "A signed-in session: one chain of refresh tokens." },
+);
+export const SessionList = Type.Object({ items: Type.Array(SessionOut) }, { $id: "SessionList" });
+export const SessionIdParams = Type.Object({ id: Type.String({ format: "uuid" }) });
 
 /** An error response entry for a route schema, with its own description and example. */
 export function errorResponse(description: string, example: string) {

@@ -21,6 +21,15 @@ async function openApi(t: Parameters<typeof buildTestApp>[0]) {
 }
 
 describe("OpenAPI document and docs page", () => {
+  test("shows the refresh grant and the revoke endpoint", async (t) => {
+    const { doc } = await openApi(t);
+    const tokenForm = doc.paths["/auth/token"].post.requestBody.content["application/x-www-form-urlencoded"].schema;
+    const form = tokenForm.$ref ? doc.components.schemas[tokenForm.$ref.split("/").pop()] : tokenForm;
+    assert.ok(form.properties.refresh_token, "the refresh_token field is documented");
+    assert.match(form.properties.grant_type.description, /refresh_token/);
+    assert.ok(doc.paths["/auth/revoke"].post.requestBody.content["application/x-www-form-urlencoded"]);
+  });
+
   test("declares an OAuth2 password-flow scheme whose tokenUrl is /auth/token", async (t) => {
     const { doc } = await openApi(t);
     assert.deepEqual(doc.components.securitySchemes.OAuth2PasswordBearer.flows, {
@@ -40,7 +49,10 @@ describe("OpenAPI document and docs page", () => {
     const { doc } = await openApi(t);
     const expected: Record<string, string[]> = {
       "post /auth/token": ["200", "400", "401", "415", "422", "429"],
+      "post /auth/revoke": ["200", "415", "422"],
       "get /me": ["200", "401"],
+      "get /me/sessions": ["200", "401"],
+      "delete /me/sessions/{id}": ["204", "401", "404", "422"],
       "patch /me": ["200", "401", "409", "415", "422"],
       "delete /me": ["204", "401", "409"],
       "put /me/password": ["204", "400", "401", "415", "422"],
@@ -56,7 +68,9 @@ describe("OpenAPI document and docs page", () => {
       const operation = doc.paths[path][method] as Operation;
       assert.ok(operation.summary && operation.description, `${key} has a summary and a description`);
       assert.deepEqual(Object.keys(operation.responses).sort(), statuses, key);
-      for (const status of statuses.filter((code) => code !== "204"))
+      for (const status of statuses.filter(
+        (code) => code !== "204" && !(key === "post /auth/revoke" && code === "200"),
+      ))
         assert.ok(operation.responses[status]?.content?.["application/json"], `${key} ${status} has a schema`);
     }
     assert.ok(doc.paths["/auth/token"].post.requestBody.content["application/x-www-form-urlencoded"]);

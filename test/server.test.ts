@@ -80,7 +80,7 @@ describe("the service process", () => {
     assert.equal(await service.stop(), 0);
     assert.match(
       service.output(),
-      /incoming request/,
+      /request completed/,
       "LOG_LEVEL from the real environment (info) wins over .env (silent)",
     );
   });

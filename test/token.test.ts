@@ -28,7 +28,7 @@ describe("POST /auth/token", () => {
     assert.equal(typeof body.access_token, "string");
     assert.equal(body.token_type, "bearer");
     assert.equal(body.expires_in, 1800);
-    assert.deepEqual(Object.keys(body).sort(), ["access_token", "expires_in", "token_type"]);
+    assert.deepEqual(Object.keys(body).sort(), ["access_token", "expires_in", "refresh_token", "token_type"]);
   });
 
   test("signs the token with HS256 and the configured secret, sub = e-mail, exp = issuance + 30 minutes, iat set", async (t) => {
@@ -119,10 +119,10 @@ describe("POST /auth/token", () => {
     assert.equal(response.statusCode, 200);
   });
 
-  test("refuses a grant_type other than password with 400", async (t) => {
+  test("refuses a grant_type other than password or refresh_token with 400", async (t) => {
     const { app, store } = await buildTestApp(t);
     await createUser(store, EMAIL, PASSWORD);
-    for (const grant_type of ["client_credentials", "refresh_token", "PASSWORD"]) {
+    for (const grant_type of ["client_credentials", "authorization_code", "PASSWORD"]) {
       const response = await requestToken(app, { grant_type, username: EMAIL, password: PASSWORD });
       assert.equal(response.statusCode, 400, grant_type);
       assert.match(response.json().detail, /grant_type/);

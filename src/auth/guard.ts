@@ -10,6 +10,8 @@ import { type AccessClaims, InvalidToken, type TokenService } from "./tokens.ts"
 declare module "fastify" {
   interface FastifyRequest {
     user: UserRecord | null;
+    /** The session the caller's access token was issued in, if any. */
+    sessionId: string | null;
   }
 }
 
@@ -49,12 +51,20 @@ export function createGuards(tokens: TokenService, store: UserStore): Guards {
     //    working at once, with the same answer, so nothing tells "disabled" from "gone".
     //    A token older than the account was issued to an earlier holder of the e-mail
     //    (deleted, or renamed away): it must not open the new account.
+    //    A token issued before the user's password changed or the account was deactivated
+    //    is refused too (an addition to the spec's check; see the README).
     const user = await store.findByEmail(claims.sub);
-    if (user === undefined || !user.isActive || claims.iat < epochSeconds(user.createdAt)) {
+    if (
+      user === undefined ||
+      !user.isActive ||
+      claims.iat < epochSeconds(user.createdAt) ||
+      (user.credentialsChangedAt !== null && claims.iat < epochSeconds(user.credentialsChangedAt))
+    ) {
       throw unauthorized(COULD_NOT_VALIDATE_CREDENTIALS);
     }
     // 6. The found user is the caller.
     request.user = user;
+    request.sessionId = claims.sid ?? null;
   }
 
   async function authenticateIfPresent(request: FastifyRequest): Promise<void> {

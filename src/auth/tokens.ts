@@ -17,6 +17,8 @@ export interface AccessClaims {
   sub: string;
   iat: number;
   exp: number;
+  /** The session the token was issued in, when there is one. */
+  sid?: string;
 }
 
 export type Clock = () => number;
@@ -30,7 +32,7 @@ export class InvalidToken extends Error {
 }
 
 export interface TokenService {
-  issueAccessToken(email: string): string;
+  issueAccessToken(email: string, sessionId?: string): string;
   /** The token's claims, or throws InvalidToken. */
   verifyAccessToken(token: string): AccessClaims;
 }
@@ -72,9 +74,14 @@ export function createTokenService({ secrets, clock = Date.now, leewaySeconds = 
   );
 
   return {
-    issueAccessToken(email) {
+    issueAccessToken(email, sessionId) {
       const iat = Math.floor(clock() / 1000);
-      return sign({ sub: email, iat, exp: iat + ACCESS_TOKEN_LIFETIME_SECONDS });
+      return sign({
+        sub: email,
+        iat,
+        exp: iat + ACCESS_TOKEN_LIFETIME_SECONDS,
+        ...(sessionId ? { sid: sessionId } : {}),
+      });
     },
 
     verifyAccessToken(token) {
@@ -96,7 +103,7 @@ export function createTokenService({ secrets, clock = Date.now, leewaySeconds = 
       if (typeof iat !== "number" || !Number.isFinite(iat)) throw new InvalidToken("iat missing");
       if (iat > now + leewaySeconds) throw new InvalidToken("issued in the future");
       if (typeof sub !== "string" || sub === "") throw new InvalidToken("sub missing");
-      return { sub, exp, iat };
+      return typeof payload.sid === "string" ? { sub, exp, iat, sid: payload.sid } : { sub, exp, iat };
     },
   };
 }

@@ -4,6 +4,7 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { Guards } from "../auth/guard.ts";
 import type { PasswordHasher } from "../auth/passwords.ts";
+import type { Sessions } from "../auth/sessions.ts";
 import { BEARER_SECURITY } from "../docs.ts";
 import {
   COULD_NOT_VALIDATE_CREDENTIALS,
@@ -12,7 +13,7 @@ import {
   INCORRECT_CURRENT_PASSWORD,
   LAST_ACTIVE_ADMIN,
 } from "../errors.ts";
-import { errorResponse, PasswordChange, SelfPatch, UserOut } from "../schemas.ts";
+import { errorResponse, PasswordChange, SelfPatch, SessionIdParams, SessionList, UserOut } from "../schemas.ts";
 import type { UserStore } from "../store/store.ts";
 import { normalizeEmailInBody } from "../users/email.ts";
 import { toUserOut } from "../users/present.ts";
@@ -21,13 +22,18 @@ export interface MeRouteOptions {
   store: UserStore;
   guards: Guards;
   passwords: PasswordHasher;
+  sessions: Sessions;
 }
 
+const SESSION_NOT_FOUND = "Session not found";
 const unauthorizedResponse = errorResponse("No token, or the token check failed.", COULD_NOT_VALIDATE_CREDENTIALS);
 const invalidResponse = errorResponse("The body is invalid.", "body.full_name: must NOT have more than 200 characters");
 const notJsonResponse = errorResponse("The body is not JSON.", "Unsupported Media Type: text/plain");
 
-export const meRoutes: FastifyPluginAsyncTypebox<MeRouteOptions> = async (app, { store, guards, passwords }) => {
+export const meRoutes: FastifyPluginAsyncTypebox<MeRouteOptions> = async (
+  app,
+  { store, guards, passwords, sessions },
+) => {
   const { authenticate } = guards;
 
   app.get(
@@ -111,7 +117,10 @@ export const meRoutes: FastifyPluginAsyncTypebox<MeRouteOptions> = async (app, {
         operationId: "changePassword",
         tags: ["me"],
         summary: "Change your password",
-        description: "Takes the current password and the new one in the body (never in the URL). 204 on success.",
+        description:
+          "Takes the current password and the new one in the body (never in the URL). 204 on success. Every " +
+          "session of the user ends: refresh tokens are revoked and access tokens issued before the change stop " +
+          "working, this call's own included; log in again with the new password.",
         security: BEARER_SECURITY,
         body: PasswordChange,
         response: {
@@ -133,6 +142,68 @@ export const meRoutes: FastifyPluginAsyncTypebox<MeRouteOptions> = async (app, {
         throw new HttpError(400, INCORRECT_CURRENT_PASSWORD);
       }
       await store.update(caller.id, { hashedPassword: await passwords.hash(new_password) });
+      await sessions.endAll(caller.id);
+      reply.code(204).send(null);
+    },
+  );
+
+  app.get(
+    "/me/sessions",
+    {
+      preHandler: [authenticate],
+      schema: {
+        operationId: "listSessions",
+        tags: ["me"],
+        summary: "Your signed-in sessions",
+        description:
+          "Live sessions, newest first: when each began, when it was last refreshed, from where and with what.",
+        security: BEARER_SECURITY,
+        response: { 200: SessionList, 401: unauthorizedResponse },
+      },
+    },
+    async function listSessions(request) {
+      const items = await sessions.list(request.user!.id);
+      return {
+        items: items.map((session) => ({
+          id: session.id,
+          created_at: session.createdAt,
+          last_used_at: session.lastUsedAt,
+          expires_at: session.expiresAt,
+          client_address: session.clientAddress,
+          user_agent: session.userAgent,
+          current: session.id === request.sessionId,
+        })),
+      };
+    },
+  );
+
+  app.delete(
+    "/me/sessions/:id",
+    {
+      preHandler: [authenticate],
+      schema: {
+        operationId: "endSession",
+        tags: ["me"],
+        summary: "End one of your sessions (log it out)",
+        description:
+          "204 with no body. Its refresh tokens stop working at once; access tokens already issued in it run " +
+          "out within their 30 minutes. Other sessions are untouched.",
+        security: BEARER_SECURITY,
+        params: SessionIdParams,
+        response: {
+          204: { type: "null", description: "Ended." },
+          401: unauthorizedResponse,
+          404: errorResponse("No live session of yours with this id.", SESSION_NOT_FOUND),
+          422: errorResponse("The id is not a UUID.", 'params.id: must match format "uuid"'),
+        },
+      },
+    },
+    async function endSession(request, reply) {
+      const session = await store.findSession(request.params.id);
+      // Someone else's session answers exactly like a missing one.
+      if (!session || session.userId !== request.user!.id || !(await sessions.revoke(session.id))) {
+        throw new HttpError(404, SESSION_NOT_FOUND);
+      }
       reply.code(204).send(null);
     },
   );

@@ -1,29 +1,64 @@
 // POST /auth/token: the OAuth 2.0 password grant exactly as the spec lays it
-// out. Form-encoded only; JSON here is a 415. The Basic header and empty
+// out, plus the refresh grant (RFC 6749 section 6); POST /auth/revoke (RFC
+// 7009). Form-encoded only; JSON here is a 415. The Basic header and empty
 // scope that Swagger UI's Authorize dialog sends are ignored.
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import type { FastifyRequest } from "fastify";
 import type { PasswordHasher } from "../auth/passwords.ts";
 import { type RateLimits, TOO_MANY_LOGIN_ATTEMPTS } from "../auth/rate-limits.ts";
-import type { TokenService } from "../auth/tokens.ts";
-import { ACCESS_TOKEN_LIFETIME_SECONDS } from "../auth/tokens.ts";
+import { type ClientInfo, invalidGrant, type Sessions } from "../auth/sessions.ts";
+import { ACCESS_TOKEN_LIFETIME_SECONDS, InvalidToken, type TokenService } from "../auth/tokens.ts";
 import { HttpError, INCORRECT_EMAIL_OR_PASSWORD, UNSUPPORTED_GRANT_TYPE, unauthorized } from "../errors.ts";
 import { acceptFormBodies } from "../forms.ts";
-import { errorResponse, TokenForm, TokenOut } from "../schemas.ts";
-import type { UserStore } from "../store/store.ts";
+import { errorResponse, RevokeForm, TokenForm, TokenOut } from "../schemas.ts";
+import type { UserRecord, UserStore } from "../store/store.ts";
 
 export interface TokenRouteOptions {
   store: UserStore;
   tokens: TokenService;
   passwords: PasswordHasher;
   limits: RateLimits;
+  sessions: Sessions;
+}
+
+/** The same words as a schema failure, for the fields each grant requires. */
+function required(field: string): HttpError {
+  return new HttpError(422, `body.${field}: field required`);
+}
+
+function clientOf(request: FastifyRequest): ClientInfo {
+  const agent = request.headers["user-agent"];
+  return { address: request.ip, userAgent: typeof agent === "string" ? agent.slice(0, 512) : null };
 }
 
 export const tokenRoutes: FastifyPluginAsyncTypebox<TokenRouteOptions> = async (
   app,
-  { store, tokens, passwords, limits },
+  { store, tokens, passwords, limits, sessions },
 ) => {
   app.removeAllContentTypeParsers();
   acceptFormBodies(app);
+
+  /** Checks e-mail and password, with the brute-force limits and the equal-cost rule for unknown e-mails. */
+  async function checkPassword(request: FastifyRequest, username: string, password: string): Promise<UserRecord> {
+    await limits.checkLogin(username, request.ip);
+    const user = await store.findByEmail(username);
+    // An unknown e-mail still pays for one hash verify, so timing does not reveal which accounts exist.
+    const verified = user
+      ? await passwords.verify(user.hashedPassword, password)
+      : await passwords.verifyDummy(password);
+    // An inactive account answers exactly like a wrong password: nothing tells "disabled" from "unknown".
+    if (!user || !verified || !user.isActive) {
+      await limits.recordLoginFailure(username, request.ip);
+      throw unauthorized(INCORRECT_EMAIL_OR_PASSWORD);
+    }
+    await limits.recordLoginSuccess(username, request.ip);
+    // Hashes made with older parameters or imported from another system are upgraded now,
+    // the only moment the plain password is at hand.
+    if (passwords.needsRehash(user.hashedPassword)) {
+      await store.update(user.id, { hashedPassword: await passwords.hash(password) });
+    }
+    return user;
+  }
 
   app.post(
     "/auth/token",
@@ -31,18 +66,26 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<TokenRouteOptions> = async (
       schema: {
         operationId: "issueToken",
         tags: ["auth"],
-        summary: "Exchange e-mail and password for an access token",
+        summary: "Exchange e-mail and password (or a refresh token) for tokens",
         description:
           "OAuth 2.0 password grant, form-encoded. `username` carries the e-mail. Meant for first-party clients only: " +
           "RFC 9700 advises against the password grant for third-party clients. The same 401 answers an unknown " +
           "e-mail and a wrong password, so a caller cannot tell them apart. Repeated failures for one account or " +
-          "from one address are refused with 429 for a while.",
+          "from one address are refused with 429 for a while.\n\n" +
+          "With `grant_type=refresh_token` and `refresh_token`, spends the refresh token and returns a new access " +
+          "token and a new refresh token (rotation). A refresh token presented a second time ends its whole session.",
         consumes: ["application/x-www-form-urlencoded"],
         body: TokenForm,
         response: {
           200: TokenOut,
-          400: errorResponse("A grant type other than `password`, or a repeated form field.", UNSUPPORTED_GRANT_TYPE),
-          401: errorResponse("Unknown e-mail or wrong password.", INCORRECT_EMAIL_OR_PASSWORD),
+          400: errorResponse(
+            "A grant type other than `password` or `refresh_token`, or a repeated form field.",
+            UNSUPPORTED_GRANT_TYPE,
+          ),
+          401: errorResponse(
+            "Unknown e-mail or wrong password; or an invalid, expired or spent refresh token.",
+            INCORRECT_EMAIL_OR_PASSWORD,
+          ),
           415: errorResponse("The body is not form-encoded.", "Unsupported Media Type: application/json"),
           422: errorResponse(
             "A required form field is missing or empty, or too long.",
@@ -56,35 +99,71 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<TokenRouteOptions> = async (
       },
     },
     async function issueToken(request, reply) {
-      const { grant_type, username, password } = request.body;
-      if (grant_type !== undefined && grant_type !== "password") throw new HttpError(400, UNSUPPORTED_GRANT_TYPE);
-
-      await limits.checkLogin(username, request.ip);
-
-      const user = await store.findByEmail(username);
-      // An unknown e-mail still pays for one hash verify, so timing does not reveal which accounts exist.
-      const verified = user
-        ? await passwords.verify(user.hashedPassword, password)
-        : await passwords.verifyDummy(password);
-      // An inactive account answers exactly like a wrong password: nothing tells "disabled" from "unknown".
-      if (!user || !verified || !user.isActive) {
-        await limits.recordLoginFailure(username, request.ip);
-        throw unauthorized(INCORRECT_EMAIL_OR_PASSWORD);
-      }
-      await limits.recordLoginSuccess(username, request.ip);
-      // Hashes made with older parameters or imported from another system are upgraded now,
-      // the only moment the plain password is at hand.
-      if (passwords.needsRehash(user.hashedPassword)) {
-        await store.update(user.id, { hashedPassword: await passwords.hash(password) });
+      const { grant_type = "password", username, password, refresh_token } = request.body;
+      let user: UserRecord;
+      let issued: Awaited<ReturnType<Sessions["start"]>>;
+      if (grant_type === "password") {
+        if (username === undefined) throw required("username");
+        if (password === undefined) throw required("password");
+        user = await checkPassword(request, username, password);
+        issued = await sessions.start(user.id, clientOf(request));
+      } else if (grant_type === "refresh_token") {
+        if (refresh_token === undefined) throw required("refresh_token");
+        issued = await sessions.refresh(refresh_token, clientOf(request));
+        const owner = await store.findById(issued.session.userId);
+        if (!owner?.isActive) throw invalidGrant();
+        user = owner;
+      } else {
+        throw new HttpError(400, UNSUPPORTED_GRANT_TYPE);
       }
 
       // RFC 6749 section 5.1: responses that carry tokens must not be cached.
       reply.header("cache-control", "no-store").header("pragma", "no-cache");
       return {
-        access_token: tokens.issueAccessToken(user.email),
+        access_token: tokens.issueAccessToken(user.email, issued.session.id),
         token_type: "bearer" as const,
         expires_in: ACCESS_TOKEN_LIFETIME_SECONDS,
+        refresh_token: issued.refreshToken,
       };
+    },
+  );
+
+  app.post(
+    "/auth/revoke",
+    {
+      schema: {
+        operationId: "revokeToken",
+        tags: ["auth"],
+        summary: "Revoke a token: log out (RFC 7009)",
+        description:
+          "Form-encoded `token`: a refresh token, or an access token. Ends the session it belongs to: its refresh " +
+          "tokens stop working at once; access tokens already issued in it run out within their 30 minutes. " +
+          "Answers 200 with an empty body whether or not the token was known (RFC 7009 section 2.2).",
+        consumes: ["application/x-www-form-urlencoded"],
+        body: RevokeForm,
+        response: {
+          200: { type: "null", description: "Revoked, or nothing to revoke." },
+          415: errorResponse("The body is not form-encoded.", "Unsupported Media Type: application/json"),
+          422: errorResponse("`token` is missing.", "body.token: field required"),
+        },
+      },
+    },
+    async function revokeToken(request, reply) {
+      const { token } = request.body;
+      if (token.split(".").length === 3) {
+        try {
+          const { sid, sub } = tokens.verifyAccessToken(token);
+          const owner = await store.findByEmail(sub);
+          const session = sid ? await store.findSession(sid) : undefined;
+          if (owner && session && session.userId === owner.id) await sessions.revoke(session.id);
+        } catch (error) {
+          if (!(error instanceof InvalidToken)) throw error;
+        }
+      } else {
+        await sessions.revokeByToken(token);
+      }
+      // RFC 7009 answers 200 and defines no body: an empty one, not the JSON text "null".
+      reply.code(200).send("" as unknown as null);
     },
   );
 };

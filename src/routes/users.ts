@@ -6,6 +6,7 @@ import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { Guards } from "../auth/guard.ts";
 import type { PasswordHasher } from "../auth/passwords.ts";
 import { type RateLimits, TOO_MANY_SIGNUPS } from "../auth/rate-limits.ts";
+import type { Sessions } from "../auth/sessions.ts";
 import { BEARER_SECURITY } from "../docs.ts";
 import {
   COULD_NOT_VALIDATE_CREDENTIALS,
@@ -37,6 +38,7 @@ export interface UserRouteOptions {
   guards: Guards;
   passwords: PasswordHasher;
   limits: RateLimits;
+  sessions: Sessions;
   signupOpen: boolean;
 }
 
@@ -58,7 +60,7 @@ function assertSelfOrAdmin(caller: UserRecord, id: string): void {
 
 export const userRoutes: FastifyPluginAsyncTypebox<UserRouteOptions> = async (
   app,
-  { store, guards, passwords, limits, signupOpen },
+  { store, guards, passwords, limits, sessions, signupOpen },
 ) => {
   const { authenticate, authenticateIfPresent, requireAdmin } = guards;
 
@@ -201,6 +203,7 @@ export const userRoutes: FastifyPluginAsyncTypebox<UserRouteOptions> = async (
         isAdmin: is_admin ?? false,
       });
       if (!user) throw notFound();
+      if (!user.isActive) await sessions.endAll(user.id);
       return toUserOut(user);
     },
   );
@@ -244,6 +247,8 @@ export const userRoutes: FastifyPluginAsyncTypebox<UserRouteOptions> = async (
         isAdmin: is_admin,
       });
       if (!user) throw notFound();
+      // Deactivation ends every session and every access token issued so far.
+      if (is_active === false) await sessions.endAll(user.id);
       return toUserOut(user);
     },
   );

@@ -43,6 +43,58 @@ export const migrations: readonly Migration[] = [
       CREATE INDEX users_active_admins ON users (is_admin, is_active);
     `,
   },
+  {
+    version: 2,
+    name: "sessions and refresh tokens",
+    sqlite: `
+      ALTER TABLE users ADD COLUMN credentials_changed_at TEXT;
+      CREATE TABLE sessions (
+        id TEXT PRIMARY KEY,
+        user_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+        created_at TEXT NOT NULL,
+        last_used_at TEXT NOT NULL,
+        expires_at TEXT NOT NULL,
+        revoked_at TEXT,
+        client_address TEXT,
+        user_agent TEXT
+      ) STRICT;
+      CREATE INDEX sessions_by_user ON sessions (user_id);
+      CREATE INDEX sessions_by_expiry ON sessions (expires_at);
+      CREATE TABLE refresh_tokens (
+        token_hash TEXT PRIMARY KEY,
+        session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+        created_at TEXT NOT NULL,
+        expires_at TEXT NOT NULL,
+        spent_at TEXT
+      ) STRICT;
+      CREATE INDEX refresh_tokens_by_session ON refresh_tokens (session_id);
+      CREATE INDEX refresh_tokens_by_expiry ON refresh_tokens (expires_at);
+    `,
+    postgres: `
+      ALTER TABLE users ADD COLUMN credentials_changed_at timestamptz;
+      CREATE TABLE sessions (
+        id uuid PRIMARY KEY,
+        user_id uuid NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+        created_at timestamptz NOT NULL,
+        last_used_at timestamptz NOT NULL,
+        expires_at timestamptz NOT NULL,
+        revoked_at timestamptz,
+        client_address text,
+        user_agent text
+      );
+      CREATE INDEX sessions_by_user ON sessions (user_id);
+      CREATE INDEX sessions_by_expiry ON sessions (expires_at);
+      CREATE TABLE refresh_tokens (
+        token_hash text PRIMARY KEY,
+        session_id uuid NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+        created_at timestamptz NOT NULL,
+        expires_at timestamptz NOT NULL,
+        spent_at timestamptz
+      );
+      CREATE INDEX refresh_tokens_by_session ON refresh_tokens (session_id);
+      CREATE INDEX refresh_tokens_by_expiry ON refresh_tokens (expires_at);
+    `,
+  },
 ];
 
 /** The versions still to apply, in order. */

@@ -10,7 +10,16 @@ import { EmailTaken, HttpError, LastActiveAdmin, StoreUnavailable } from "../err
 import { normalizeEmail } from "../users/email.ts";
 import { newId } from "./ids.ts";
 import { pending } from "./migrations.ts";
-import type { NewUser, UserChanges, UserQuery, UserRecord, UserStore } from "./store.ts";
+import type {
+  NewSession,
+  NewUser,
+  Rotation,
+  SessionRecord,
+  UserChanges,
+  UserQuery,
+  UserRecord,
+  UserStore,
+} from "./store.ts";
 
 /** Keys for pg_advisory_lock: one for migrations, one for the admin invariant. */
 const MIGRATION_LOCK = 727_001;
@@ -35,6 +44,18 @@ interface UserRow {
   is_admin: boolean;
   created_at: Date;
   updated_at: Date;
+  credentials_changed_at: Date | null;
+}
+
+interface SessionRow {
+  id: string;
+  user_id: string;
+  created_at: Date;
+  last_used_at: Date;
+  expires_at: Date;
+  revoked_at: Date | null;
+  client_address: string | null;
+  user_agent: string | null;
 }
 
 const COLUMN_OF: Record<keyof UserChanges, string> = {
@@ -43,6 +64,7 @@ const COLUMN_OF: Record<keyof UserChanges, string> = {
   fullName: "full_name",
   isActive: "is_active",
   isAdmin: "is_admin",
+  credentialsChangedAt: "credentials_changed_at",
 };
 
 export async function openPostgresStore(options: PostgresOptions): Promise<PostgresUserStore> {
@@ -225,8 +247,139 @@ export class PostgresUserStore implements UserStore {
     );
   }
 
+  async createSession(session: NewSession): Promise<SessionRecord> {
+    const now = new Date(this.#clock());
+    return this.#transaction(async (client) => {
+      const { rows } = await client.query<SessionRow>(
+        `INSERT INTO sessions (id, user_id, created_at, last_used_at, expires_at, client_address, user_agent)
+         VALUES ($1, $2, $3, $3, $4, $5, $6) RETURNING *`,
+        [newId(now.getTime()), session.userId, now, session.expiresAt, session.clientAddress, session.userAgent],
+      );
+      const row = rows[0] as SessionRow;
+      await client.query(
+        "INSERT INTO refresh_tokens (token_hash, session_id, created_at, expires_at) VALUES ($1, $2, $3, $4)",
+        [session.tokenHash, row.id, now, session.tokenExpiresAt],
+      );
+      return toSession(row);
+    });
+  }
+
+  async rotateRefreshToken(
+    tokenHash: string,
+    successor: { tokenHash: string; expiresAt: string },
+    now: string,
+    client: { address: string | null; userAgent: string | null },
+  ): Promise<Rotation> {
+    return this.#transaction(async (db): Promise<Rotation> => {
+      // FOR UPDATE: concurrent rotations of one token queue here, and only the first finds it unspent.
+      const { rows } = await db.query<SessionRow & { spent_at: Date | null; token_expires_at: Date }>(
+        `SELECT t.spent_at, t.expires_at AS token_expires_at, s.*
+         FROM refresh_tokens t JOIN sessions s ON s.id = t.session_id WHERE t.token_hash = $1 FOR UPDATE OF t`,
+        [tokenHash],
+      );
+      const row = rows[0];
+      const at = new Date(now);
+      if (!row || row.revoked_at !== null || row.expires_at <= at || row.token_expires_at <= at)
+        return { outcome: "invalid" };
+      if (row.spent_at !== null) return { outcome: "spent", sessionId: row.id, spentAt: row.spent_at.toISOString() };
+      await db.query("UPDATE refresh_tokens SET spent_at = $1 WHERE token_hash = $2", [at, tokenHash]);
+      const successorExpiry =
+        new Date(successor.expiresAt) < row.expires_at ? new Date(successor.expiresAt) : row.expires_at;
+      await db.query(
+        "INSERT INTO refresh_tokens (token_hash, session_id, created_at, expires_at) VALUES ($1, $2, $3, $4)",
+        [successor.tokenHash, row.id, at, successorExpiry],
+      );
+      const updated = await db.query<SessionRow>(
+        "UPDATE sessions SET last_used_at = $1, client_address = $2, user_agent = $3 WHERE id = $4 RETURNING *",
+        [at, client.address, client.userAgent, row.id],
+      );
+      return { outcome: "rotated", session: toSession(updated.rows[0] as SessionRow) };
+    });
+  }
+
+  async findSessionByToken(tokenHash: string): Promise<SessionRecord | undefined> {
+    return guard(async () => {
+      const { rows } = await this.#pool.query<SessionRow>(
+        "SELECT s.* FROM refresh_tokens t JOIN sessions s ON s.id = t.session_id WHERE t.token_hash = $1",
+        [tokenHash],
+      );
+      return rows[0] && toSession(rows[0]);
+    });
+  }
+
+  async findSession(id: string): Promise<SessionRecord | undefined> {
+    return guard(async () => {
+      const { rows } = await this.#pool.query<SessionRow>("SELECT * FROM sessions WHERE id = $1", [id]);
+      return rows[0] && toSession(rows[0]);
+    });
+  }
+
+  async listSessions(userId: string, now: string): Promise<SessionRecord[]> {
+    return guard(async () => {
+      const { rows } = await this.#pool.query<SessionRow>(
+        "SELECT * FROM sessions WHERE user_id = $1 AND revoked_at IS NULL AND expires_at > $2 ORDER BY id DESC",
+        [userId, now],
+      );
+      return rows.map(toSession);
+    });
+  }
+
+  async revokeSession(id: string, now: string): Promise<boolean> {
+    return guard(async () => {
+      const result = await this.#pool.query(
+        "UPDATE sessions SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL",
+        [now, id],
+      );
+      return (result.rowCount ?? 0) > 0;
+    });
+  }
+
+  async revokeUserSessions(userId: string, now: string): Promise<number> {
+    return guard(async () => {
+      const result = await this.#pool.query(
+        "UPDATE sessions SET revoked_at = $1 WHERE user_id = $2 AND revoked_at IS NULL",
+        [now, userId],
+      );
+      return result.rowCount ?? 0;
+    });
+  }
+
+  async purgeExpired(now: string, limit: number): Promise<number> {
+    return guard(async () => {
+      const tokens = await this.#pool.query(
+        "DELETE FROM refresh_tokens WHERE token_hash IN (SELECT token_hash FROM refresh_tokens WHERE expires_at <= $1 LIMIT $2)",
+        [now, limit],
+      );
+      const sessions = await this.#pool.query(
+        "DELETE FROM sessions WHERE id IN (SELECT id FROM sessions WHERE expires_at <= $1 OR revoked_at <= $1 LIMIT $2)",
+        [now, limit],
+      );
+      return (tokens.rowCount ?? 0) + (sessions.rowCount ?? 0);
+    });
+  }
+
   async ping(): Promise<void> {
     await guard(() => this.#pool.query("SELECT 1"));
+  }
+
+  /** Runs work in one transaction on one connection; a failed connection is destroyed, not pooled. */
+  async #transaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    return guard(async () => {
+      const client = await this.#pool.connect();
+      let broken = false;
+      try {
+        await client.query("BEGIN");
+        const result = await work(client);
+        await client.query("COMMIT");
+        return result;
+      } catch (error) {
+        broken = !(error instanceof HttpError) && isUnavailable(error);
+        if (!broken) await client.query("ROLLBACK").catch(() => {});
+        throw error;
+      } finally {
+        client.release(broken);
+      }
+    });
   }
 
   async close(): Promise<void> {
@@ -235,25 +388,13 @@ export class PostgresUserStore implements UserStore {
 
   /** Runs a write in a transaction; when it may remove an admin, under the admin lock and with the check. */
   async #write<T>(canRemoveAnAdmin: boolean, write: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-    return guard(async () => {
-      const client = await this.#pool.connect();
-      let broken = false;
-      try {
-        await client.query("BEGIN");
-        if (canRemoveAnAdmin) await client.query("SELECT pg_advisory_xact_lock($1)", [ADMIN_LOCK]);
-        const before = canRemoveAnAdmin ? await countActiveAdmins(client) : 0;
-        const result = await write(client);
-        if (canRemoveAnAdmin && before > 0 && (await countActiveAdmins(client)) === 0) throw new LastActiveAdmin();
-        await client.query("COMMIT");
-        return result;
-      } catch (error) {
-        broken = isUnavailable(error) && !(error instanceof LastActiveAdmin);
-        if (!broken) await client.query("ROLLBACK").catch(() => {});
-        throw error;
-      } finally {
-        // A client whose connection failed is destroyed, not returned to the pool.
-        client.release(broken);
-      }
+    return this.#transaction(async (client) => {
+      if (!canRemoveAnAdmin) return write(client);
+      await client.query("SELECT pg_advisory_xact_lock($1)", [ADMIN_LOCK]);
+      const before = await countActiveAdmins(client);
+      const result = await write(client);
+      if (before > 0 && (await countActiveAdmins(client)) === 0) throw new LastActiveAdmin();
+      return result;
     });
   }
 }
@@ -274,5 +415,19 @@ function toRecord(row: UserRow | undefined): UserRecord | undefined {
     isAdmin: row.is_admin,
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
+    credentialsChangedAt: row.credentials_changed_at?.toISOString() ?? null,
+  };
+}
+
+function toSession(row: SessionRow): SessionRecord {
+  return {
+    id: row.id,
+    userId: row.user_id,
+    createdAt: row.created_at.toISOString(),
+    lastUsedAt: row.last_used_at.toISOString(),
+    expiresAt: row.expires_at.toISOString(),
+    revokedAt: row.revoked_at?.toISOString() ?? null,
+    clientAddress: row.client_address,
+    userAgent: row.user_agent,
   };
 }

@@ -12,7 +12,16 @@ import { EmailTaken, LastActiveAdmin } from "../errors.ts";
 import { normalizeEmail } from "../users/email.ts";
 import { newId } from "./ids.ts";
 import { pending } from "./migrations.ts";
-import type { NewUser, UserChanges, UserQuery, UserRecord, UserStore } from "./store.ts";
+import type {
+  NewSession,
+  NewUser,
+  Rotation,
+  SessionRecord,
+  UserChanges,
+  UserQuery,
+  UserRecord,
+  UserStore,
+} from "./store.ts";
 
 /** SQLITE_CONSTRAINT_UNIQUE and SQLITE_CONSTRAINT_PRIMARYKEY extended result codes. */
 const UNIQUE_VIOLATIONS = new Set([2067, 1555]);
@@ -26,6 +35,18 @@ interface UserRow {
   is_admin: number;
   created_at: string;
   updated_at: string;
+  credentials_changed_at: string | null;
+}
+
+interface SessionRow {
+  id: string;
+  user_id: string;
+  created_at: string;
+  last_used_at: string;
+  expires_at: string;
+  revoked_at: string | null;
+  client_address: string | null;
+  user_agent: string | null;
 }
 
 const COLUMN_OF: Record<keyof UserChanges, string> = {
@@ -34,6 +55,7 @@ const COLUMN_OF: Record<keyof UserChanges, string> = {
   fullName: "full_name",
   isActive: "is_active",
   isAdmin: "is_admin",
+  credentialsChangedAt: "credentials_changed_at",
 };
 
 /** `clock` stamps created_at and updated_at (milliseconds); tests pass the app's clock. */
@@ -173,6 +195,110 @@ class SqliteUserStore implements UserStore {
     return this.#keepingAnActiveAdmin(() => Number(this.#delete.run(id).changes) > 0);
   }
 
+  async createSession(session: NewSession): Promise<SessionRecord> {
+    const now = new Date(this.#clock()).toISOString();
+    return inTransaction(this.#db, () => {
+      const row = this.#db
+        .prepare(
+          `INSERT INTO sessions (id, user_id, created_at, last_used_at, expires_at, client_address, user_agent)
+           VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING *`,
+        )
+        .get(
+          newId(this.#clock()),
+          session.userId,
+          now,
+          now,
+          session.expiresAt,
+          session.clientAddress,
+          session.userAgent,
+        ) as unknown as SessionRow;
+      this.#db
+        .prepare("INSERT INTO refresh_tokens (token_hash, session_id, created_at, expires_at) VALUES (?, ?, ?, ?)")
+        .run(session.tokenHash, row.id, now, session.tokenExpiresAt);
+      return toSession(row);
+    });
+  }
+
+  async rotateRefreshToken(
+    tokenHash: string,
+    successor: { tokenHash: string; expiresAt: string },
+    now: string,
+    client: { address: string | null; userAgent: string | null },
+  ): Promise<Rotation> {
+    return inTransaction(this.#db, (): Rotation => {
+      const row = this.#db
+        .prepare(
+          `SELECT t.spent_at, t.expires_at AS token_expires_at, s.*
+           FROM refresh_tokens t JOIN sessions s ON s.id = t.session_id WHERE t.token_hash = ?`,
+        )
+        .get(tokenHash) as unknown as (SessionRow & { spent_at: string | null; token_expires_at: string }) | undefined;
+      if (!row || row.revoked_at !== null || row.expires_at <= now || row.token_expires_at <= now)
+        return { outcome: "invalid" };
+      if (row.spent_at !== null) return { outcome: "spent", sessionId: row.id, spentAt: row.spent_at };
+      this.#db.prepare("UPDATE refresh_tokens SET spent_at = ? WHERE token_hash = ?").run(now, tokenHash);
+      this.#db
+        .prepare("INSERT INTO refresh_tokens (token_hash, session_id, created_at, expires_at) VALUES (?, ?, ?, ?)")
+        .run(
+          successor.tokenHash,
+          row.id,
+          now,
+          successor.expiresAt < row.expires_at ? successor.expiresAt : row.expires_at,
+        );
+      const session = this.#db
+        .prepare("UPDATE sessions SET last_used_at = ?, client_address = ?, user_agent = ? WHERE id = ? RETURNING *")
+        .get(now, client.address, client.userAgent, row.id) as unknown as SessionRow;
+      return { outcome: "rotated", session: toSession(session) };
+    });
+  }
+
+  async findSessionByToken(tokenHash: string): Promise<SessionRecord | undefined> {
+    const row = this.#db
+      .prepare("SELECT s.* FROM refresh_tokens t JOIN sessions s ON s.id = t.session_id WHERE t.token_hash = ?")
+      .get(tokenHash) as unknown as SessionRow | undefined;
+    return row && toSession(row);
+  }
+
+  async findSession(id: string): Promise<SessionRecord | undefined> {
+    const row = this.#db.prepare("SELECT * FROM sessions WHERE id = ?").get(id) as unknown as SessionRow | undefined;
+    return row && toSession(row);
+  }
+
+  async listSessions(userId: string, now: string): Promise<SessionRecord[]> {
+    const rows = this.#db
+      .prepare("SELECT * FROM sessions WHERE user_id = ? AND revoked_at IS NULL AND expires_at > ? ORDER BY id DESC")
+      .all(userId, now) as unknown as SessionRow[];
+    return rows.map(toSession);
+  }
+
+  async revokeSession(id: string, now: string): Promise<boolean> {
+    return (
+      Number(
+        this.#db.prepare("UPDATE sessions SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL").run(now, id).changes,
+      ) > 0
+    );
+  }
+
+  async revokeUserSessions(userId: string, now: string): Promise<number> {
+    return Number(
+      this.#db.prepare("UPDATE sessions SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL").run(now, userId)
+        .changes,
+    );
+  }
+
+  async purgeExpired(now: string, limit: number): Promise<number> {
+    const tokens = this.#db
+      .prepare(
+        "DELETE FROM refresh_tokens WHERE token_hash IN (SELECT token_hash FROM refresh_tokens WHERE expires_at <= ? LIMIT ?)",
+      )
+      .run(now, limit).changes;
+    const sessions = this.#db
+      .prepare(
+        "DELETE FROM sessions WHERE id IN (SELECT id FROM sessions WHERE expires_at <= ? OR revoked_at <= ? LIMIT ?)",
+      )
+      .run(now, now, limit).changes;
+    return Number(tokens) + Number(sessions);
+  }
+
   async ping(): Promise<void> {
     this.#db.prepare("SELECT 1").get();
   }
@@ -207,5 +333,19 @@ function toRecord(row: UserRow | undefined): UserRecord | undefined {
     isAdmin: row.is_admin === 1,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
+    credentialsChangedAt: row.credentials_changed_at,
+  };
+}
+
+function toSession(row: SessionRow): SessionRecord {
+  return {
+    id: row.id,
+    userId: row.user_id,
+    createdAt: row.created_at,
+    lastUsedAt: row.last_used_at,
+    expiresAt: row.expires_at,
+    revokedAt: row.revoked_at,
+    clientAddress: row.client_address,
+    userAgent: row.user_agent,
   };
 }

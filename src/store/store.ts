@@ -16,6 +16,8 @@ export interface UserRecord {
   isAdmin: boolean;
   createdAt: string;
   updatedAt: string;
+  /** When the password last changed or the account was deactivated; older access tokens fail. */
+  credentialsChangedAt: string | null;
 }
 
 export interface NewUser {
@@ -27,7 +29,62 @@ export interface NewUser {
 }
 
 /** Only the fields present change; updatedAt is set by the store. */
-export type UserChanges = Partial<Pick<UserRecord, "email" | "hashedPassword" | "fullName" | "isActive" | "isAdmin">>;
+export type UserChanges = Partial<
+  Pick<UserRecord, "email" | "hashedPassword" | "fullName" | "isActive" | "isAdmin" | "credentialsChangedAt">
+>;
+
+/** A signed-in session: one family of refresh tokens, each spent when it is rotated. */
+export interface SessionRecord {
+  id: string;
+  userId: string;
+  createdAt: string;
+  lastUsedAt: string;
+  /** The absolute end of the session, whatever its refreshes. */
+  expiresAt: string;
+  revokedAt: string | null;
+  clientAddress: string | null;
+  userAgent: string | null;
+}
+
+export interface NewSession {
+  userId: string;
+  expiresAt: string;
+  clientAddress: string | null;
+  userAgent: string | null;
+  /** The first refresh token of the session (its hash only). */
+  tokenHash: string;
+  tokenExpiresAt: string;
+}
+
+export type Rotation =
+  | { outcome: "rotated"; session: SessionRecord }
+  /** The token was already spent: a reuse, unless within the grace window of its rotation. */
+  | { outcome: "spent"; sessionId: string; spentAt: string }
+  /** Unknown, expired, or its session ended. */
+  | { outcome: "invalid" };
+
+export interface SessionStore {
+  createSession(session: NewSession): Promise<SessionRecord>;
+  /**
+   * Atomically spends a live refresh token and records its successor; only one of several
+   * concurrent rotations of one token can win. `now` and the expiries are ISO timestamps.
+   */
+  rotateRefreshToken(
+    tokenHash: string,
+    successor: { tokenHash: string; expiresAt: string },
+    now: string,
+    client: { address: string | null; userAgent: string | null },
+  ): Promise<Rotation>;
+  /** The session a refresh token belongs to, whatever its state. */
+  findSessionByToken(tokenHash: string): Promise<SessionRecord | undefined>;
+  findSession(id: string): Promise<SessionRecord | undefined>;
+  /** Live sessions of a user, newest first. */
+  listSessions(userId: string, now: string): Promise<SessionRecord[]>;
+  revokeSession(id: string, now: string): Promise<boolean>;
+  revokeUserSessions(userId: string, now: string): Promise<number>;
+  /** Deletes up to `limit` expired rows (sessions and refresh tokens); answers how many. */
+  purgeExpired(now: string, limit: number): Promise<number>;
+}
 
 export interface UserQuery {
   limit: number;
@@ -38,7 +95,7 @@ export interface UserQuery {
   isAdmin?: boolean;
 }
 
-export interface UserStore {
+export interface UserStore extends SessionStore {
   /** The user whose normalised e-mail equals the normalised argument, if any. */
   findByEmail(email: string): Promise<UserRecord | undefined>;
   findById(id: string): Promise<UserRecord | undefined>;

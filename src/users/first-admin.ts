@@ -19,7 +19,10 @@ export async function ensureFirstAdmin(
   const hashedPassword = await passwords.hash(admin.password);
   const existing = await store.findByEmail(admin.email);
   if (existing) {
-    await store.update(existing.id, { hashedPassword, isAdmin: true, isActive: true });
+    // Whoever held the account before keeps no session and no token into the new admin account.
+    const now = new Date().toISOString();
+    await store.update(existing.id, { hashedPassword, isAdmin: true, isActive: true, credentialsChangedAt: now });
+    await store.revokeUserSessions(existing.id, now);
     return "promoted";
   }
   await store.create({ email: admin.email, hashedPassword, isAdmin: true });
