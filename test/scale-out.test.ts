@@ -73,7 +73,7 @@ describe("several instances on one PostgreSQL and one Redis", { skip: MISSING ? 
     for (const row of rows) assert.equal(row.n, 1, `version ${row.version} recorded once`);
   });
 
-  test("sign-up on one, token from the other, /me on the first; failed logins count across both", async (t) => {
+  test("sign-up on one, token from the other, /me on the first; revocation and failed logins count across both", async (t) => {
     const { withSchema, prefix } = await sharedStores(t);
     const env = instanceEnv(withSchema(POSTGRES_URL!), REDIS_URL!, prefix, {
       LOGIN_LIMIT_PER_ACCOUNT_AND_ADDRESS: "4",
@@ -87,6 +87,19 @@ describe("several instances on one PostgreSQL and one Redis", { skip: MISSING ? 
     const me = await fetch(`${a.baseUrl}/me`, { headers: { authorization: `Bearer ${access_token}` } });
     assert.equal(me.status, 200);
     assert.equal(((await me.json()) as { email: string }).email, "ada@example.com");
+
+    // A session revoked on one instance is over on the other: revocation lives in the shared database.
+    const login2 = (await (await login(b.baseUrl, "ada@example.com", PASSWORD)).json()) as { refresh_token: string };
+    const revoked = await fetch(`${a.baseUrl}/auth/revoke`, {
+      method: "POST",
+      body: new URLSearchParams({ token: login2.refresh_token }),
+    });
+    assert.equal(revoked.status, 200);
+    const refreshed = await fetch(`${b.baseUrl}/auth/token`, {
+      method: "POST",
+      body: new URLSearchParams({ grant_type: "refresh_token", refresh_token: login2.refresh_token }),
+    });
+    assert.equal(refreshed.status, 401, "the other instance honours the revocation");
 
     // Two failures on each instance reach the limit of four together.
     for (const base of [a.baseUrl, b.baseUrl, a.baseUrl, b.baseUrl])
