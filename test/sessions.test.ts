@@ -93,7 +93,7 @@ describe("refresh tokens", () => {
     const winners = responses.filter((response) => response.statusCode === 200);
     assert.equal(winners.length, 1);
     for (const loser of responses.filter((response) => response.statusCode !== 200)) assertInvalidGrant(loser);
-    const next = (winners[0]?.json() as Tokens).refresh_token;
+    const next = (winners[0]!.json() as Tokens).refresh_token;
     assert.equal((await refresh(next)).statusCode, 200, "within the grace window the session lives on");
   });
 
