@@ -3,6 +3,7 @@
 // build their own on an in-memory store and call inject(). Registration order
 // is explicit: error handling and hardening, docs, then the API routes, which
 // share one encapsulated context whose responses are never cached.
+import { randomUUID } from "node:crypto";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
 import type { DestinationStream } from "pino";
@@ -38,6 +39,7 @@ export const REDACTED_PATHS = [
   "current_password",
   "new_password",
   "access_token",
+  "refresh_token",
   "token",
   "hashedPassword",
   "hashed_password",
@@ -46,6 +48,14 @@ export const REDACTED_PATHS = [
 /** A hop count becomes the function Fastify's types ask for; true, false and address lists pass as they are. */
 function proxyTrust(setting: Config["trustProxy"]): boolean | string[] | ((address: string, hop: number) => boolean) {
   return typeof setting === "number" ? (_address, hop) => hop < setting : setting;
+}
+
+/** An incoming X-Request-Id is kept only when it is short and plain, so it cannot forge log content. */
+const SANE_REQUEST_ID = /^[\w.:-]{1,128}$/;
+
+function requestId(request: { headers: Record<string, string | string[] | undefined> }): string {
+  const incoming = request.headers["x-request-id"];
+  return typeof incoming === "string" && SANE_REQUEST_ID.test(incoming) ? incoming : randomUUID();
 }
 
 /** Query parameters whose values never reach a log, should a client put a secret in a URL. */
@@ -110,6 +120,9 @@ export async function buildApp({
     },
     // One access-log line per request (on response) instead of Fastify's two.
     disableRequestLogging: true,
+    // Every log line carries the request id: the caller's X-Request-Id when it is a sane token, a new UUID otherwise.
+    requestIdHeader: false,
+    genReqId: requestId,
     bodyLimit: BODY_LIMIT_BYTES,
     trustProxy: proxyTrust(config.trustProxy),
     return503OnClosing: true,
@@ -122,8 +135,8 @@ export async function buildApp({
   app.setNotFoundHandler(handleNotFound);
   // JSON is the only body type outside the token endpoint; text/plain would otherwise parse.
   app.removeContentTypeParser("text/plain");
-  app.addHook("onRequest", function noSniff(_request, reply, done) {
-    reply.header("x-content-type-options", "nosniff");
+  app.addHook("onRequest", function commonHeaders(request, reply, done) {
+    reply.header("x-content-type-options", "nosniff").header("x-request-id", request.id);
     done();
   });
   app.addHook("onResponse", function accessLog(request, reply, done) {
