@@ -5,7 +5,7 @@
 // share one encapsulated context whose responses are never cached.
 import { randomUUID } from "node:crypto";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
-import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, LogController } from "fastify";
 import type { DestinationStream } from "pino";
 import { createGuards } from "./auth/guard.ts";
 import { createPasswordHasher } from "./auth/passwords.ts";
@@ -118,8 +118,8 @@ export async function buildApp({
       serializers: { req: serializeRequest },
       ...(logStream ? { stream: logStream } : {}),
     },
-    // One access-log line per request (on response) instead of Fastify's two.
-    disableRequestLogging: true,
+    // One access-log line per request (on response, see accessLog) instead of Fastify's two.
+    logController: new LogController({ disableRequestLogging: true }),
     // Every log line carries the request id: the caller's X-Request-Id when it is a sane token, a new UUID otherwise.
     requestIdHeader: false,
     genReqId: requestId,

@@ -22,9 +22,10 @@ To try the protected routes here: sign up with \`POST /users\`, press **Authoriz
 
 /**
  * The docs page's Content-Security-Policy: its own origin only. Scripts must be the page's own files
- * or its inline scripts by hash (taken from the plugin's default policy); Swagger UI sets inline
- * styles from script, so styles allow 'unsafe-inline' (styles cannot run code). No https: wildcard,
- * no third-party image validator, and no upgrade-insecure-requests (TLS is the deployment's choice).
+ * (plus any inline-script hashes the plugin's default policy lists; the current plugin has none);
+ * Swagger UI sets inline styles from script, so styles allow 'unsafe-inline' (styles cannot run
+ * code). No https: wildcard, no third-party image validator, and no upgrade-insecure-requests (TLS
+ * is the deployment's choice).
  */
 function docsContentSecurityPolicy(defaultPolicy: string): string {
   const scriptHashes = /script-src 'self'([^;]*);/.exec(defaultPolicy)?.[1]?.trim() ?? "";
