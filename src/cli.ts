@@ -5,9 +5,10 @@
 import { readFile } from "node:fs/promises";
 import { Compile } from "typebox/compile";
 import { createPasswordHasher, isSupportedHash } from "./auth/passwords.ts";
-import { DEFAULT_DATABASE_URL, loadConfig } from "./config.ts";
+import { createSessions } from "./auth/sessions.ts";
+import { type Config, DEFAULT_DATABASE_URL, generateSecret, loadConfig } from "./config.ts";
 import { readEnvironment } from "./env.ts";
-import { ConfigError, EmailTaken } from "./errors.ts";
+import { ConfigError, EmailTaken, LastActiveAdmin } from "./errors.ts";
 import { UserCreate } from "./schemas.ts";
 import { migrations } from "./store/migrations.ts";
 import { openStore, type UserStore } from "./store/store.ts";
@@ -25,8 +26,17 @@ Commands:
                          hashes: bcrypt ($2a$, $2b$, $2y$) and Argon2 PHC strings. Each is upgraded
                          to this service's Argon2id on the user's first login. Existing e-mails
                          are skipped; bad lines are reported by number (exit code 1).
+  users list             Every user: id, e-mail, admin, active, created.
+  users set-password <email>
+                         Set a user's password (read as for users create). Ends all of the
+                         user's sessions and the access tokens issued before.
+  users deactivate <email>
+                         Deactivate a user: it can no longer log in, and its sessions and
+                         access tokens end at once. The last active admin cannot be deactivated.
   migrate                Bring the database schema up to date and exit (the service also does
                          this at start-up; several instances at once apply each step once).
+  secret generate        Print a new random signing secret (256 bits, base64url) for SIGNING_SECRET.
+  serve                  Start the service (the same as npm start).
   help                   Show this text.
 
 The settings (DATABASE_URL, default ${DEFAULT_DATABASE_URL}; the ARGON2_* parameters) are read
@@ -39,6 +49,7 @@ class UsageError extends Error {}
 
 const checkNewUser = Compile(UserCreate);
 const checkEmail = Compile(UserCreate.properties.email);
+const checkPassword = Compile(UserCreate.properties.password);
 
 async function createUser(args: string[]): Promise<void> {
   const isAdmin = args.includes("--admin");
@@ -124,6 +135,69 @@ async function importLine(store: UserStore, line: string): Promise<string> {
   }
 }
 
+/** Opens the configured store for one command and always closes it. */
+async function withStore<T>(work: (store: UserStore, config: Config) => Promise<T>): Promise<T> {
+  const { config } = loadConfig(readEnvironment());
+  const store = await openStore(config.database);
+  try {
+    return await work(store, config);
+  } finally {
+    await store.close();
+  }
+}
+
+function oneEmail(args: string[], command: string): string {
+  const [email, ...rest] = args;
+  if (email === undefined || rest.length > 0) throw new UsageError(`${command} takes exactly one e-mail`);
+  return email;
+}
+
+async function listUsers(args: string[]): Promise<void> {
+  if (args.length > 0) throw new UsageError("users list takes no arguments");
+  await withStore(async (store) => {
+    process.stdout.write("id\temail\tadmin\tactive\tcreated_at\n");
+    let after: string | undefined;
+    for (;;) {
+      const page = await store.list({ limit: 500, ...(after ? { after } : {}) });
+      for (const user of page) {
+        process.stdout.write(`${user.id}\t${user.email}\t${user.isAdmin}\t${user.isActive}\t${user.createdAt}\n`);
+      }
+      if (page.length < 500) return;
+      after = page.at(-1)?.id;
+    }
+  });
+}
+
+async function setPassword(args: string[]): Promise<void> {
+  const email = oneEmail(args, "users set-password");
+  const password = await readPassword();
+  const problem = checkPassword.Errors(password)[0];
+  if (problem) throw new CliError(`password ${problem.message}`);
+  await withStore(async (store, config) => {
+    const user = await store.findByEmail(email);
+    if (!user) throw new CliError(`no user with the e-mail ${normalizeEmail(email)}`);
+    await store.update(user.id, { hashedPassword: await createPasswordHasher(config.argon2).hash(password) });
+    await createSessions(store, config.sessions, Date.now).endAll(user.id);
+    process.stdout.write(`password set for ${user.email}; its sessions have ended\n`);
+  });
+}
+
+async function deactivate(args: string[]): Promise<void> {
+  const email = oneEmail(args, "users deactivate");
+  await withStore(async (store, config) => {
+    const user = await store.findByEmail(email);
+    if (!user) throw new CliError(`no user with the e-mail ${normalizeEmail(email)}`);
+    try {
+      await store.update(user.id, { isActive: false });
+    } catch (error) {
+      if (error instanceof LastActiveAdmin) throw new CliError(`${user.email} is the last active admin`);
+      throw error;
+    }
+    await createSessions(store, config.sessions, Date.now).endAll(user.id);
+    process.stdout.write(`deactivated ${user.email}; its sessions have ended\n`);
+  });
+}
+
 async function migrate(): Promise<void> {
   const { config } = loadConfig(readEnvironment());
   let store: UserStore;
@@ -197,11 +271,15 @@ async function main(argv: string[]): Promise<number> {
       return 0;
     }
     if (group === "users" && command === "import") return (await importUsers(args)) ? 0 : 1;
-    if (group === "migrate" && command === undefined) {
-      await migrate();
-      return 0;
-    }
-    throw new UsageError(`unknown command: ${[group, command].filter(Boolean).join(" ")}`);
+    if (group === "users" && command === "list") await listUsers(args);
+    else if (group === "users" && command === "set-password") await setPassword(args);
+    else if (group === "users" && command === "deactivate") await deactivate(args);
+    else if (group === "migrate" && command === undefined) await migrate();
+    else if (group === "secret" && command === "generate" && args.length === 0)
+      process.stdout.write(`${generateSecret()}\n`);
+    else if (group === "serve" && command === undefined) await import("./server.ts");
+    else throw new UsageError(`unknown command: ${[group, command, ...args].filter(Boolean).join(" ")}`);
+    return 0;
   } catch (error) {
     if (error instanceof UsageError) {
       process.stderr.write(`error: ${error.message}\n\n${USAGE}\n`);

@@ -8,7 +8,7 @@ import bcrypt from "bcryptjs";
 import { createPasswordHasher } from "../src/auth/passwords.ts";
 import { openSqliteStore } from "../src/store/sqlite.ts";
 import { passwords } from "./helpers.ts";
-import { CLI, run, scratchDir } from "./process.ts";
+import { CLI, run, scratchDir, startService } from "./process.ts";
 
 const PASSWORD = "correct horse battery";
 
@@ -146,6 +146,75 @@ describe("npm run cli", () => {
     assert.equal(result.code, 1);
     assert.match(result.stderr, /^error: cannot migrate the database named by DATABASE_URL: /);
     assert.equal(result.stderr.trim().split("\n").length, 1);
+  });
+
+  test("users list prints every user as tab-separated lines", async (t) => {
+    const cwd = scratchDir(t);
+    await run([CLI, "users", "create", "--admin", "root@example.com"], { cwd, input: PASSWORD });
+    await run([CLI, "users", "create", "ada@example.com"], { cwd, input: PASSWORD });
+    const result = await run([CLI, "users", "list"], { cwd });
+    assert.equal(result.code, 0, result.stderr);
+    const lines = result.stdout.trim().split("\n");
+    assert.equal(lines[0], "id\temail\tadmin\tactive\tcreated_at");
+    assert.match(lines[1] ?? "", /^[0-9a-f-]{36}\troot@example\.com\ttrue\ttrue\t\d{4}-/);
+    assert.match(lines[2] ?? "", /\tada@example\.com\tfalse\ttrue\t/);
+    assert.ok(!result.stdout.includes("argon2"), "never a hash");
+  });
+
+  test("users set-password replaces the hash and ends the user's sessions; unknown e-mails fail with exit 1", async (t) => {
+    const cwd = scratchDir(t);
+    await run([CLI, "users", "create", "ada@example.com"], { cwd, input: PASSWORD });
+    const result = await run([CLI, "users", "set-password", "ADA@example.com"], {
+      cwd,
+      input: "a brand new passphrase\n",
+    });
+    assert.equal(result.code, 0, result.stderr);
+    assert.equal(result.stdout, "password set for ada@example.com; its sessions have ended\n");
+    const store = openSqliteStore(join(cwd, "data", "users.db"));
+    t.after(() => store.close());
+    const ada = await store.findByEmail("ada@example.com");
+    assert.ok(ada && (await passwords.verify(ada.hashedPassword, "a brand new passphrase")));
+    assert.ok(ada?.credentialsChangedAt, "older access tokens stop working");
+    const unknown = await run([CLI, "users", "set-password", "nobody@example.com"], {
+      cwd,
+      input: "a brand new passphrase\n",
+    });
+    assert.equal(unknown.code, 1);
+    assert.equal(unknown.stderr, "error: no user with the e-mail nobody@example.com\n");
+    const short = await run([CLI, "users", "set-password", "ada@example.com"], { cwd, input: "short\n" });
+    assert.equal(short.code, 1);
+  });
+
+  test("users deactivate deactivates and ends sessions, but refuses the last active admin", async (t) => {
+    const cwd = scratchDir(t);
+    await run([CLI, "users", "create", "--admin", "root@example.com"], { cwd, input: PASSWORD });
+    await run([CLI, "users", "create", "ada@example.com"], { cwd, input: PASSWORD });
+    const result = await run([CLI, "users", "deactivate", "ada@example.com"], { cwd });
+    assert.equal(result.code, 0, result.stderr);
+    assert.equal(result.stdout, "deactivated ada@example.com; its sessions have ended\n");
+    const lastAdmin = await run([CLI, "users", "deactivate", "root@example.com"], { cwd });
+    assert.equal(lastAdmin.code, 1);
+    assert.equal(lastAdmin.stderr, "error: root@example.com is the last active admin\n");
+    const store = openSqliteStore(join(cwd, "data", "users.db"));
+    t.after(() => store.close());
+    assert.equal((await store.findByEmail("ada@example.com"))?.isActive, false);
+    assert.equal((await store.findByEmail("root@example.com"))?.isActive, true);
+  });
+
+  test("secret generate prints a fresh 256-bit base64url secret each time", async (t) => {
+    const cwd = scratchDir(t);
+    const first = await run([CLI, "secret", "generate"], { cwd });
+    const second = await run([CLI, "secret", "generate"], { cwd });
+    assert.equal(first.code, 0);
+    assert.match(first.stdout, /^[A-Za-z0-9_-]{43}\n$/);
+    assert.notEqual(first.stdout, second.stdout);
+  });
+
+  test("serve starts the service, which answers and stops cleanly on SIGTERM", async (t) => {
+    const service = await startService(scratchDir(t), {}, [CLI, "serve"]);
+    t.after(() => service.stop());
+    assert.equal((await fetch(`${service.baseUrl}/healthz`)).status, 200);
+    assert.equal(await service.stop(), 0);
   });
 
   test("prints its usage with --help and exits 0", async (t) => {

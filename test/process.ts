@@ -28,8 +28,12 @@ export interface RunningService {
 }
 
 /** Starts src/server.ts and waits for its "listening" log line (PORT=0 picks a free port). */
-export async function startService(cwd: string, env: Record<string, string> = {}): Promise<RunningService> {
-  const child = spawn(process.execPath, [SERVER], { cwd, env: cleanEnv({ PORT: "0", ...env }) });
+export async function startService(
+  cwd: string,
+  env: Record<string, string> = {},
+  command: string[] = [SERVER],
+): Promise<RunningService> {
+  const child = spawn(process.execPath, command, { cwd, env: cleanEnv({ PORT: "0", ...env }) });
   let output = "";
   child.stdout.on("data", (chunk) => {
     output += chunk;
