@@ -15,6 +15,7 @@ import { type Clock, createTokenService } from "./auth/tokens.ts";
 import type { Config } from "./config.ts";
 import { registerDocs } from "./docs.ts";
 import { handleError, handleNotFound } from "./error-handler.ts";
+import type { Metrics } from "./metrics.ts";
 import { healthRoutes } from "./routes/health.ts";
 import { meRoutes } from "./routes/me.ts";
 import { tokenRoutes } from "./routes/token.ts";
@@ -100,6 +101,8 @@ export interface AppOptions {
   clock?: Clock;
   /** Where rate-limit counters live; in this process unless given. */
   counters?: CounterStore;
+  /** Prometheus metrics to record into; none are recorded (and no hook runs) without it. */
+  metrics?: Metrics;
   /** Where log lines go (standard output unless given; tests capture them here). */
   logStream?: DestinationStream;
 }
@@ -110,6 +113,7 @@ export async function buildApp({
   clock = Date.now,
   counters,
   logStream,
+  metrics,
 }: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     logger: {
@@ -159,7 +163,15 @@ export async function buildApp({
     clock,
     leewaySeconds: config.clockLeewaySeconds,
   });
-  const passwords = createPasswordHasher(config.argon2);
+  const hasher = createPasswordHasher(config.argon2);
+  const passwords = metrics ? metrics.instrumentHasher(hasher) : hasher;
+  if (metrics) {
+    app.addHook("onResponse", function recordMetrics(request, reply, done) {
+      const route = request.routeOptions.url ?? "(unmatched)";
+      metrics.observeRequest(request.method, route, reply.statusCode, reply.elapsedTime / 1000);
+      done();
+    });
+  }
   const counterStore = counters ?? new MemoryCounterStore(clock);
   const limits = createRateLimits(config.rateLimit, counterStore, clock);
   const guards = createGuards(tokens, store);

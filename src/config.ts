@@ -36,6 +36,8 @@ export interface Config {
   /** Shared state (rate-limit counters) in Redis when set; in the process otherwise. */
   redis?: { url: string; timeoutMs: number; prefix: string };
   sessions: { idleSeconds: number; absoluteSeconds: number; reuseGraceSeconds: number };
+  /** Prometheus metrics on their own address; off when unset, so they are never public by accident. */
+  metrics?: { host: string; port: number };
   /** How long SIGTERM waits for requests in flight before the process exits anyway. */
   shutdownTimeoutMs: number;
   /** Browser origins allowed to call the API cross-origin; empty means CORS off. */
@@ -107,6 +109,13 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): LoadedConfig 
       setting(env, "REDIS_KEY_PREFIX") ?? "uts:",
     ),
     shutdownTimeoutMs: parseInteger(env, "SHUTDOWN_TIMEOUT_MS", 10_000, 0, 600_000),
+    metrics:
+      setting(env, "METRICS_PORT") === undefined
+        ? undefined
+        : {
+            host: setting(env, "METRICS_HOST") ?? "127.0.0.1",
+            port: parseInteger(env, "METRICS_PORT", 9464, 0, 65_535),
+          },
     sessions: {
       idleSeconds: parseInteger(env, "REFRESH_IDLE_SECONDS", 14 * 86_400, 60, 365 * 86_400),
       absoluteSeconds: parseInteger(env, "REFRESH_ABSOLUTE_SECONDS", 30 * 86_400, 60, 3 * 365 * 86_400),

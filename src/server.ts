@@ -3,6 +3,8 @@
 // stores, serves, and on SIGTERM or SIGINT stops accepting, finishes the
 // requests in flight, closes its pools and exits 0, or exits 1 if that takes
 // longer than SHUTDOWN_TIMEOUT_MS.
+import { once } from "node:events";
+import { createServer, type Server } from "node:http";
 import pino, { type DestinationStream } from "pino";
 import pretty from "pino-pretty";
 import { buildApp } from "./app.ts";
@@ -11,6 +13,7 @@ import type { CounterStore } from "./auth/rate-limits.ts";
 import { type Config, loadConfig } from "./config.ts";
 import { readEnvironment } from "./env.ts";
 import { ConfigError } from "./errors.ts";
+import { createMetrics, type Metrics } from "./metrics.ts";
 import { openStore, type UserStore } from "./store/store.ts";
 import { ensureFirstAdmin } from "./users/first-admin.ts";
 
@@ -34,6 +37,23 @@ function logDestination(): { stream: DestinationStream; flush(): void } {
   const stream = pino.destination({ dest: 1, sync: true, minLength: 4096 });
   setInterval(() => stream.flush(), 200).unref();
   return { stream, flush: () => stream.flushSync() };
+}
+
+/** GET /metrics in Prometheus' text format, on the metrics address only. */
+async function serveMetrics(metrics: Metrics, address: { host: string; port: number }): Promise<Server> {
+  const server = createServer((request, response) => {
+    if (request.method !== "GET" || request.url !== "/metrics") {
+      response.writeHead(404, { "content-type": "application/json" }).end('{"detail":"Not Found"}');
+      return;
+    }
+    metrics.registry.metrics().then(
+      (text) => response.writeHead(200, { "content-type": metrics.registry.contentType }).end(text),
+      () => response.writeHead(500, { "content-type": "application/json" }).end('{"detail":"Internal Server Error"}'),
+    );
+  });
+  server.listen(address.port, address.host);
+  await once(server, "listening");
+  return server;
 }
 
 async function openStores(config: Config): Promise<{ store: UserStore; counters?: CounterStore }> {
@@ -68,7 +88,16 @@ async function main(): Promise<void> {
   const { config, notices } = loaded;
   const { store, counters } = await openStores(config);
   const logs = logDestination();
-  const app = await buildApp({ config, store, logStream: logs.stream, ...(counters ? { counters } : {}) });
+  const metrics = config.metrics ? createMetrics() : undefined;
+  const app = await buildApp({
+    config,
+    store,
+    logStream: logs.stream,
+    ...(counters ? { counters } : {}),
+    ...(metrics ? { metrics } : {}),
+  });
+  const metricsServer = metrics && config.metrics ? await serveMetrics(metrics, config.metrics) : undefined;
+  if (metricsServer) app.log.info({ address: metricsServer.address() }, "metrics served on their own port at /metrics");
   for (const notice of notices) app.log.info(notice);
   if (!config.rateLimit.enabled) app.log.warn("RATE_LIMIT is off: logins and sign-ups are not rate limited");
   if (config.firstAdmin) {
@@ -92,6 +121,7 @@ async function main(): Promise<void> {
     const sweep = setInterval(() => app.server.closeIdleConnections(), 50);
     await app.close();
     clearInterval(sweep);
+    metricsServer?.close();
     await Promise.all([store.close(), counters?.close()]);
     app.log.info("stopped");
     logs.flush();

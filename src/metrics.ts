@@ -1,0 +1,94 @@
+// Prometheus metrics (prom-client), off unless METRICS_PORT is set; then
+// served on that port only (see server.ts), never on the public API port.
+// Request counts and latency by route and status, login outcomes, rate-limit
+// refusals and store failures are all read off responses in one onResponse
+// hook; hash durations come from a wrapper around the password hasher;
+// process metrics from prom-client's defaults.
+import { Counter, collectDefaultMetrics, Histogram, Registry } from "prom-client";
+import type { PasswordHasher } from "./auth/passwords.ts";
+
+export interface Metrics {
+  registry: Registry;
+  /** Records one finished request. `route` is the route pattern (`/users/:id`), never the raw URL. */
+  observeRequest(method: string, route: string, status: number, seconds: number): void;
+  /** The same hasher, timing every hash and verify. */
+  instrumentHasher(hasher: PasswordHasher): PasswordHasher;
+}
+
+export function createMetrics(): Metrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const requests = new Counter({
+    name: "http_requests_total",
+    help: "HTTP requests by method, route and status.",
+    labelNames: ["method", "route", "status"] as const,
+    registers: [registry],
+  });
+  const latency = new Histogram({
+    name: "http_request_duration_seconds",
+    help: "HTTP request latency by method, route and status.",
+    labelNames: ["method", "route", "status"] as const,
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [registry],
+  });
+  const logins = new Counter({
+    name: "logins_total",
+    help: "Password-grant logins by outcome: success, failure (wrong or unknown credentials), rate_limited.",
+    labelNames: ["outcome"] as const,
+    registers: [registry],
+  });
+  const refusals = new Counter({
+    name: "rate_limit_refusals_total",
+    help: "Requests refused with 429 by the brute-force limits, by route.",
+    labelNames: ["route"] as const,
+    registers: [registry],
+  });
+  const storeErrors = new Counter({
+    name: "store_unavailable_total",
+    help: "Requests answered 503 because the database or Redis could not be reached, by route.",
+    labelNames: ["route"] as const,
+    registers: [registry],
+  });
+  const hashing = new Histogram({
+    name: "password_hash_duration_seconds",
+    help: "Argon2id (or imported bcrypt) work per operation: hash, verify, verify_dummy.",
+    labelNames: ["operation"] as const,
+    buckets: [0.005, 0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64],
+    registers: [registry],
+  });
+
+  const timed =
+    <A extends unknown[], R>(operation: string, work: (...args: A) => Promise<R>) =>
+    async (...args: A): Promise<R> => {
+      const end = hashing.startTimer({ operation });
+      try {
+        return await work(...args);
+      } finally {
+        end();
+      }
+    };
+
+  return {
+    registry,
+    observeRequest(method, route, status, seconds) {
+      const labels = { method, route, status: String(status) };
+      requests.inc(labels);
+      latency.observe(labels, seconds);
+      if (status === 429) refusals.inc({ route });
+      if (status === 503) storeErrors.inc({ route });
+      if (route === "/auth/token" && method === "POST") {
+        if (status === 200) logins.inc({ outcome: "success" });
+        else if (status === 401) logins.inc({ outcome: "failure" });
+        else if (status === 429) logins.inc({ outcome: "rate_limited" });
+      }
+    },
+    instrumentHasher(hasher) {
+      return {
+        hash: timed("hash", hasher.hash),
+        verify: timed("verify", hasher.verify),
+        verifyDummy: timed("verify_dummy", hasher.verifyDummy),
+        needsRehash: hasher.needsRehash,
+      };
+    },
+  };
+}

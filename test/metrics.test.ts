@@ -1,0 +1,71 @@
+// Prometheus metrics: the text parses, request and login counters move as
+// requests happen, hash durations are recorded, and the metrics are served
+// only on METRICS_PORT, never on the API port.
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { buildApp } from "../src/app.ts";
+import { createMetrics } from "../src/metrics.ts";
+import { createUser, openTestStore, requestToken, testConfig } from "./helpers.ts";
+import { scratchDir, startService } from "./process.ts";
+
+/** Parses Prometheus text into "name{labels}" -> value, checking every sample line's shape. */
+function parse(text: string): Map<string, number> {
+  const samples = new Map<string, number>();
+  for (const line of text.split("\n")) {
+    if (line === "" || line.startsWith("#")) continue;
+    const match = /^([a-zA-Z_:][a-zA-Z0-9_:]*(?:\{[^}]*\})?) (-?[0-9.e+-]+|NaN|[+-]Inf)$/.exec(line);
+    assert.ok(match, `not a Prometheus sample line: ${line}`);
+    samples.set(match[1] as string, Number(match[2]));
+  }
+  return samples;
+}
+
+describe("metrics", () => {
+  test("count requests by route and status, logins by outcome, rate-limit refusals and hash durations", async (t) => {
+    const store = await openTestStore(t);
+    const metrics = createMetrics();
+    const rateLimit = { ...testConfig().rateLimit, enabled: true, loginPerAccountAndAddress: 2 };
+    const app = await buildApp({ config: testConfig({ rateLimit }), store, metrics });
+    t.after(() => app.close());
+    await createUser(store, "ada@example.com", "correct horse battery");
+
+    const before = parse(await metrics.registry.metrics());
+    assert.equal(before.get('logins_total{outcome="success"}') ?? 0, 0);
+    assert.equal(
+      (await requestToken(app, { username: "ada@example.com", password: "correct horse battery" })).statusCode,
+      200,
+    );
+    await requestToken(app, { username: "ada@example.com", password: "wrong" });
+    await requestToken(app, { username: "ada@example.com", password: "wrong" });
+    assert.equal((await requestToken(app, { username: "ada@example.com", password: "wrong" })).statusCode, 429);
+    await app.inject({ method: "GET", url: "/users/01900000-0000-7000-8000-000000000000" });
+
+    const after = parse(await metrics.registry.metrics());
+    assert.equal(after.get('logins_total{outcome="success"}'), 1);
+    assert.equal(after.get('logins_total{outcome="failure"}'), 2);
+    assert.equal(after.get('logins_total{outcome="rate_limited"}'), 1);
+    assert.equal(after.get('rate_limit_refusals_total{route="/auth/token"}'), 1);
+    assert.equal(after.get('http_requests_total{method="POST",route="/auth/token",status="401"}'), 2);
+    assert.equal(
+      after.get('http_requests_total{method="GET",route="/users/:id",status="401"}'),
+      1,
+      "route patterns, not raw URLs",
+    );
+    assert.equal(after.get('http_request_duration_seconds_count{method="POST",route="/auth/token",status="200"}'), 1);
+    assert.ok((after.get('password_hash_duration_seconds_count{operation="verify"}') ?? 0) >= 3);
+    assert.ok(after.has("process_resident_memory_bytes"), "process metrics");
+  });
+
+  test("are served on METRICS_PORT only, not on the API port", async (t) => {
+    const service = await startService(scratchDir(t), { SIGNING_SECRET: "x".repeat(32), METRICS_PORT: "0" });
+    t.after(() => service.stop());
+    const address = /"address":\{"address":"127\.0\.0\.1","family":"IPv4","port":(\d+)\}/.exec(service.output());
+    assert.ok(address, service.output());
+    const metrics = await fetch(`http://127.0.0.1:${address[1]}/metrics`);
+    assert.equal(metrics.status, 200);
+    assert.match(metrics.headers.get("content-type") ?? "", /^text\/plain/);
+    assert.ok(parse(await metrics.text()).has("process_cpu_user_seconds_total"));
+    assert.equal((await fetch(`${service.baseUrl}/metrics`)).status, 404);
+    assert.equal(await service.stop(), 0);
+  });
+});
