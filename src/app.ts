@@ -7,6 +7,7 @@ import { randomUUID } from "node:crypto";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, LogController } from "fastify";
 import type { DestinationStream } from "pino";
+import { createAudit } from "./audit.ts";
 import { createGuards } from "./auth/guard.ts";
 import { createPasswordHasher } from "./auth/passwords.ts";
 import { type CounterStore, createRateLimits, MemoryCounterStore } from "./auth/rate-limits.ts";
@@ -16,6 +17,7 @@ import type { Config } from "./config.ts";
 import { registerDocs } from "./docs.ts";
 import { handleError, handleNotFound } from "./error-handler.ts";
 import type { Metrics } from "./metrics.ts";
+import { eventRoutes } from "./routes/events.ts";
 import { healthRoutes } from "./routes/health.ts";
 import { meRoutes } from "./routes/me.ts";
 import { tokenRoutes } from "./routes/token.ts";
@@ -75,17 +77,23 @@ function serializeRequest(request: FastifyRequest): Record<string, unknown> {
 }
 
 /**
- * Deletes expired sessions and refresh tokens every ten minutes, a thousand rows per statement,
- * yielding between batches so that requests are never held up behind a long delete.
+ * Every ten minutes, deletes expired sessions and refresh tokens, and audit events past their
+ * retention, a thousand rows per statement, yielding between batches so that requests are never
+ * held up behind a long delete.
  */
-function purgeExpiredSessions(app: FastifyInstance, store: UserStore, clock: Clock): void {
+function housekeeping(app: FastifyInstance, store: UserStore, clock: Clock, retentionDays: number): void {
   const purge = async () => {
     try {
-      while ((await store.purgeExpired(new Date(clock()).toISOString(), 1000)) > 0) {
+      const now = clock();
+      const auditCutoff = new Date(now - retentionDays * 86_400_000).toISOString();
+      while (
+        (await store.purgeExpired(new Date(now).toISOString(), 1000)) + (await store.pruneEvents(auditCutoff, 1000)) >
+        0
+      ) {
         await new Promise((resolve) => setImmediate(resolve));
       }
     } catch (error) {
-      app.log.warn({ err: error }, "purging expired sessions failed; will retry");
+      app.log.warn({ err: error }, "housekeeping (expired sessions, old audit events) failed; will retry");
     }
   };
   const timer = setInterval(purge, 10 * 60_000);
@@ -175,8 +183,9 @@ export async function buildApp({
   const counterStore = counters ?? new MemoryCounterStore(clock);
   const limits = createRateLimits(config.rateLimit, counterStore, clock);
   const guards = createGuards(tokens, store);
-  const sessions = createSessions(store, config.sessions, clock);
-  purgeExpiredSessions(app, store, clock);
+  const audit = createAudit(store);
+  const sessions = createSessions(store, config.sessions, clock, audit);
+  housekeeping(app, store, clock, config.auditRetentionDays);
 
   await app.register(healthRoutes, { store, counters: counterStore });
   await app.register(async function apiRoutes(api) {
@@ -185,9 +194,18 @@ export async function buildApp({
       reply.header("cache-control", "no-store");
       done();
     });
-    await api.register(tokenRoutes, { store, tokens, passwords, limits, sessions });
-    await api.register(meRoutes, { store, guards, passwords, sessions });
-    await api.register(userRoutes, { store, guards, passwords, limits, sessions, signupOpen: config.signupOpen });
+    await api.register(tokenRoutes, { store, tokens, passwords, limits, sessions, audit });
+    await api.register(meRoutes, { store, guards, passwords, sessions, audit });
+    await api.register(userRoutes, {
+      store,
+      guards,
+      passwords,
+      limits,
+      sessions,
+      audit,
+      signupOpen: config.signupOpen,
+    });
+    await api.register(eventRoutes, { store, guards });
   });
 
   await app.ready();

@@ -4,6 +4,7 @@
 
 import { readFile } from "node:fs/promises";
 import { Compile } from "typebox/compile";
+import { createAudit } from "./audit.ts";
 import { createPasswordHasher, isSupportedHash } from "./auth/passwords.ts";
 import { createSessions } from "./auth/sessions.ts";
 import { type Config, DEFAULT_DATABASE_URL, generateSecret, loadConfig } from "./config.ts";
@@ -177,7 +178,9 @@ async function setPassword(args: string[]): Promise<void> {
     const user = await store.findByEmail(email);
     if (!user) throw new CliError(`no user with the e-mail ${normalizeEmail(email)}`);
     await store.update(user.id, { hashedPassword: await createPasswordHasher(config.argon2).hash(password) });
-    await createSessions(store, config.sessions, Date.now).endAll(user.id);
+    const audit = createAudit(store);
+    await createSessions(store, config.sessions, Date.now, audit).endAll(user.id);
+    await audit.record("password_change", user.id, "set_by_operator", null);
     process.stdout.write(`password set for ${user.email}; its sessions have ended\n`);
   });
 }
@@ -193,7 +196,9 @@ async function deactivate(args: string[]): Promise<void> {
       if (error instanceof LastActiveAdmin) throw new CliError(`${user.email} is the last active admin`);
       throw error;
     }
-    await createSessions(store, config.sessions, Date.now).endAll(user.id);
+    const audit = createAudit(store);
+    await createSessions(store, config.sessions, Date.now, audit).endAll(user.id);
+    await audit.record("deactivation", user.id, "by_operator", null);
     process.stdout.write(`deactivated ${user.email}; its sessions have ended\n`);
   });
 }

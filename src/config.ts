@@ -36,6 +36,8 @@ export interface Config {
   /** Shared state (rate-limit counters) in Redis when set; in the process otherwise. */
   redis?: { url: string; timeoutMs: number; prefix: string };
   sessions: { idleSeconds: number; absoluteSeconds: number; reuseGraceSeconds: number };
+  /** Audit events older than this are pruned. */
+  auditRetentionDays: number;
   /** Prometheus metrics on their own address; off when unset, so they are never public by accident. */
   metrics?: { host: string; port: number };
   /** How long SIGTERM waits for requests in flight before the process exits anyway. */
@@ -109,6 +111,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): LoadedConfig 
       setting(env, "REDIS_KEY_PREFIX") ?? "uts:",
     ),
     shutdownTimeoutMs: parseInteger(env, "SHUTDOWN_TIMEOUT_MS", 10_000, 0, 600_000),
+    auditRetentionDays: parseInteger(env, "AUDIT_RETENTION_DAYS", 90, 1, 3650),
     metrics:
       setting(env, "METRICS_PORT") === undefined
         ? undefined

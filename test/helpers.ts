@@ -38,6 +38,7 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     trustProxy: false,
     corsOrigins: [],
     shutdownTimeoutMs: 10_000,
+    auditRetentionDays: 90,
     sessions: { idleSeconds: 14 * 86_400, absoluteSeconds: 30 * 86_400, reuseGraceSeconds: 10 },
     signupOpen: true,
     ...overrides,

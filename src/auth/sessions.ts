@@ -9,6 +9,7 @@
 // it is refused without revoking anything. Only one of several concurrent
 // rotations of one token wins (the store makes that atomic).
 import { createHash, randomBytes } from "node:crypto";
+import type { Audit } from "../audit.ts";
 import { type HttpError, unauthorized } from "../errors.ts";
 import type { SessionRecord, UserStore } from "../store/store.ts";
 
@@ -30,8 +31,8 @@ export interface Sessions {
   start(userId: string, client: ClientInfo): Promise<{ session: SessionRecord; refreshToken: string }>;
   /** Spends a refresh token and returns its successor, or throws the 401 of an invalid grant. */
   refresh(refreshToken: string, client: ClientInfo): Promise<{ session: SessionRecord; refreshToken: string }>;
-  /** Ends the session a refresh token belongs to; unknown tokens are ignored (RFC 7009 section 2.2). */
-  revokeByToken(refreshToken: string): Promise<void>;
+  /** Ends the session a refresh token belongs to and returns it; unknown tokens are ignored (RFC 7009 section 2.2). */
+  revokeByToken(refreshToken: string): Promise<SessionRecord | undefined>;
   revoke(sessionId: string): Promise<boolean>;
   /**
    * Ends every session of a user and every access token issued to it so far (password change,
@@ -54,7 +55,12 @@ export function invalidGrant(): HttpError {
   return unauthorized(INVALID_REFRESH_TOKEN);
 }
 
-export function createSessions(store: UserStore, settings: SessionSettings, clock: () => number): Sessions {
+export function createSessions(
+  store: UserStore,
+  settings: SessionSettings,
+  clock: () => number,
+  audit: Audit,
+): Sessions {
   const iso = (offsetSeconds = 0) => new Date(clock() + offsetSeconds * 1000).toISOString();
 
   return {
@@ -82,14 +88,18 @@ export function createSessions(store: UserStore, settings: SessionSettings, cloc
       if (rotation.outcome === "rotated") return { session: rotation.session, refreshToken: successor };
       if (rotation.outcome === "spent") {
         const sinceRotation = (clock() - Date.parse(rotation.spentAt)) / 1000;
-        if (sinceRotation > settings.reuseGraceSeconds) await store.revokeSession(rotation.sessionId, iso());
+        if (sinceRotation > settings.reuseGraceSeconds && (await store.revokeSession(rotation.sessionId, iso()))) {
+          const session = await store.findSession(rotation.sessionId);
+          await audit.record("session_revocation", session?.userId ?? null, "reuse_detected", client.address);
+        }
       }
       throw invalidGrant();
     },
 
     async revokeByToken(refreshToken) {
       const session = await store.findSessionByToken(hashRefreshToken(refreshToken));
-      if (session) await store.revokeSession(session.id, iso());
+      if (session && (await store.revokeSession(session.id, iso()))) return session;
+      return undefined;
     },
 
     revoke: (sessionId) => store.revokeSession(sessionId, iso()),

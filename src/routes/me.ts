@@ -2,6 +2,7 @@
 // self-service: PATCH /me, DELETE /me, PUT /me/password. All behind the
 // spec's token check.
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import type { Audit } from "../audit.ts";
 import type { Guards } from "../auth/guard.ts";
 import type { PasswordHasher } from "../auth/passwords.ts";
 import type { Sessions } from "../auth/sessions.ts";
@@ -23,6 +24,7 @@ export interface MeRouteOptions {
   guards: Guards;
   passwords: PasswordHasher;
   sessions: Sessions;
+  audit: Audit;
 }
 
 const SESSION_NOT_FOUND = "Session not found";
@@ -32,7 +34,7 @@ const notJsonResponse = errorResponse("The body is not JSON.", "Unsupported Medi
 
 export const meRoutes: FastifyPluginAsyncTypebox<MeRouteOptions> = async (
   app,
-  { store, guards, passwords, sessions },
+  { store, guards, passwords, sessions, audit },
 ) => {
   const { authenticate } = guards;
 
@@ -105,6 +107,7 @@ export const meRoutes: FastifyPluginAsyncTypebox<MeRouteOptions> = async (
     },
     async function deleteCurrentUser(request, reply) {
       await store.remove(request.user!.id);
+      await audit.record("deletion", request.user!.id, "by_self", request.ip);
       reply.code(204).send(null);
     },
   );
@@ -139,10 +142,12 @@ export const meRoutes: FastifyPluginAsyncTypebox<MeRouteOptions> = async (
       const caller = request.user!;
       const { current_password, new_password } = request.body;
       if (!(await passwords.verify(caller.hashedPassword, current_password))) {
+        await audit.record("password_change", caller.id, "failure", request.ip);
         throw new HttpError(400, INCORRECT_CURRENT_PASSWORD);
       }
       await store.update(caller.id, { hashedPassword: await passwords.hash(new_password) });
       await sessions.endAll(caller.id);
+      await audit.record("password_change", caller.id, "success", request.ip);
       reply.code(204).send(null);
     },
   );
@@ -204,6 +209,7 @@ export const meRoutes: FastifyPluginAsyncTypebox<MeRouteOptions> = async (
       if (!session || session.userId !== request.user!.id || !(await sessions.revoke(session.id))) {
         throw new HttpError(404, SESSION_NOT_FOUND);
       }
+      await audit.record("session_revocation", session.userId, "logged_out", request.ip);
       reply.code(204).send(null);
     },
   );

@@ -4,6 +4,7 @@
 // scope that Swagger UI's Authorize dialog sends are ignored.
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { FastifyRequest } from "fastify";
+import type { Audit } from "../audit.ts";
 import type { PasswordHasher } from "../auth/passwords.ts";
 import { type RateLimits, TOO_MANY_LOGIN_ATTEMPTS } from "../auth/rate-limits.ts";
 import { type ClientInfo, invalidGrant, type Sessions } from "../auth/sessions.ts";
@@ -19,6 +20,7 @@ export interface TokenRouteOptions {
   passwords: PasswordHasher;
   limits: RateLimits;
   sessions: Sessions;
+  audit: Audit;
 }
 
 /** The same words as a schema failure, for the fields each grant requires. */
@@ -33,7 +35,7 @@ function clientOf(request: FastifyRequest): ClientInfo {
 
 export const tokenRoutes: FastifyPluginAsyncTypebox<TokenRouteOptions> = async (
   app,
-  { store, tokens, passwords, limits, sessions },
+  { store, tokens, passwords, limits, sessions, audit },
 ) => {
   app.removeAllContentTypeParsers();
   acceptFormBodies(app);
@@ -49,9 +51,11 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<TokenRouteOptions> = async (
     // An inactive account answers exactly like a wrong password: nothing tells "disabled" from "unknown".
     if (!user || !verified || !user.isActive) {
       await limits.recordLoginFailure(username, request.ip);
+      await audit.record("login", user?.id ?? null, user && verified ? "refused_inactive" : "failure", request.ip);
       throw unauthorized(INCORRECT_EMAIL_OR_PASSWORD);
     }
     await limits.recordLoginSuccess(username, request.ip);
+    await audit.record("login", user.id, "success", request.ip);
     // Hashes made with older parameters or imported from another system are upgraded now,
     // the only moment the plain password is at hand.
     if (passwords.needsRehash(user.hashedPassword)) {
@@ -155,12 +159,15 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<TokenRouteOptions> = async (
           const { sid, sub } = tokens.verifyAccessToken(token);
           const owner = await store.findByEmail(sub);
           const session = sid ? await store.findSession(sid) : undefined;
-          if (owner && session && session.userId === owner.id) await sessions.revoke(session.id);
+          if (owner && session && session.userId === owner.id && (await sessions.revoke(session.id))) {
+            await audit.record("session_revocation", owner.id, "revoked", request.ip);
+          }
         } catch (error) {
           if (!(error instanceof InvalidToken)) throw error;
         }
       } else {
-        await sessions.revokeByToken(token);
+        const session = await sessions.revokeByToken(token);
+        if (session) await audit.record("session_revocation", session.userId, "revoked", request.ip);
       }
       // RFC 7009 answers 200 and defines no body: an empty one, not the JSON text "null".
       reply.code(200).send("" as unknown as null);

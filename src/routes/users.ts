@@ -3,6 +3,7 @@
 // DELETE 204. Who may do what is decided here, step by step, before the
 // store is touched: 401 answers "who are you?", 403 "you may not".
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import type { Audit } from "../audit.ts";
 import type { Guards } from "../auth/guard.ts";
 import type { PasswordHasher } from "../auth/passwords.ts";
 import { type RateLimits, TOO_MANY_SIGNUPS } from "../auth/rate-limits.ts";
@@ -39,6 +40,7 @@ export interface UserRouteOptions {
   passwords: PasswordHasher;
   limits: RateLimits;
   sessions: Sessions;
+  audit: Audit;
   signupOpen: boolean;
 }
 
@@ -53,6 +55,24 @@ const errors = {
   422: errorResponse("The body, path or query is invalid.", 'body.email: must match format "email"'),
 };
 
+/** Records what an update changed among the security-relevant fields, and ends sessions on deactivation. */
+async function recordChanges(
+  before: UserRecord,
+  after: UserRecord,
+  request: { ip: string },
+  audit: Audit,
+  sessions: Sessions,
+): Promise<void> {
+  if (before.isAdmin !== after.isAdmin) {
+    await audit.record("role_change", after.id, after.isAdmin ? "granted_admin" : "revoked_admin", request.ip);
+  }
+  if (before.isActive && !after.isActive) {
+    // Deactivation ends every session and every access token issued so far.
+    await sessions.endAll(after.id);
+    await audit.record("deactivation", after.id, "success", request.ip);
+  }
+}
+
 /** Admins may act on anyone; other users only on themselves. */
 function assertSelfOrAdmin(caller: UserRecord, id: string): void {
   if (!caller.isAdmin && caller.id !== id) throw forbidden();
@@ -60,7 +80,7 @@ function assertSelfOrAdmin(caller: UserRecord, id: string): void {
 
 export const userRoutes: FastifyPluginAsyncTypebox<UserRouteOptions> = async (
   app,
-  { store, guards, passwords, limits, sessions, signupOpen },
+  { store, guards, passwords, limits, sessions, audit, signupOpen },
 ) => {
   const { authenticate, authenticateIfPresent, requireAdmin } = guards;
 
@@ -105,6 +125,7 @@ export const userRoutes: FastifyPluginAsyncTypebox<UserRouteOptions> = async (
         isActive: is_active ?? true,
         isAdmin: is_admin ?? false,
       });
+      await audit.record("signup", user.id, callerIsAdmin ? "created_by_admin" : "success", request.ip);
       reply.code(201);
       return toUserOut(user);
     },
@@ -196,6 +217,8 @@ export const userRoutes: FastifyPluginAsyncTypebox<UserRouteOptions> = async (
     },
     async function replaceUser(request) {
       const { email, full_name, is_active, is_admin } = request.body;
+      const before = await store.findById(request.params.id);
+      if (!before) throw notFound();
       const user = await store.update(request.params.id, {
         email,
         fullName: full_name ?? null,
@@ -203,7 +226,7 @@ export const userRoutes: FastifyPluginAsyncTypebox<UserRouteOptions> = async (
         isAdmin: is_admin ?? false,
       });
       if (!user) throw notFound();
-      if (!user.isActive) await sessions.endAll(user.id);
+      await recordChanges(before, user, request, audit, sessions);
       return toUserOut(user);
     },
   );
@@ -240,6 +263,8 @@ export const userRoutes: FastifyPluginAsyncTypebox<UserRouteOptions> = async (
       assertSelfOrAdmin(caller, request.params.id);
       if (!caller.isAdmin && (is_active !== undefined || is_admin !== undefined))
         throw forbidden(ONLY_ADMINS_SET_ROLES);
+      const before = await store.findById(request.params.id);
+      if (!before) throw notFound();
       const user = await store.update(request.params.id, {
         email,
         fullName: full_name,
@@ -247,8 +272,7 @@ export const userRoutes: FastifyPluginAsyncTypebox<UserRouteOptions> = async (
         isAdmin: is_admin,
       });
       if (!user) throw notFound();
-      // Deactivation ends every session and every access token issued so far.
-      if (is_active === false) await sessions.endAll(user.id);
+      await recordChanges(before, user, request, audit, sessions);
       return toUserOut(user);
     },
   );
@@ -277,6 +301,8 @@ export const userRoutes: FastifyPluginAsyncTypebox<UserRouteOptions> = async (
     async function deleteUser(request, reply) {
       assertSelfOrAdmin(request.user!, request.params.id);
       if (!(await store.remove(request.params.id))) throw notFound();
+      const by = request.user!.id === request.params.id ? "by_self" : "by_admin";
+      await audit.record("deletion", request.params.id, by, request.ip);
       reply.code(204).send(null);
     },
   );

@@ -95,6 +95,34 @@ export const migrations: readonly Migration[] = [
       CREATE INDEX refresh_tokens_by_expiry ON refresh_tokens (expires_at);
     `,
   },
+  {
+    version: 3,
+    name: "audit events",
+    sqlite: `
+      CREATE TABLE audit_events (
+        id TEXT PRIMARY KEY,
+        user_id TEXT,
+        type TEXT NOT NULL,
+        outcome TEXT NOT NULL,
+        client_address TEXT,
+        created_at TEXT NOT NULL
+      ) STRICT;
+      CREATE INDEX audit_events_by_user ON audit_events (user_id, id);
+      CREATE INDEX audit_events_by_time ON audit_events (created_at);
+    `,
+    postgres: `
+      CREATE TABLE audit_events (
+        id uuid PRIMARY KEY,
+        user_id uuid,
+        type text NOT NULL,
+        outcome text NOT NULL,
+        client_address text,
+        created_at timestamptz NOT NULL
+      );
+      CREATE INDEX audit_events_by_user ON audit_events (user_id, id);
+      CREATE INDEX audit_events_by_time ON audit_events (created_at);
+    `,
+  },
 ];
 
 /** The versions still to apply, in order. */

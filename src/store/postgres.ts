@@ -11,6 +11,8 @@ import { normalizeEmail } from "../users/email.ts";
 import { newId } from "./ids.ts";
 import { pending } from "./migrations.ts";
 import type {
+  AuditEvent,
+  AuditQuery,
   NewSession,
   NewUser,
   Rotation,
@@ -358,6 +360,42 @@ export class PostgresUserStore implements UserStore {
     });
   }
 
+  async recordEvent(event: Omit<AuditEvent, "id" | "createdAt">): Promise<void> {
+    const now = this.#clock();
+    await guard(() =>
+      this.#pool.query(
+        "INSERT INTO audit_events (id, user_id, type, outcome, client_address, created_at) VALUES ($1, $2, $3, $4, $5, $6)",
+        [newId(now), event.userId, event.type, event.outcome, event.clientAddress, new Date(now)],
+      ),
+    );
+  }
+
+  async listEvents({ userId, limit, after, type, from, to }: AuditQuery): Promise<AuditEvent[]> {
+    const values: unknown[] = [userId];
+    const where = ["user_id = $1"];
+    const filter = (column: string, value: unknown) => {
+      values.push(value);
+      where.push(`${column} $${values.length}`);
+    };
+    if (after !== undefined) filter("id >", after);
+    if (type !== undefined) filter("type =", type);
+    if (from !== undefined) filter("created_at >=", from);
+    if (to !== undefined) filter("created_at <=", to);
+    values.push(limit);
+    const sql = `SELECT * FROM audit_events WHERE ${where.join(" AND ")} ORDER BY id LIMIT $${values.length}`;
+    return guard(async () => (await this.#pool.query<AuditRow>(sql, values)).rows.map(toEvent));
+  }
+
+  async pruneEvents(before: string, limit: number): Promise<number> {
+    return guard(async () => {
+      const result = await this.#pool.query(
+        "DELETE FROM audit_events WHERE id IN (SELECT id FROM audit_events WHERE created_at < $1 LIMIT $2)",
+        [before, limit],
+      );
+      return result.rowCount ?? 0;
+    });
+  }
+
   async ping(): Promise<void> {
     await guard(() => this.#pool.query("SELECT 1"));
   }
@@ -416,6 +454,26 @@ function toRecord(row: UserRow | undefined): UserRecord | undefined {
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
     credentialsChangedAt: row.credentials_changed_at?.toISOString() ?? null,
+  };
+}
+
+interface AuditRow {
+  id: string;
+  user_id: string | null;
+  type: string;
+  outcome: string;
+  client_address: string | null;
+  created_at: Date;
+}
+
+function toEvent(row: AuditRow): AuditEvent {
+  return {
+    id: row.id,
+    userId: row.user_id,
+    type: row.type as AuditEvent["type"],
+    outcome: row.outcome,
+    clientAddress: row.client_address,
+    createdAt: row.created_at.toISOString(),
   };
 }
 

@@ -13,6 +13,8 @@ import { normalizeEmail } from "../users/email.ts";
 import { newId } from "./ids.ts";
 import { pending } from "./migrations.ts";
 import type {
+  AuditEvent,
+  AuditQuery,
   NewSession,
   NewUser,
   Rotation,
@@ -299,6 +301,40 @@ class SqliteUserStore implements UserStore {
     return Number(tokens) + Number(sessions);
   }
 
+  async recordEvent(event: Omit<AuditEvent, "id" | "createdAt">): Promise<void> {
+    const now = this.#clock();
+    this.#db
+      .prepare(
+        "INSERT INTO audit_events (id, user_id, type, outcome, client_address, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+      )
+      .run(newId(now), event.userId, event.type, event.outcome, event.clientAddress, new Date(now).toISOString());
+  }
+
+  async listEvents({ userId, limit, after, type, from, to }: AuditQuery): Promise<AuditEvent[]> {
+    const where = ["user_id = ?"];
+    const values: SQLInputValue[] = [userId];
+    const filter = (clause: string, value: SQLInputValue) => {
+      where.push(clause);
+      values.push(value);
+    };
+    if (after !== undefined) filter("id > ?", after);
+    if (type !== undefined) filter("type = ?", type);
+    if (from !== undefined) filter("created_at >= ?", from);
+    if (to !== undefined) filter("created_at <= ?", to);
+    const rows = this.#db
+      .prepare(`SELECT * FROM audit_events WHERE ${where.join(" AND ")} ORDER BY id LIMIT ?`)
+      .all(...values, limit) as unknown as AuditRow[];
+    return rows.map(toEvent);
+  }
+
+  async pruneEvents(before: string, limit: number): Promise<number> {
+    return Number(
+      this.#db
+        .prepare("DELETE FROM audit_events WHERE id IN (SELECT id FROM audit_events WHERE created_at < ? LIMIT ?)")
+        .run(before, limit).changes,
+    );
+  }
+
   async ping(): Promise<void> {
     this.#db.prepare("SELECT 1").get();
   }
@@ -334,6 +370,26 @@ function toRecord(row: UserRow | undefined): UserRecord | undefined {
     createdAt: row.created_at,
     updatedAt: row.updated_at,
     credentialsChangedAt: row.credentials_changed_at,
+  };
+}
+
+interface AuditRow {
+  id: string;
+  user_id: string | null;
+  type: string;
+  outcome: string;
+  client_address: string | null;
+  created_at: string;
+}
+
+function toEvent(row: AuditRow): AuditEvent {
+  return {
+    id: row.id,
+    userId: row.user_id,
+    type: row.type as AuditEvent["type"],
+    outcome: row.outcome,
+    clientAddress: row.client_address,
+    createdAt: row.created_at,
   };
 }
 

@@ -63,6 +63,46 @@ export type Rotation =
   /** Unknown, expired, or its session ended. */
   | { outcome: "invalid" };
 
+export const AUDIT_EVENT_TYPES = [
+  "signup",
+  "login",
+  "password_change",
+  "role_change",
+  "deactivation",
+  "deletion",
+  "session_revocation",
+] as const;
+export type AuditEventType = (typeof AUDIT_EVENT_TYPES)[number];
+
+/** A security event: who, what, from where, how it ended. Never a password or a token. */
+export interface AuditEvent {
+  id: string;
+  /** Null for a failed login with an e-mail that belongs to nobody. */
+  userId: string | null;
+  type: AuditEventType;
+  outcome: string;
+  clientAddress: string | null;
+  createdAt: string;
+}
+
+export interface AuditQuery {
+  userId: string;
+  limit: number;
+  /** Keyset pagination: only events whose id sorts after this one (ids are time-ordered). */
+  after?: string;
+  type?: AuditEventType;
+  /** ISO timestamps, inclusive. */
+  from?: string;
+  to?: string;
+}
+
+export interface AuditStore {
+  recordEvent(event: Omit<AuditEvent, "id" | "createdAt">): Promise<void>;
+  listEvents(query: AuditQuery): Promise<AuditEvent[]>;
+  /** Deletes up to `limit` events older than `before`; answers how many. */
+  pruneEvents(before: string, limit: number): Promise<number>;
+}
+
 export interface SessionStore {
   createSession(session: NewSession): Promise<SessionRecord>;
   /**
@@ -95,7 +135,7 @@ export interface UserQuery {
   isAdmin?: boolean;
 }
 
-export interface UserStore extends SessionStore {
+export interface UserStore extends SessionStore, AuditStore {
   /** The user whose normalised e-mail equals the normalised argument, if any. */
   findByEmail(email: string): Promise<UserRecord | undefined>;
   findById(id: string): Promise<UserRecord | undefined>;
