@@ -9,6 +9,8 @@ import type { FastifyInstance } from "fastify";
 
 export const SECURITY_SCHEME = "OAuth2PasswordBearer";
 export const BEARER_SECURITY = [{ [SECURITY_SCHEME]: [] as string[] }];
+/** Open routes say so explicitly (an empty requirement): no padlock, and linters see it was meant. */
+export const NO_SECURITY: Record<string, string[]>[] = [];
 
 const DESCRIPTION = `A user and token service: sign up, exchange e-mail and password for a signed
 bearer token (OAuth 2.0 password grant), and read the current user with it.
@@ -48,7 +50,13 @@ export async function registerDocs(app: FastifyInstance): Promise<void> {
   await app.register(swagger, {
     openapi: {
       openapi: "3.1.0",
-      info: { title: "User and token service", version: "0.1.0", description: DESCRIPTION },
+      info: {
+        title: "User and token service",
+        version: "0.1.0",
+        description: DESCRIPTION,
+        license: { name: "UNLICENSED" },
+      },
+      servers: [{ url: "/", description: "This service (the same origin as these docs)" }],
       tags: [
         { name: "auth", description: "Tokens: the OAuth 2.0 password grant." },
         { name: "me", description: "The caller's own record." },

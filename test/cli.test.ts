@@ -74,12 +74,36 @@ describe("npm run cli", () => {
     ["a missing e-mail", ["users", "create"], PASSWORD, 2, /^error: users create takes exactly one e-mail/],
     ["an unknown option", ["users", "create", "x@example.com", "--root"], PASSWORD, 2, /^error: unknown option --root/],
     ["an unknown command", ["users", "frobnicate"], "", 2, /^error: unknown command: users frobnicate/],
+    ["users list with an argument", ["users", "list", "everyone"], "", 2, /^error: users list takes no arguments/],
+    [
+      "secret generate with an argument",
+      ["secret", "generate", "now"],
+      "",
+      2,
+      /^error: unknown command: secret generate now/,
+    ],
+    [
+      "users deactivate without an e-mail",
+      ["users", "deactivate"],
+      "",
+      2,
+      /^error: users deactivate takes exactly one e-mail/,
+    ],
+    [
+      "users deactivate of nobody",
+      ["users", "deactivate", "nobody@example.com"],
+      "",
+      1,
+      /^error: no user with the e-mail nobody@example\.com$/,
+    ],
+    ["serve with an unusable setting", ["serve"], "", 2, /^configuration error: PORT: /],
   ];
   for (const [name, args, input, code, message] of failures) {
     test(`fails with exit code ${code} and one clear line for ${name}`, async (t) => {
       const cwd = scratchDir(t);
       if (name === "a taken e-mail") await run([CLI, "users", "create", "a@example.com"], { cwd, input: PASSWORD });
-      const result = await run([CLI, ...args], { cwd, input });
+      const env: Record<string, string> = name === "serve with an unusable setting" ? { PORT: "eighty" } : {};
+      const result = await run([CLI, ...args], { cwd, input, env });
       assert.equal(result.code, code);
       assert.match(result.stderr.trimEnd(), message);
       assert.ok(!result.stderr.includes(PASSWORD) || input !== PASSWORD);

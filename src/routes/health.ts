@@ -4,6 +4,7 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "typebox";
 import type { CounterStore } from "../auth/rate-limits.ts";
+import { NO_SECURITY } from "../docs.ts";
 import { SERVICE_UNAVAILABLE } from "../errors.ts";
 import { errorResponse } from "../schemas.ts";
 import type { UserStore } from "../store/store.ts";
@@ -23,6 +24,7 @@ export const healthRoutes: FastifyPluginAsyncTypebox<HealthRouteOptions> = async
       logLevel: "warn",
       schema: {
         operationId: "liveness",
+        security: NO_SECURITY,
         tags: ["health"],
         summary: "Liveness",
         description: "200 while the process is alive and serving. Touches no store.",
@@ -40,6 +42,7 @@ export const healthRoutes: FastifyPluginAsyncTypebox<HealthRouteOptions> = async
       logLevel: "warn",
       schema: {
         operationId: "readiness",
+        security: NO_SECURITY,
         tags: ["health"],
         summary: "Readiness",
         description: "200 when the database and the rate-limit counters answer; 503 when either cannot be reached.",

@@ -9,6 +9,7 @@ import type { PasswordHasher } from "../auth/passwords.ts";
 import { type RateLimits, TOO_MANY_LOGIN_ATTEMPTS } from "../auth/rate-limits.ts";
 import { type ClientInfo, invalidGrant, type Sessions } from "../auth/sessions.ts";
 import { ACCESS_TOKEN_LIFETIME_SECONDS, InvalidToken, type TokenService } from "../auth/tokens.ts";
+import { NO_SECURITY } from "../docs.ts";
 import { HttpError, INCORRECT_EMAIL_OR_PASSWORD, UNSUPPORTED_GRANT_TYPE, unauthorized } from "../errors.ts";
 import { acceptFormBodies } from "../forms.ts";
 import { errorResponse, RevokeForm, TokenForm, TokenOut } from "../schemas.ts";
@@ -69,6 +70,7 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<TokenRouteOptions> = async (
     {
       schema: {
         operationId: "issueToken",
+        security: NO_SECURITY,
         tags: ["auth"],
         summary: "Exchange e-mail and password (or a refresh token) for tokens",
         description:
@@ -137,6 +139,7 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<TokenRouteOptions> = async (
     {
       schema: {
         operationId: "revokeToken",
+        security: NO_SECURITY,
         tags: ["auth"],
         summary: "Revoke a token: log out (RFC 7009)",
         description:

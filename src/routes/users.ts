@@ -8,7 +8,7 @@ import type { Guards } from "../auth/guard.ts";
 import type { PasswordHasher } from "../auth/passwords.ts";
 import { type RateLimits, TOO_MANY_SIGNUPS } from "../auth/rate-limits.ts";
 import type { Sessions } from "../auth/sessions.ts";
-import { BEARER_SECURITY } from "../docs.ts";
+import { BEARER_SECURITY, NO_SECURITY } from "../docs.ts";
 import {
   COULD_NOT_VALIDATE_CREDENTIALS,
   EMAIL_TAKEN,
@@ -91,6 +91,7 @@ export const userRoutes: FastifyPluginAsyncTypebox<UserRouteOptions> = async (
       preValidation: [normalizeEmailInBody],
       schema: {
         operationId: "createUser",
+        security: NO_SECURITY,
         tags: ["users"],
         summary: "Create a user (sign up)",
         description:
