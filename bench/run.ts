@@ -43,7 +43,14 @@ const median = (values: number[]) => {
 
 function serviceEnv(databaseUrl: string): Record<string, string> {
   // Production logging (info, JSON to stdout); rate limits off, as for any load test.
-  return { SIGNING_SECRET: SECRET, DATABASE_URL: databaseUrl, LOG_LEVEL: "info", RATE_LIMIT: "off" };
+  // No drain delay on SIGTERM: nothing balances load onto these instances.
+  return {
+    SIGNING_SECRET: SECRET,
+    DATABASE_URL: databaseUrl,
+    LOG_LEVEL: "info",
+    RATE_LIMIT: "off",
+    SHUTDOWN_DELAY_MS: "0",
+  };
 }
 
 async function startService(databaseUrl: string): Promise<Child> {

@@ -4,8 +4,16 @@
 // is explicit: error handling and hardening, docs, then the API routes, which
 // share one encapsulated context whose responses are never cached.
 import { randomUUID } from "node:crypto";
+import { STATUS_CODES } from "node:http";
+import type { Socket } from "node:net";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
-import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, LogController } from "fastify";
+import Fastify, {
+  type ConnectionError,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+  LogController,
+} from "fastify";
 import type { DestinationStream } from "pino";
 import { createAudit } from "./audit.ts";
 import { createGuards } from "./auth/guard.ts";
@@ -103,6 +111,36 @@ function housekeeping(app: FastifyInstance, store: UserStore, clock: Clock, rete
   });
 }
 
+/**
+ * Errors Node raises before a request reaches a route, answered in the service's error shape: a
+ * request not received within HEADERS_TIMEOUT_MS or REQUEST_TIMEOUT_MS (408), headers over Node's
+ * size limit (431), bytes that are not HTTP (400). The connection is closed after the answer, as
+ * Node does; when a response has already started on it, it is only closed.
+ */
+function answerClientError(this: FastifyInstance, error: ConnectionError, socket: Socket): void {
+  if (error.code === "ECONNRESET" || socket.destroyed) return;
+  const [status, detail] =
+    error.code === "ERR_HTTP_REQUEST_TIMEOUT"
+      ? [408, "The request was not received in time"]
+      : error.code === "HPE_HEADER_OVERFLOW"
+        ? [431, "The request headers are too large"]
+        : [400, "The request is not valid HTTP"];
+  if (status === 408) {
+    this.log.info({ remoteAddress: socket.remoteAddress }, "request not received in time: 408, connection closed");
+  }
+  // Node's own handler checks this internal field too: writing a status line into a response that
+  // has started would corrupt it.
+  const started = (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent === true;
+  if (socket.writable && !started) {
+    const body = JSON.stringify({ detail });
+    socket.write(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nConnection: close\r\nContent-Type: application/json\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy(error);
+}
+
 export interface AppOptions {
   config: Config;
   store: UserStore;
@@ -113,6 +151,12 @@ export interface AppOptions {
   metrics?: Metrics;
   /** Where log lines go (standard output unless given; tests capture them here). */
   logStream?: DestinationStream;
+  /**
+   * Aborted when the process starts draining (SIGTERM): from then on /readyz answers 503 and every
+   * response carries `Connection: close`, so each keep-alive connection ends cleanly after its next
+   * answer instead of being cut while a request may be on its way.
+   */
+  draining?: AbortSignal;
 }
 
 export async function buildApp({
@@ -122,7 +166,9 @@ export async function buildApp({
   counters,
   logStream,
   metrics,
+  draining,
 }: AppOptions): Promise<FastifyInstance> {
+  const { connections } = config;
   const app = Fastify({
     logger: {
       level: config.logLevel,
@@ -137,7 +183,22 @@ export async function buildApp({
     genReqId: requestId,
     bodyLimit: BODY_LIMIT_BYTES,
     trustProxy: proxyTrust(config.trustProxy),
-    return503OnClosing: true,
+    // Slow or stalled clients (see ConnectionConfig). Fastify's own default turns the request
+    // timeout off, which let a client that stalls after its headers hold a socket for ever.
+    http: {
+      headersTimeout: connections.headersTimeoutMs,
+      requestTimeout: connections.requestTimeoutMs,
+      connectionsCheckingInterval: connections.checkIntervalMs,
+    },
+    requestTimeout: connections.requestTimeoutMs,
+    // Node counts a new connection's headers from the moment it opens, so a connection that sends
+    // nothing at all is answered 408 after HEADERS_TIMEOUT_MS too; an idle keep-alive connection is
+    // closed after KEEP_ALIVE_TIMEOUT_MS.
+    keepAliveTimeout: connections.keepAliveTimeoutMs,
+    clientErrorHandler: answerClientError,
+    // While closing, a request that arrives on an open connection is served (with Connection:
+    // close), not refused with a 503 in Fastify's own error shape.
+    return503OnClosing: false,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.setValidatorCompiler(createValidatorCompiler());
@@ -151,6 +212,13 @@ export async function buildApp({
     reply.header("x-content-type-options", "nosniff").header("x-request-id", request.id);
     done();
   });
+  if (draining) {
+    // Decided when the response is sent, so that requests begun before the drain also end their connection.
+    app.addHook("onSend", function closeWhileDraining(_request, reply, payload, done) {
+      if (draining.aborted) reply.header("connection", "close");
+      done(null, payload);
+    });
+  }
   app.addHook("onResponse", function accessLog(request, reply, done) {
     request.log.info({ req: request, res: reply, responseTime: reply.elapsedTime }, "request completed");
     done();
@@ -187,7 +255,7 @@ export async function buildApp({
   const sessions = createSessions(store, config.sessions, clock, audit);
   housekeeping(app, store, clock, config.auditRetentionDays);
 
-  await app.register(healthRoutes, { store, counters: counterStore });
+  await app.register(healthRoutes, { store, counters: counterStore, ...(draining ? { draining } : {}) });
   await app.register(async function apiRoutes(api) {
     // Every API response may carry a token or a user's record: never cache one.
     api.addHook("onRequest", function noStore(_request: FastifyRequest, reply: FastifyReply, done: () => void) {

@@ -42,6 +42,8 @@ export interface Config {
   metrics?: { host: string; port: number };
   /** How long SIGTERM waits for requests in flight before the process exits anyway. */
   shutdownTimeoutMs: number;
+  /** Slow clients, drain and connection storms: see ConnectionConfig. */
+  connections: ConnectionConfig;
   /** Browser origins allowed to call the API cross-origin; empty means CORS off. */
   corsOrigins: string[];
   /** Anyone may POST /users; when false only admins create users. */
@@ -111,6 +113,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): LoadedConfig 
       setting(env, "REDIS_KEY_PREFIX") ?? "uts:",
     ),
     shutdownTimeoutMs: parseInteger(env, "SHUTDOWN_TIMEOUT_MS", 10_000, 0, 600_000),
+    connections: parseConnections(env),
     auditRetentionDays: parseInteger(env, "AUDIT_RETENTION_DAYS", 90, 1, 3650),
     metrics:
       setting(env, "METRICS_PORT") === undefined
@@ -151,6 +154,60 @@ function parseInteger(env: Env, name: string, fallback: number, min: number, max
   if (!(value >= min && value <= max))
     throw new ConfigError(name, `must be a whole number from ${min} to ${max}, got "${raw}"`);
   return value;
+}
+
+/**
+ * How the HTTP listener treats connections. Node enforces the two receive timeouts by sweeping the
+ * connections that are part-way through a request every `checkIntervalMs`, so a limit is applied
+ * between its value and its value plus that interval.
+ */
+export interface ConnectionConfig {
+  /** From a request's first byte to the end of its headers; then 408 and the connection closes. */
+  headersTimeoutMs: number;
+  /** From a request's first byte to the end of its body; then 408 and the connection closes. */
+  requestTimeoutMs: number;
+  /** How long an idle keep-alive connection stays open between requests. */
+  keepAliveTimeoutMs: number;
+  /** How often Node checks the two receive timeouts (derived, not a setting). */
+  checkIntervalMs: number;
+  /** The listen(2) backlog: connections the kernel completes and queues until the process accepts them. */
+  listenBacklog: number;
+  /** On SIGTERM, how long /readyz answers 503 while requests are still served, before the listener closes. */
+  shutdownDelayMs: number;
+}
+
+/**
+ * Timeouts, backlog and drain delay (issue 15). Defaults: headers in 10 s and a whole request in 30 s
+ * (our largest body is 16 KiB, so 30 s is generous even on a poor mobile link); keep-alive 72 s, above
+ * the 60 s idle timeout of common load balancers (AWS ALB, nginx upstream keepalive), which must close
+ * an idle connection before the service does or they race it and answer 502; backlog 511, Node's own;
+ * a 5 s drain delay (at most half of SHUTDOWN_TIMEOUT_MS, which bounds the whole shutdown).
+ */
+function parseConnections(env: Env): ConnectionConfig {
+  const headersTimeoutMs = parseInteger(env, "HEADERS_TIMEOUT_MS", 10_000, 500, 600_000);
+  const requestTimeoutMs = parseInteger(env, "REQUEST_TIMEOUT_MS", 30_000, 500, 3_600_000);
+  if (requestTimeoutMs < headersTimeoutMs)
+    throw new ConfigError(
+      "REQUEST_TIMEOUT_MS",
+      `must be at least HEADERS_TIMEOUT_MS (${headersTimeoutMs}), got "${requestTimeoutMs}"`,
+    );
+  const shutdownTimeoutMs = parseInteger(env, "SHUTDOWN_TIMEOUT_MS", 10_000, 0, 600_000);
+  // The default leaves at least half of the shutdown bound for the requests in flight.
+  const defaultDelayMs = Math.min(5_000, Math.floor(shutdownTimeoutMs / 2));
+  const shutdownDelayMs = parseInteger(env, "SHUTDOWN_DELAY_MS", defaultDelayMs, 0, 600_000);
+  if (shutdownDelayMs > 0 && shutdownDelayMs >= shutdownTimeoutMs)
+    throw new ConfigError(
+      "SHUTDOWN_DELAY_MS",
+      `must be less than SHUTDOWN_TIMEOUT_MS (${shutdownTimeoutMs}), which bounds the whole shutdown, got "${shutdownDelayMs}"`,
+    );
+  return {
+    headersTimeoutMs,
+    requestTimeoutMs,
+    keepAliveTimeoutMs: parseInteger(env, "KEEP_ALIVE_TIMEOUT_MS", 72_000, 1_000, 600_000),
+    checkIntervalMs: Math.min(1_000, Math.ceil(headersTimeoutMs / 2)),
+    listenBacklog: parseInteger(env, "LISTEN_BACKLOG", 511, 1, 65_535),
+    shutdownDelayMs,
+  };
 }
 
 /** "false" (default), "true" (any proxy), a hop count, or a comma-separated list of proxy addresses/CIDRs. */

@@ -18,6 +18,8 @@ export const SIGNUP_CLOSED = "Sign-up is closed: only admins can create users";
 export const LAST_ACTIVE_ADMIN = "The last active admin cannot be deleted, demoted or deactivated";
 export const INCORRECT_CURRENT_PASSWORD = "Current password is incorrect";
 export const SERVICE_UNAVAILABLE = "The service is temporarily unavailable; try again shortly";
+/** /readyz while the process drains after SIGTERM. */
+export const SHUTTING_DOWN = "The service is shutting down";
 
 export type Headers = Readonly<Record<string, string>>;
 

@@ -1,8 +1,12 @@
 // The process: the only file that binds a port or handles signals. It reads
 // the environment (env.ts), validates the configuration once, opens the
-// stores, serves, and on SIGTERM or SIGINT stops accepting, finishes the
-// requests in flight, closes its pools and exits 0, or exits 1 if that takes
-// longer than SHUTDOWN_TIMEOUT_MS.
+// stores and serves. On SIGTERM it drains: /readyz answers 503 at once while
+// requests are still served for SHUTDOWN_DELAY_MS (so a load balancer takes
+// the instance out first), every answer from then on carries Connection:
+// close; then it stops accepting, finishes the requests in flight, closes its
+// pools and exits 0, or exits 1 if all that takes longer than
+// SHUTDOWN_TIMEOUT_MS. SIGINT (Ctrl-C at a terminal) skips the delay, and so
+// does a second signal.
 import { once } from "node:events";
 import { createServer, type Server } from "node:http";
 import pino, { type DestinationStream } from "pino";
@@ -89,9 +93,11 @@ async function main(): Promise<void> {
   const { store, counters } = await openStores(config);
   const logs = logDestination();
   const metrics = config.metrics ? createMetrics() : undefined;
+  const draining = new AbortController();
   const app = await buildApp({
     config,
     store,
+    draining: draining.signal,
     logStream: logs.stream,
     ...(counters ? { counters } : {}),
     ...(metrics ? { metrics } : {}),
@@ -105,20 +111,36 @@ async function main(): Promise<void> {
     app.log.info({ email: config.firstAdmin.email, outcome }, "first admin from FIRST_ADMIN_EMAIL");
   }
 
-  let stopping = false;
+  let endDelay: (() => void) | undefined;
   const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    app.log.info({ signal }, "shutting down: no new connections, finishing requests in flight");
+    if (draining.signal.aborted) {
+      endDelay?.();
+      return;
+    }
+    draining.abort();
     const deadline = setTimeout(() => {
       app.log.error({ timeoutMs: config.shutdownTimeoutMs }, "shutdown took too long; exiting");
       logs.flush();
       process.exit(1);
     }, config.shutdownTimeoutMs);
     deadline.unref();
-    // Keep-alive connections that finish their last request while we wait are closed
-    // as they go idle; close() alone only closes those idle when it starts.
-    const sweep = setInterval(() => app.server.closeIdleConnections(), 50);
+    const delayMs = signal === "SIGTERM" ? config.connections.shutdownDelayMs : 0;
+    app.log.info({ signal, delayMs }, "draining: /readyz answers 503; still serving until the listener closes");
+    logs.flush();
+    if (delayMs > 0) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, delayMs);
+        endDelay = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+    }
+    app.log.info("closing the listener; finishing the requests in flight");
+    // close() stops accepting and closes the connections idle at that moment; the others end after
+    // their current answer, which carries Connection: close. A response whose headers were sent before
+    // the drain began cannot say so; its connection is closed here once it is idle again.
+    const sweep = setInterval(() => app.server.closeIdleConnections(), 100);
     await app.close();
     clearInterval(sweep);
     metricsServer?.close();
@@ -130,7 +152,7 @@ async function main(): Promise<void> {
   process.on("SIGTERM", () => void stop("SIGTERM"));
   process.on("SIGINT", () => void stop("SIGINT"));
 
-  await app.listen({ host: config.host, port: config.port });
+  await app.listen({ host: config.host, port: config.port, backlog: config.connections.listenBacklog });
 }
 
 await main();

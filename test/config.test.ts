@@ -62,6 +62,37 @@ describe("loadConfig", () => {
     });
   });
 
+  test("connection settings: timeouts, keep-alive, backlog and drain delay have safe defaults and can be set", (t) => {
+    const cwd = tempDir(t);
+    assert.deepEqual(loadConfig({ SIGNING_SECRET: SECRET }, cwd).config.connections, {
+      headersTimeoutMs: 10_000,
+      requestTimeoutMs: 30_000,
+      keepAliveTimeoutMs: 72_000,
+      checkIntervalMs: 1_000,
+      listenBacklog: 511,
+      shutdownDelayMs: 5_000,
+    });
+    const env = {
+      SIGNING_SECRET: SECRET,
+      HEADERS_TIMEOUT_MS: "1000",
+      REQUEST_TIMEOUT_MS: "4000",
+      KEEP_ALIVE_TIMEOUT_MS: "5000",
+      LISTEN_BACKLOG: "4096",
+      SHUTDOWN_DELAY_MS: "0",
+    };
+    assert.deepEqual(loadConfig(env, cwd).config.connections, {
+      headersTimeoutMs: 1000,
+      requestTimeoutMs: 4000,
+      keepAliveTimeoutMs: 5000,
+      checkIntervalMs: 500,
+      listenBacklog: 4096,
+      shutdownDelayMs: 0,
+    });
+    // The default delay leaves at least half of a shorter shutdown bound to the requests in flight.
+    const short = loadConfig({ SIGNING_SECRET: SECRET, SHUTDOWN_TIMEOUT_MS: "3000" }, cwd).config;
+    assert.equal(short.connections.shutdownDelayMs, 1500);
+  });
+
   const bad: [string, Record<string, string>, RegExp][] = [
     ["PORT", { PORT: "http" }, /^PORT: must be a whole number from 0 to 65535, got "http"$/],
     ["PORT", { PORT: "70000" }, /^PORT: /],
@@ -71,6 +102,19 @@ describe("loadConfig", () => {
     ["DATABASE_URL", { DATABASE_URL: "mysql://root:pw@db/users" }, /^DATABASE_URL: must look like/],
     ["DATABASE_URL", { DATABASE_URL: "postgres://" }, /^DATABASE_URL: postgres:\/\/ needs a host$/],
     ["DB_POOL_SIZE", { DB_POOL_SIZE: "0" }, /^DB_POOL_SIZE: must be a whole number from 1 to 1000/],
+    ["HEADERS_TIMEOUT_MS", { HEADERS_TIMEOUT_MS: "0" }, /^HEADERS_TIMEOUT_MS: must be a whole number from 500/],
+    [
+      "REQUEST_TIMEOUT_MS",
+      { HEADERS_TIMEOUT_MS: "20000", REQUEST_TIMEOUT_MS: "10000" },
+      /^REQUEST_TIMEOUT_MS: must be at least HEADERS_TIMEOUT_MS \(20000\), got "10000"$/,
+    ],
+    ["KEEP_ALIVE_TIMEOUT_MS", { KEEP_ALIVE_TIMEOUT_MS: "5s" }, /^KEEP_ALIVE_TIMEOUT_MS: must be a whole number/],
+    ["LISTEN_BACKLOG", { LISTEN_BACKLOG: "0" }, /^LISTEN_BACKLOG: must be a whole number from 1 to 65535/],
+    [
+      "SHUTDOWN_DELAY_MS",
+      { SHUTDOWN_DELAY_MS: "10000" },
+      /^SHUTDOWN_DELAY_MS: must be less than SHUTDOWN_TIMEOUT_MS \(10000\)/,
+    ],
     [
       "SIGNING_SECRET",
       { SIGNING_SECRET: "", DATABASE_URL: "postgres://db/users" },

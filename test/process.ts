@@ -27,13 +27,19 @@ export interface RunningService {
   stop: () => Promise<number | null>;
 }
 
-/** Starts src/server.ts and waits for its "listening" log line (PORT=0 picks a free port). */
+/**
+ * Starts src/server.ts and waits for its "listening" log line (PORT=0 picks a free port). SIGTERM
+ * drains without the production delay unless the test sets SHUTDOWN_DELAY_MS.
+ */
 export async function startService(
   cwd: string,
   env: Record<string, string> = {},
   command: string[] = [SERVER],
 ): Promise<RunningService> {
-  const child = spawn(process.execPath, command, { cwd, env: cleanEnv({ PORT: "0", ...env }) });
+  const child = spawn(process.execPath, command, {
+    cwd,
+    env: cleanEnv({ PORT: "0", SHUTDOWN_DELAY_MS: "0", ...env }),
+  });
   let output = "";
   child.stdout.on("data", (chunk) => {
     output += chunk;

@@ -128,6 +128,9 @@ describe("the service process", () => {
     ["LOG_LEVEL", { LOG_LEVEL: "chatty" }],
     ["SIGNUP_OPEN", { SIGNUP_OPEN: "maybe" }],
     ["FIRST_ADMIN_PASSWORD", { FIRST_ADMIN_EMAIL: "root@example.com" }],
+    ["REQUEST_TIMEOUT_MS", { REQUEST_TIMEOUT_MS: "forever" }],
+    ["SHUTDOWN_DELAY_MS", { SHUTDOWN_DELAY_MS: "20000", SHUTDOWN_TIMEOUT_MS: "15000" }],
+    ["LISTEN_BACKLOG", { LISTEN_BACKLOG: "-1" }],
   ] as const) {
     test(`exits non-zero with one line naming ${setting} when it is unusable`, async (t) => {
       const cwd = scratchDir(t);
