@@ -117,28 +117,31 @@ function housekeeping(app: FastifyInstance, store: UserStore, clock: Clock, rete
  * size limit (431), bytes that are not HTTP (400). The connection is closed after the answer, as
  * Node does; when a response has already started on it, it is only closed.
  */
-function answerClientError(this: FastifyInstance, error: ConnectionError, socket: Socket): void {
-  if (error.code === "ECONNRESET" || socket.destroyed) return;
-  const [status, detail] =
-    error.code === "ERR_HTTP_REQUEST_TIMEOUT"
-      ? [408, "The request was not received in time"]
-      : error.code === "HPE_HEADER_OVERFLOW"
-        ? [431, "The request headers are too large"]
-        : [400, "The request is not valid HTTP"];
-  if (status === 408) {
-    this.log.info({ remoteAddress: socket.remoteAddress }, "request not received in time: 408, connection closed");
-  }
-  // Node's own handler checks this internal field too: writing a status line into a response that
-  // has started would corrupt it.
-  const started = (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent === true;
-  if (socket.writable && !started) {
-    const body = JSON.stringify({ detail });
-    socket.write(
-      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nConnection: close\r\nContent-Type: application/json\r\n` +
-        `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
-    );
-  }
-  socket.destroy(error);
+function clientErrorHandler(metrics: Metrics | undefined) {
+  return function answerClientError(this: FastifyInstance, error: ConnectionError, socket: Socket): void {
+    if (error.code === "ECONNRESET" || socket.destroyed) return;
+    const [status, detail] =
+      error.code === "ERR_HTTP_REQUEST_TIMEOUT"
+        ? [408, "The request was not received in time"]
+        : error.code === "HPE_HEADER_OVERFLOW"
+          ? [431, "The request headers are too large"]
+          : [400, "The request is not valid HTTP"];
+    metrics?.observeConnectionError(status);
+    if (status === 408) {
+      this.log.info({ remoteAddress: socket.remoteAddress }, "request not received in time: 408, connection closed");
+    }
+    // Node's own handler checks this internal field too: writing a status line into a response that
+    // has started would corrupt it.
+    const started = (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent === true;
+    if (socket.writable && !started) {
+      const body = JSON.stringify({ detail });
+      socket.write(
+        `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nConnection: close\r\nContent-Type: application/json\r\n` +
+          `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+      );
+    }
+    socket.destroy(error);
+  };
 }
 
 export interface AppOptions {
@@ -195,7 +198,7 @@ export async function buildApp({
     // nothing at all is answered 408 after HEADERS_TIMEOUT_MS too; an idle keep-alive connection is
     // closed after KEEP_ALIVE_TIMEOUT_MS.
     keepAliveTimeout: connections.keepAliveTimeoutMs,
-    clientErrorHandler: answerClientError,
+    clientErrorHandler: clientErrorHandler(metrics),
     // While closing, a request that arrives on an open connection is served (with Connection:
     // close), not refused with a 503 in Fastify's own error shape.
     return503OnClosing: false,

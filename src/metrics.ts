@@ -11,6 +11,8 @@ export interface Metrics {
   registry: Registry;
   /** Records one finished request. `route` is the route pattern (`/users/:id`), never the raw URL. */
   observeRequest(method: string, route: string, status: number, seconds: number): void;
+  /** A connection Node answered and closed before any route ran: 408 (request not received in time), 431, 400. */
+  observeConnectionError(status: number): void;
   /** The same hasher, timing every hash and verify. */
   instrumentHasher(hasher: PasswordHasher): PasswordHasher;
 }
@@ -57,6 +59,13 @@ export function createMetrics(): Metrics {
     registers: [registry],
   });
 
+  const connectionErrors = new Counter({
+    name: "http_connection_errors_total",
+    help: "Connections answered and closed before reaching a route, by status: 408 request not received within HEADERS_TIMEOUT_MS or REQUEST_TIMEOUT_MS, 431 headers too large, 400 not HTTP.",
+    labelNames: ["status"] as const,
+    registers: [registry],
+  });
+
   const timed =
     <A extends unknown[], R>(operation: string, work: (...args: A) => Promise<R>) =>
     async (...args: A): Promise<R> => {
@@ -81,6 +90,9 @@ export function createMetrics(): Metrics {
         else if (status === 401) logins.inc({ outcome: "failure" });
         else if (status === 429) logins.inc({ outcome: "rate_limited" });
       }
+    },
+    observeConnectionError(status) {
+      connectionErrors.inc({ status: String(status) });
     },
     instrumentHasher(hasher) {
       return {

@@ -44,6 +44,7 @@ describe("slow and stalled clients", () => {
       SIGNING_SECRET: SECRET,
       HEADERS_TIMEOUT_MS: String(HEADERS_MS),
       REQUEST_TIMEOUT_MS: String(REQUEST_MS),
+      METRICS_PORT: "0",
     });
     t.after(() => service.stop());
     const port = portOf(service.baseUrl);
@@ -118,6 +119,14 @@ describe("slow and stalled clients", () => {
     assert.ok(silentEnd.ms < HEADERS_MS + SWEEP_MS + SLACK_MS, `silent connection closed after ${silentEnd.ms} ms`);
 
     assert.equal((await fetch(`${service.baseUrl}/healthz`)).status, 200, "still serving afterwards");
+    const metricsPort = /"address":\{"address":"127\.0\.0\.1","family":"IPv4","port":(\d+)\}/.exec(service.output());
+    assert.ok(metricsPort, service.output());
+    const metrics = await (await fetch(`http://127.0.0.1:${metricsPort[1]}/metrics`)).text();
+    assert.match(
+      metrics,
+      /^http_connection_errors_total\{status="408"\} 43$/m,
+      "40 stalled bodies, trickle, headers, silent",
+    );
     assert.equal(await service.stop(), 0);
     assert.match(service.output(), /request not received in time: 408/);
   });
