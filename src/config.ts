@@ -180,7 +180,8 @@ export interface ConnectionConfig {
  * Timeouts, backlog and drain delay (issue 15). Defaults: headers in 10 s and a whole request in 30 s
  * (our largest body is 16 KiB, so 30 s is generous even on a poor mobile link); keep-alive 72 s, above
  * the 60 s idle timeout of common load balancers (AWS ALB, nginx upstream keepalive), which must close
- * an idle connection before the service does or they race it and answer 502; backlog 511, Node's own;
+ * an idle connection before the service does or they race it and answer 502; backlog 4096 rather than
+ * Node's 511, which a burst of 2,000 connections overflows (docs/deployment.md, "Connection storms");
  * a 5 s drain delay (at most half of SHUTDOWN_TIMEOUT_MS, which bounds the whole shutdown).
  */
 function parseConnections(env: Env): ConnectionConfig {
@@ -205,7 +206,7 @@ function parseConnections(env: Env): ConnectionConfig {
     requestTimeoutMs,
     keepAliveTimeoutMs: parseInteger(env, "KEEP_ALIVE_TIMEOUT_MS", 72_000, 1_000, 600_000),
     checkIntervalMs: Math.min(1_000, Math.ceil(headersTimeoutMs / 2)),
-    listenBacklog: parseInteger(env, "LISTEN_BACKLOG", 511, 1, 65_535),
+    listenBacklog: parseInteger(env, "LISTEN_BACKLOG", 4096, 1, 65_535),
     shutdownDelayMs,
   };
 }

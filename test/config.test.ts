@@ -69,7 +69,7 @@ describe("loadConfig", () => {
       requestTimeoutMs: 30_000,
       keepAliveTimeoutMs: 72_000,
       checkIntervalMs: 1_000,
-      listenBacklog: 511,
+      listenBacklog: 4096,
       shutdownDelayMs: 5_000,
     });
     const env = {
@@ -77,7 +77,7 @@ describe("loadConfig", () => {
       HEADERS_TIMEOUT_MS: "1000",
       REQUEST_TIMEOUT_MS: "4000",
       KEEP_ALIVE_TIMEOUT_MS: "5000",
-      LISTEN_BACKLOG: "4096",
+      LISTEN_BACKLOG: "1024",
       SHUTDOWN_DELAY_MS: "0",
     };
     assert.deepEqual(loadConfig(env, cwd).config.connections, {
@@ -85,7 +85,7 @@ describe("loadConfig", () => {
       requestTimeoutMs: 4000,
       keepAliveTimeoutMs: 5000,
       checkIntervalMs: 500,
-      listenBacklog: 4096,
+      listenBacklog: 1024,
       shutdownDelayMs: 0,
     });
     // The default delay leaves at least half of a shorter shutdown bound to the requests in flight.

@@ -4,6 +4,7 @@
 // keep-alive clients sending across the signal lose no request, the request
 // in flight finishes, the process exits 0.
 import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
 import { once } from "node:events";
 import { describe, test } from "node:test";
 import { scratchDir, startService } from "./process.ts";
@@ -129,6 +130,26 @@ describe("slow and stalled clients", () => {
     );
     assert.equal(await service.stop(), 0);
     assert.match(service.output(), /request not received in time: 408/);
+  });
+});
+
+/** The listen backlog of the socket on `port` as the kernel reports it (ss's Send-Q), if `ss` is there. */
+function listenBacklog(port: number): number | undefined {
+  try {
+    const line = execFileSync("ss", ["-ltnH", `sport = :${port}`], { encoding: "utf8" }).trim();
+    return Number(line.split(/\s+/)[2]);
+  } catch {
+    return undefined;
+  }
+}
+
+describe("connection storms", () => {
+  test("LISTEN_BACKLOG reaches the listening socket", {
+    skip: listenBacklog(1) === undefined && "needs ss",
+  }, async (t) => {
+    const service = await startService(scratchDir(t), { SIGNING_SECRET: SECRET, LISTEN_BACKLOG: "123" });
+    t.after(() => service.stop());
+    assert.equal(listenBacklog(portOf(service.baseUrl)), 123);
   });
 });
 

@@ -43,7 +43,7 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
       requestTimeoutMs: 30_000,
       keepAliveTimeoutMs: 72_000,
       checkIntervalMs: 1_000,
-      listenBacklog: 511,
+      listenBacklog: 4096,
       shutdownDelayMs: 0,
     },
     auditRetentionDays: 90,
