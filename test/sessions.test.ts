@@ -4,7 +4,7 @@
 // ending every session and every access token issued before them.
 import assert from "node:assert/strict";
 import { describe, type TestContext, test } from "node:test";
-import { INVALID_REFRESH_TOKEN } from "../src/auth/sessions.ts";
+import { INVALID_REFRESH_TOKEN, parseRefreshToken } from "../src/auth/sessions.ts";
 import { COULD_NOT_VALIDATE_CREDENTIALS } from "../src/errors.ts";
 import { bearer, buildTestApp, createUser, requestToken, type TestApp } from "./helpers.ts";
 
@@ -20,7 +20,7 @@ interface Tokens {
 
 async function setup(t: TestContext) {
   const testApp = await buildTestApp(t, {
-    sessions: { idleSeconds: IDLE, absoluteSeconds: ABSOLUTE, reuseGraceSeconds: 10 },
+    sessions: { idleSeconds: IDLE, absoluteSeconds: ABSOLUTE, reuseGraceSeconds: 10, maxPerUser: 50 },
   });
   const ada = await createUser(testApp.store, "ada@example.com", PASSWORD);
   const login = async (userAgent = "test-agent") => {
@@ -45,15 +45,22 @@ function assertInvalidGrant(response: Awaited<ReturnType<TestApp["app"]["inject"
 }
 
 describe("refresh tokens", () => {
-  test("the password grant also returns a refresh token of 256 random bits and expires_in; only its hash is stored", async (t) => {
-    const { login, store, ada } = await setup(t);
+  test("the password grant also returns a refresh token of 256 random bits naming its session and generation, and expires_in; only its hash is stored", async (t) => {
+    const { login, store, ada, clock } = await setup(t);
     const tokens = await login();
     assert.equal(tokens.expires_in, 1800);
-    assert.match(tokens.refresh_token, /^[A-Za-z0-9_-]{43}$/, "32 bytes, base64url");
+    const [sessionId, generation, secret] = tokens.refresh_token.split(".");
+    assert.match(secret ?? "", /^[A-Za-z0-9_-]{43}$/, "32 random bytes, base64url");
+    assert.equal(generation, "0");
     assert.notEqual((await login()).refresh_token, tokens.refresh_token);
-    const sessions = await store.listSessions(ada.id, new Date().toISOString());
+    const sessions = await store.listSessions(ada.id, new Date(clock.now).toISOString(), { limit: 10 });
     assert.equal(sessions.length, 2);
-    assert.equal(await store.findSessionByToken(tokens.refresh_token), undefined, "the plain token is not a key");
+    assert.ok(sessions.some((session) => session.id === sessionId));
+    const now = new Date(clock.now).toISOString();
+    const plain = { sessionId: sessionId as string, generation: 0, tokenHash: tokens.refresh_token };
+    assert.equal(await store.revokeSessionByToken(plain, now), undefined, "the plain token is not what is stored");
+    const hashed = parseRefreshToken(tokens.refresh_token);
+    assert.equal(await store.revokeSessionByToken(hashed!, now), ada.id, "its SHA-256 is");
   });
 
   test("grant_type=refresh_token returns a new access token and a new refresh token; the access token works", async (t) => {
@@ -299,7 +306,7 @@ describe("credential changes end sessions", () => {
     await login();
     clock.advanceSeconds(ABSOLUTE + 1);
     const purged = await store.purgeExpired(new Date(clock.now).toISOString(), 1000);
-    assert.equal(purged, 4, "two refresh tokens and two sessions");
-    assert.deepEqual(await store.listSessions(ada.id, new Date(0).toISOString()), []);
+    assert.equal(purged, 2, "two sessions, each with its one stored refresh token");
+    assert.deepEqual(await store.listSessions(ada.id, new Date(0).toISOString(), { limit: 10 }), []);
   });
 });
