@@ -84,6 +84,15 @@ const refresh = (base: string, refreshToken: string) =>
 const changePassword = (base: string, accessToken: string) =>
   fetch(`${base}/me/password`, json("PUT", { current_password: PASSWORD, new_password: NEW_PASSWORD }, accessToken));
 
+/** After a fault: waits (bounded) until /readyz says the database answers again, as a load balancer would. */
+async function ready({ base }: Harness): Promise<void> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    if ((await fetch(`${base}/readyz`)).status === 200) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  assert.fail("not ready again within 5 s");
+}
+
 async function assertAlive({ service, base }: Harness): Promise<void> {
   assert.equal(service.child.exitCode, null, `the process is alive:\n${service.output()}`);
   assert.equal((await fetch(`${base}/healthz`)).status, 200);
@@ -101,6 +110,7 @@ describe("faults on the way to PostgreSQL", { skip: POSTGRES_URL ? false : SKIP_
     assert.equal(cut.status, 503, await cut.text());
     assert.equal(h.proxy.cuts, 1, "the fault fired");
     await assertAlive(h);
+    await ready(h);
 
     // All or nothing: the old password, the session and the access token all still work.
     assert.equal((await login(h.base, "ada@example.com", NEW_PASSWORD)).status, 401, "the new password is not set");
@@ -125,6 +135,7 @@ describe("faults on the way to PostgreSQL", { skip: POSTGRES_URL ? false : SKIP_
     const cut = await login(h.base, "ada@example.com");
     assert.equal(cut.status, 503, await cut.text());
     await assertAlive(h);
+    await ready(h);
     const { access_token } = await tokensFor(h.base, "ada@example.com");
     const sessions = await fetch(`${h.base}/me/sessions`, { headers: { authorization: `Bearer ${access_token}` } });
     assert.equal(((await sessions.json()) as { items: unknown[] }).items.length, 1, "only the login that answered 200");
@@ -164,6 +175,7 @@ describe("faults on the way to PostgreSQL", { skip: POSTGRES_URL ? false : SKIP_
 
     assert.ok(terminated > 0, "backends were terminated");
     await assertAlive(h);
+    await ready(h);
     for (const status of statuses.keys()) assert.ok([200, 401, 503].includes(status), `status ${status}`);
     assert.ok((statuses.get(200) ?? 0) > 0, "requests succeeded between the terminations");
     // Every user can still log in: the pool replaced the terminated connections.
@@ -206,6 +218,7 @@ describe("faults on the way to PostgreSQL", { skip: POSTGRES_URL ? false : SKIP_
       assert.equal(h.proxy.cuts, 1, "the database went away after the commit");
       const pair = (await rotated.json()) as { access_token: string; refresh_token: string };
       h.proxy.pass();
+      await ready(h);
       assert.equal((await refresh(h.base, pair.refresh_token)).status, 200, "the rotation was committed");
     });
 
@@ -214,6 +227,7 @@ describe("faults on the way to PostgreSQL", { skip: POSTGRES_URL ? false : SKIP_
       h.proxy.cutAfter(/COMMIT/);
       await signUp(h.base, "ada@example.com");
       h.proxy.pass();
+      await ready(h);
       assert.equal((await login(h.base, "ada@example.com")).status, 200);
     });
 
@@ -223,6 +237,7 @@ describe("faults on the way to PostgreSQL", { skip: POSTGRES_URL ? false : SKIP_
       h.proxy.cutAfter(/COMMIT/);
       const tokens = await tokensFor(h.base, "ada@example.com");
       h.proxy.pass();
+      await ready(h);
       assert.equal((await refresh(h.base, tokens.refresh_token)).status, 200);
     });
 
@@ -233,6 +248,7 @@ describe("faults on the way to PostgreSQL", { skip: POSTGRES_URL ? false : SKIP_
       h.proxy.cutAfter(/COMMIT/);
       assert.equal((await changePassword(h.base, tokens.access_token)).status, 204);
       h.proxy.pass();
+      await ready(h);
       assert.equal((await login(h.base, "ada@example.com", NEW_PASSWORD)).status, 200);
       assert.equal((await refresh(h.base, tokens.refresh_token)).status, 401);
     });
