@@ -4,11 +4,17 @@
 // their safe messages, and anything else as a logged 500 whose detail is
 // generic: no stack trace or internal message reaches a client.
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
-import { HttpError, INTERNAL_ERROR } from "./errors.ts";
+import { HttpError, INTERNAL_ERROR, StoreUnavailable } from "./errors.ts";
 
 type ValidationIssue = NonNullable<FastifyError["validation"]>[number];
 
 export function handleError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  if (error instanceof StoreUnavailable) {
+    // The operator's first clue in an outage: what the driver said (never a password: drivers do not
+    // put the connection URL in their messages), once per failed request.
+    const reason = error.cause instanceof Error ? error.cause.message : "unknown";
+    request.log.warn({ reason }, "database or Redis unavailable; answered 503");
+  }
   if (error instanceof HttpError) {
     reply.code(error.status).headers(error.headers).send({ detail: error.detail });
   } else if (error.validation) {

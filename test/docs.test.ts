@@ -51,7 +51,7 @@ describe("OpenAPI document and docs page", () => {
       "post /auth/token": ["200", "400", "401", "415", "422", "429"],
       "post /auth/revoke": ["200", "415", "422"],
       "get /me": ["200", "401"],
-      "get /me/sessions": ["200", "401"],
+      "get /me/sessions": ["200", "401", "422"],
       "delete /me/sessions/{id}": ["204", "401", "404", "422"],
       "patch /me": ["200", "401", "409", "415", "422"],
       "delete /me": ["204", "401", "409"],

@@ -23,7 +23,7 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     host: "127.0.0.1",
     port: 0,
     logLevel: "silent",
-    database: { kind: "sqlite", path: ":memory:" },
+    database: { kind: "sqlite", path: ":memory:", synchronous: "normal" },
     signingSecrets: [TEST_SECRET],
     clockLeewaySeconds: 0,
     argon2: { memoryKib: 19_456, timeCost: 2, parallelism: 1 },
@@ -47,7 +47,7 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
       shutdownDelayMs: 0,
     },
     auditRetentionDays: 90,
-    sessions: { idleSeconds: 14 * 86_400, absoluteSeconds: 30 * 86_400, reuseGraceSeconds: 10 },
+    sessions: { idleSeconds: 14 * 86_400, absoluteSeconds: 30 * 86_400, reuseGraceSeconds: 10, maxPerUser: 50 },
     signupOpen: true,
     ...overrides,
   };

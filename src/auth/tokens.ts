@@ -4,6 +4,9 @@
 // typ "at+jwt" (RFC 8725 section 3.11) and the kid of the secret that signed
 // them, so secrets can rotate: the first signs, all of them verify. Time
 // comes from an injected clock so tests can move it instead of sleeping.
+// Every token carries its user's credential stamp (store/ids.ts), which the
+// token check compares with the stored one: a credential change ends every
+// token issued before it, exactly, whatever the clocks and however close.
 import { createHash } from "node:crypto";
 import { createSigner, createVerifier } from "fast-jwt";
 
@@ -17,8 +20,16 @@ export interface AccessClaims {
   sub: string;
   iat: number;
   exp: number;
+  /** The user's credential stamp when the token was issued. */
+  stamp: string;
   /** The session the token was issued in, when there is one. */
   sid?: string;
+}
+
+/** Whom a token is issued to: the spec's subject, and the stamp the token check compares. */
+export interface TokenSubject {
+  email: string;
+  credentialStamp: string;
 }
 
 export type Clock = () => number;
@@ -32,7 +43,7 @@ export class InvalidToken extends Error {
 }
 
 export interface TokenService {
-  issueAccessToken(email: string, sessionId?: string): string;
+  issueAccessToken(subject: TokenSubject, sessionId?: string): string;
   /** The token's claims, or throws InvalidToken. */
   verifyAccessToken(token: string): AccessClaims;
 }
@@ -74,12 +85,13 @@ export function createTokenService({ secrets, clock = Date.now, leewaySeconds = 
   );
 
   return {
-    issueAccessToken(email, sessionId) {
+    issueAccessToken(subject, sessionId) {
       const iat = Math.floor(clock() / 1000);
       return sign({
-        sub: email,
+        sub: subject.email,
         iat,
         exp: iat + ACCESS_TOKEN_LIFETIME_SECONDS,
+        stamp: subject.credentialStamp,
         ...(sessionId ? { sid: sessionId } : {}),
       });
     },
@@ -95,7 +107,7 @@ export function createTokenService({ secrets, clock = Date.now, leewaySeconds = 
         throw new InvalidToken((error as { code?: string }).code ?? "undecodable");
       }
       const now = Math.floor(clock() / 1000);
-      const { sub, exp, iat, nbf } = payload;
+      const { sub, exp, iat, nbf, stamp } = payload;
       if (typeof exp !== "number" || !Number.isFinite(exp)) throw new InvalidToken("exp missing");
       if (exp + leewaySeconds <= now) throw new InvalidToken("expired");
       if (nbf !== undefined && (typeof nbf !== "number" || nbf > now + leewaySeconds))
@@ -103,7 +115,8 @@ export function createTokenService({ secrets, clock = Date.now, leewaySeconds = 
       if (typeof iat !== "number" || !Number.isFinite(iat)) throw new InvalidToken("iat missing");
       if (iat > now + leewaySeconds) throw new InvalidToken("issued in the future");
       if (typeof sub !== "string" || sub === "") throw new InvalidToken("sub missing");
-      return typeof payload.sid === "string" ? { sub, exp, iat, sid: payload.sid } : { sub, exp, iat };
+      if (typeof stamp !== "string") throw new InvalidToken("credential stamp missing");
+      return typeof payload.sid === "string" ? { sub, exp, iat, stamp, sid: payload.sid } : { sub, exp, iat, stamp };
     },
   };
 }
