@@ -7,6 +7,7 @@ import { randomUUID } from "node:crypto";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, LogController } from "fastify";
 import type { DestinationStream } from "pino";
+import { accessLogHook, loggedUrl } from "./access-log.ts";
 import { createAudit } from "./audit.ts";
 import { createGuards } from "./auth/guard.ts";
 import { createPasswordHasher } from "./auth/passwords.ts";
@@ -62,19 +63,9 @@ function requestId(request: { headers: Record<string, string | string[] | undefi
   return typeof incoming === "string" && SANE_REQUEST_ID.test(incoming) ? incoming : randomUUID();
 }
 
-/** Query parameters whose values never reach a log, should a client put a secret in a URL. */
-const SECRET_QUERY_PARAMETER = /token|password|secret|key|code|assertion/i;
-
-/** The request as logged: method, path with secret-looking query values censored, client address. */
+/** The request as logged on other lines (errors, warnings): method, censored path, client address. */
 function serializeRequest(request: FastifyRequest): Record<string, unknown> {
-  const query = request.url.indexOf("?");
-  let url = request.url;
-  if (query >= 0) {
-    const params = new URLSearchParams(request.url.slice(query + 1));
-    for (const name of new Set(params.keys())) if (SECRET_QUERY_PARAMETER.test(name)) params.set(name, "[redacted]");
-    url = `${request.url.slice(0, query)}?${params}`;
-  }
-  return { method: request.method, url, remoteAddress: request.ip };
+  return { method: request.method, url: loggedUrl(request.url), remoteAddress: request.ip };
 }
 
 /**
@@ -152,10 +143,8 @@ export async function buildApp({
     reply.header("x-content-type-options", "nosniff").header("x-request-id", request.id);
     done();
   });
-  app.addHook("onResponse", function accessLog(request, reply, done) {
-    request.log.info({ req: request, res: reply, responseTime: reply.elapsedTime }, "request completed");
-    done();
-  });
+  const accessLog = accessLogHook(app);
+  if (accessLog) app.addHook("onResponse", accessLog);
   // Off unless origins are configured: then only those origins, and no cookies (bearer tokens only).
   if (config.corsOrigins.length > 0) {
     await app.register((await import("@fastify/cors")).default, {
