@@ -15,12 +15,14 @@ import Fastify, {
   LogController,
 } from "fastify";
 import type { DestinationStream } from "pino";
+import { accessLogHook, loggedUrl } from "./access-log.ts";
 import { createAudit } from "./audit.ts";
 import { createGuards } from "./auth/guard.ts";
 import { createPasswordHasher } from "./auth/passwords.ts";
 import { type CounterStore, createRateLimits, MemoryCounterStore } from "./auth/rate-limits.ts";
 import { createSessions } from "./auth/sessions.ts";
 import { type Clock, createTokenService } from "./auth/tokens.ts";
+import { createUserLookup } from "./auth/user-cache.ts";
 import type { Config } from "./config.ts";
 import { registerDocs } from "./docs.ts";
 import { handleError, handleNotFound } from "./error-handler.ts";
@@ -69,19 +71,9 @@ function requestId(request: { headers: Record<string, string | string[] | undefi
   return typeof incoming === "string" && SANE_REQUEST_ID.test(incoming) ? incoming : randomUUID();
 }
 
-/** Query parameters whose values never reach a log, should a client put a secret in a URL. */
-const SECRET_QUERY_PARAMETER = /token|password|secret|key|code|assertion/i;
-
-/** The request as logged: method, path with secret-looking query values censored, client address. */
+/** The request as logged on other lines (errors, warnings): method, censored path, client address. */
 function serializeRequest(request: FastifyRequest): Record<string, unknown> {
-  const query = request.url.indexOf("?");
-  let url = request.url;
-  if (query >= 0) {
-    const params = new URLSearchParams(request.url.slice(query + 1));
-    for (const name of new Set(params.keys())) if (SECRET_QUERY_PARAMETER.test(name)) params.set(name, "[redacted]");
-    url = `${request.url.slice(0, query)}?${params}`;
-  }
-  return { method: request.method, url, remoteAddress: request.ip };
+  return { method: request.method, url: loggedUrl(request.url), remoteAddress: request.ip };
 }
 
 /**
@@ -222,10 +214,8 @@ export async function buildApp({
       done(null, payload);
     });
   }
-  app.addHook("onResponse", function accessLog(request, reply, done) {
-    request.log.info({ req: request, res: reply, responseTime: reply.elapsedTime }, "request completed");
-    done();
-  });
+  const accessLog = accessLogHook(app);
+  if (accessLog) app.addHook("onResponse", accessLog);
   // Off unless origins are configured: then only those origins, and no cookies (bearer tokens only).
   if (config.corsOrigins.length > 0) {
     await app.register((await import("@fastify/cors")).default, {
@@ -253,7 +243,7 @@ export async function buildApp({
   }
   const counterStore = counters ?? new MemoryCounterStore(clock);
   const limits = createRateLimits(config.rateLimit, counterStore, clock);
-  const guards = createGuards(tokens, store);
+  const guards = createGuards(tokens, createUserLookup(store, config.userCache, clock));
   const audit = createAudit(store);
   const sessions = createSessions(store, config.sessions, clock);
   housekeeping(app, store, clock, config.auditRetentionDays);
