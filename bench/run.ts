@@ -47,7 +47,7 @@ function serviceEnv(databaseUrl: string, logLevel = "info"): Record<string, stri
 }
 
 async function startService(databaseUrl: string, logLevel = "info"): Promise<Child> {
-  const child = await startChild("src/server.ts", serviceEnv(databaseUrl, logLevel), work, "/healthz");
+  const child = await startChild("src/start.ts", serviceEnv(databaseUrl, logLevel), work, "/healthz");
   children.push(child);
   return child;
 }
@@ -341,7 +341,7 @@ async function main(): Promise<void> {
   const startups: number[] = [];
   const baseStartups: number[] = [];
   for (let i = 0; i < plan.starts; i++) {
-    startups.push(await timeToFirstAnswer("src/server.ts", "/healthz", serviceEnv(smallDb)));
+    startups.push(await timeToFirstAnswer("src/start.ts", "/healthz", serviceEnv(smallDb)));
     baseStartups.push(await timeToFirstAnswer("bench/baseline.ts", "/me", {}));
   }
   const startup = median(startups);
