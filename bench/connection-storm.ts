@@ -90,7 +90,7 @@ const quantile = (values: number[], q: number) => {
 const work = mkdtempSync(join(tmpdir(), "storm-"));
 const metricsPort = await freePort();
 const service = await startChild(
-  "src/server.ts",
+  "src/start.ts",
   {
     SIGNING_SECRET: "connection-storm-secret-of-32-bytes-or-more",
     DATABASE_URL: `sqlite:${join(work, "storm.db")}`,

@@ -23,6 +23,7 @@ import { type CounterStore, createRateLimits, MemoryCounterStore } from "./auth/
 import { createSessions } from "./auth/sessions.ts";
 import { type Clock, createTokenService } from "./auth/tokens.ts";
 import { createUserLookup } from "./auth/user-cache.ts";
+import { withVerifiedTokenCache } from "./auth/verified-tokens.ts";
 import type { Config } from "./config.ts";
 import { registerDocs } from "./docs.ts";
 import { handleError, handleNotFound } from "./error-handler.ts";
@@ -227,11 +228,10 @@ export async function buildApp({
 
   await registerDocs(app);
 
-  const tokens = createTokenService({
-    secrets: config.signingSecrets,
-    clock,
-    leewaySeconds: config.clockLeewaySeconds,
-  });
+  const tokens = withVerifiedTokenCache(
+    createTokenService({ secrets: config.signingSecrets, clock, leewaySeconds: config.clockLeewaySeconds }),
+    { clock, leewaySeconds: config.clockLeewaySeconds },
+  );
   const hasher = createPasswordHasher(config.argon2);
   const passwords = metrics ? metrics.instrumentHasher(hasher) : hasher;
   if (metrics) {

@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 
-export const SERVER = resolve(import.meta.dirname, "../src/server.ts");
+export const SERVER = resolve(import.meta.dirname, "../src/start.ts");
 export const CLI = resolve(import.meta.dirname, "../src/cli.ts");
 
 /** Environment for a child: the parent's PATH only, nothing of the service's own settings. */
@@ -28,8 +28,8 @@ export interface RunningService {
 }
 
 /**
- * Starts src/server.ts and waits for its "listening" log line (PORT=0 picks a free port). SIGTERM
- * drains without the production delay unless the test sets SHUTDOWN_DELAY_MS.
+ * Starts the service (src/start.ts, as npm start does) and waits for its "listening" log line (PORT=0
+ * picks a free port). SIGTERM drains without the production delay unless the test sets SHUTDOWN_DELAY_MS.
  */
 export async function startService(
   cwd: string,

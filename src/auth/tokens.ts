@@ -70,6 +70,7 @@ export function createTokenService({ secrets, clock = Date.now, leewaySeconds = 
   });
   // One verifier per secret, chosen by kid. Expiry is checked below against the
   // injected clock; signature, algorithm, typ and crit stay the library's job.
+  // (Verified tokens are remembered one level up, in verified-tokens.ts.)
   const verifiers = new Map(
     secrets.map((secret) => [
       keyId(secret),
@@ -79,7 +80,6 @@ export function createTokenService({ secrets, clock = Date.now, leewaySeconds = 
         checkTyp: ACCESS_TOKEN_TYP,
         ignoreExpiration: true,
         ignoreNotBefore: true,
-        cache: 10_000,
       }),
     ]),
   );
