@@ -8,7 +8,9 @@ import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, LogController } from "fastify";
 import type { DestinationStream } from "pino";
 import { createAudit } from "./audit.ts";
+import { createAccountRecovery } from "./auth/account-recovery.ts";
 import { createGuards } from "./auth/guard.ts";
+import { createPasswordPolicy } from "./auth/password-policy.ts";
 import { createPasswordHasher } from "./auth/passwords.ts";
 import { type CounterStore, createRateLimits, MemoryCounterStore } from "./auth/rate-limits.ts";
 import { createSessions } from "./auth/sessions.ts";
@@ -16,7 +18,13 @@ import { type Clock, createTokenService } from "./auth/tokens.ts";
 import type { Config } from "./config.ts";
 import { registerDocs } from "./docs.ts";
 import { handleError, handleNotFound } from "./error-handler.ts";
+import { createAccountMails } from "./mail/messages.ts";
+import { createSealer } from "./mail/seal.ts";
+import { createMailSender } from "./mail/sender.ts";
+import { createMailTransport } from "./mail/transport.ts";
 import type { Metrics } from "./metrics.ts";
+import { registerAccountPages } from "./pages/account-pages.ts";
+import { accountRoutes } from "./routes/account.ts";
 import { eventRoutes } from "./routes/events.ts";
 import { healthRoutes } from "./routes/health.ts";
 import { meRoutes } from "./routes/me.ts";
@@ -165,6 +173,7 @@ export async function buildApp({
   }
 
   await registerDocs(app);
+  await registerAccountPages(app);
 
   const tokens = createTokenService({
     secrets: config.signingSecrets,
@@ -186,6 +195,35 @@ export async function buildApp({
   const audit = createAudit(store);
   const sessions = createSessions(store, config.sessions, clock, audit);
   housekeeping(app, store, clock, config.auditRetentionDays);
+  const policy = createPasswordPolicy({ listCheck: config.passwordListCheck });
+  const mails = createAccountMails(
+    { from: config.mail.from, ...config.accountRecovery },
+    createSealer(config.signingSecrets),
+  );
+  const sender = createMailSender({
+    store,
+    transport: createMailTransport(config.mail.transport),
+    mails,
+    settings: config.mail,
+    clock,
+    log: app.log,
+    audit,
+    ...(metrics ? { onDelivery: (kind, result) => metrics.observeMail(kind, result) } : {}),
+  });
+  app.addHook("onClose", async function stopMailSender() {
+    await sender.stop();
+  });
+  const recovery = createAccountRecovery({
+    store,
+    passwords,
+    policy,
+    sessions,
+    audit,
+    mails,
+    sender,
+    settings: config.accountRecovery,
+    clock,
+  });
 
   await app.register(healthRoutes, { store, counters: counterStore });
   await app.register(async function apiRoutes(api) {
@@ -194,8 +232,16 @@ export async function buildApp({
       reply.header("cache-control", "no-store");
       done();
     });
-    await api.register(tokenRoutes, { store, tokens, passwords, limits, sessions, audit });
-    await api.register(meRoutes, { store, guards, passwords, sessions, audit });
+    await api.register(tokenRoutes, {
+      store,
+      tokens,
+      passwords,
+      limits,
+      sessions,
+      audit,
+      verificationRequired: config.accountRecovery.verificationRequired,
+    });
+    await api.register(meRoutes, { store, guards, passwords, sessions, audit, policy, recovery });
     await api.register(userRoutes, {
       store,
       guards,
@@ -204,7 +250,10 @@ export async function buildApp({
       sessions,
       audit,
       signupOpen: config.signupOpen,
+      policy,
+      recovery,
     });
+    await api.register(accountRoutes, { recovery, limits });
     await api.register(eventRoutes, { store, guards });
   });
 

@@ -4,7 +4,9 @@
 // store is touched: 401 answers "who are you?", 403 "you may not".
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { Audit } from "../audit.ts";
+import type { AccountRecovery } from "../auth/account-recovery.ts";
 import type { Guards } from "../auth/guard.ts";
+import type { PasswordPolicy } from "../auth/password-policy.ts";
 import type { PasswordHasher } from "../auth/passwords.ts";
 import { type RateLimits, TOO_MANY_SIGNUPS } from "../auth/rate-limits.ts";
 import type { Sessions } from "../auth/sessions.ts";
@@ -42,6 +44,8 @@ export interface UserRouteOptions {
   sessions: Sessions;
   audit: Audit;
   signupOpen: boolean;
+  policy: PasswordPolicy;
+  recovery: AccountRecovery;
 }
 
 const ONLY_ADMINS_SET_ROLES = "Only admins can set is_active or is_admin";
@@ -80,7 +84,7 @@ function assertSelfOrAdmin(caller: UserRecord, id: string): void {
 
 export const userRoutes: FastifyPluginAsyncTypebox<UserRouteOptions> = async (
   app,
-  { store, guards, passwords, limits, sessions, audit, signupOpen },
+  { store, guards, passwords, limits, sessions, audit, signupOpen, policy, recovery },
 ) => {
   const { authenticate, authenticateIfPresent, requireAdmin } = guards;
 
@@ -97,7 +101,9 @@ export const userRoutes: FastifyPluginAsyncTypebox<UserRouteOptions> = async (
         description:
           "Open sign-up while `SIGNUP_OPEN` is true: anyone creates a plain user. Admins (with a bearer token) " +
           "may always create users and may set `is_active` and `is_admin`: send the token as " +
-          "`Authorization: Bearer` (the docs page sends none here, so this route shows no padlock).",
+          "`Authorization: Bearer` (the docs page sends none here, so this route shows no padlock). A link to " +
+          "verify the address is mailed to it. 422 also when the password is on the list of common or breached " +
+          "passwords, or contains the e-mail.",
         body: UserCreate,
         response: {
           201: UserOut,
@@ -119,6 +125,7 @@ export const userRoutes: FastifyPluginAsyncTypebox<UserRouteOptions> = async (
       if (!callerIsAdmin && !signupOpen) throw forbidden(SIGNUP_CLOSED);
       if (!callerIsAdmin && (is_active !== undefined || is_admin !== undefined)) throw forbidden(ONLY_ADMINS_SET_ROLES);
       if (!callerIsAdmin) await limits.countSignup(request.ip);
+      policy.check(password, email);
       const user = await store.create({
         email,
         hashedPassword: await passwords.hash(password),
@@ -127,6 +134,7 @@ export const userRoutes: FastifyPluginAsyncTypebox<UserRouteOptions> = async (
         isAdmin: is_admin ?? false,
       });
       await audit.record("signup", user.id, callerIsAdmin ? "created_by_admin" : "success", request.ip);
+      await recovery.sendVerification(user);
       reply.code(201);
       return toUserOut(user);
     },
@@ -221,13 +229,14 @@ export const userRoutes: FastifyPluginAsyncTypebox<UserRouteOptions> = async (
       const before = await store.findById(request.params.id);
       if (!before) throw notFound();
       const user = await store.update(request.params.id, {
-        email,
+        ...(await recovery.emailChanges(before, email, false)),
         fullName: full_name ?? null,
         isActive: is_active ?? true,
         isAdmin: is_admin ?? false,
       });
       if (!user) throw notFound();
       await recordChanges(before, user, request, audit, sessions);
+      await recovery.afterUpdate(before, user);
       return toUserOut(user);
     },
   );
@@ -267,13 +276,14 @@ export const userRoutes: FastifyPluginAsyncTypebox<UserRouteOptions> = async (
       const before = await store.findById(request.params.id);
       if (!before) throw notFound();
       const user = await store.update(request.params.id, {
-        email,
+        ...(await recovery.emailChanges(before, email, caller.id === before.id)),
         fullName: full_name,
         isActive: is_active,
         isAdmin: is_admin,
       });
       if (!user) throw notFound();
       await recordChanges(before, user, request, audit, sessions);
+      await recovery.afterUpdate(before, user);
       return toUserOut(user);
     },
   );

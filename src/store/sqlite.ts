@@ -13,10 +13,18 @@ import { normalizeEmail } from "../users/email.ts";
 import { newId } from "./ids.ts";
 import { pending } from "./migrations.ts";
 import type {
+  AccountTokenPurpose,
+  AccountTokenRecord,
   AuditEvent,
   AuditQuery,
+  DeliveryOutcome,
+  MailStatus,
+  NewAccountToken,
+  NewOutboxMessage,
   NewSession,
   NewUser,
+  OutboxMessage,
+  Redemption,
   Rotation,
   SessionRecord,
   UserChanges,
@@ -38,6 +46,7 @@ interface UserRow {
   created_at: string;
   updated_at: string;
   credentials_changed_at: string | null;
+  email_verified_at: string | null;
 }
 
 interface SessionRow {
@@ -58,6 +67,7 @@ const COLUMN_OF: Record<keyof UserChanges, string> = {
   isActive: "is_active",
   isAdmin: "is_admin",
   credentialsChangedAt: "credentials_changed_at",
+  emailVerifiedAt: "email_verified_at",
 };
 
 /** `clock` stamps created_at and updated_at (milliseconds); tests pass the app's clock. */
@@ -120,8 +130,8 @@ class SqliteUserStore implements UserStore {
     this.#findByEmail = db.prepare("SELECT * FROM users WHERE email = ?");
     this.#findById = db.prepare("SELECT * FROM users WHERE id = ?");
     this.#insert = db.prepare(
-      `INSERT INTO users (id, email, hashed_password, full_name, is_active, is_admin, created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
+      `INSERT INTO users (id, email, hashed_password, full_name, is_active, is_admin, created_at, updated_at, email_verified_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
     );
     this.#delete = db.prepare("DELETE FROM users WHERE id = ?");
     this.#countActiveAdmins = db.prepare("SELECT count(*) AS n FROM users WHERE is_admin = 1 AND is_active = 1");
@@ -168,6 +178,7 @@ class SqliteUserStore implements UserStore {
         user.isAdmin ? 1 : 0,
         stamp,
         stamp,
+        user.emailVerifiedAt ?? null,
       ) as unknown as UserRow;
       return toRecord(row) as UserRecord;
     } catch (error) {
@@ -335,12 +346,145 @@ class SqliteUserStore implements UserStore {
     );
   }
 
+  async issueAccountToken(token: NewAccountToken, mail: NewOutboxMessage): Promise<void> {
+    const now = new Date(this.#clock()).toISOString();
+    inTransaction(this.#db, () => {
+      this.#db
+        .prepare("UPDATE account_tokens SET spent_at = ? WHERE user_id = ? AND purpose = ? AND spent_at IS NULL")
+        .run(now, token.userId, token.purpose);
+      this.#db
+        .prepare(
+          "INSERT INTO account_tokens (token_hash, user_id, purpose, email, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)",
+        )
+        .run(token.tokenHash, token.userId, token.purpose, normalizeEmail(token.email), now, token.expiresAt);
+      this.#insertMail(mail);
+    });
+  }
+
+  async findAccountToken(tokenHash: string): Promise<AccountTokenRecord | undefined> {
+    const row = this.#db.prepare("SELECT * FROM account_tokens WHERE token_hash = ?").get(tokenHash) as unknown as
+      | AccountTokenRow
+      | undefined;
+    return row && toAccountToken(row);
+  }
+
+  async redeemAccountToken(tokenHash: string, purpose: AccountTokenPurpose, now: string): Promise<Redemption> {
+    return inTransaction(this.#db, () => this.#redeem(tokenHash, purpose, now));
+  }
+
+  async confirmEmail(
+    tokenHash: string,
+    now: string,
+    notice: (previousEmail: string, user: UserRecord) => NewOutboxMessage,
+  ): Promise<Redemption> {
+    try {
+      return inTransaction(this.#db, (): Redemption => {
+        const redemption = this.#redeem(tokenHash, "email_verification", now);
+        if (redemption.outcome !== "redeemed") return redemption;
+        const previous = redemption.user;
+        const row = this.#db
+          .prepare("UPDATE users SET email = ?, email_verified_at = ?, updated_at = ? WHERE id = ? RETURNING *")
+          .get(redemption.token.email, now, now, previous.id) as unknown as UserRow;
+        const user = toRecord(row) as UserRecord;
+        if (previous.email !== user.email) this.#insertMail(notice(previous.email, user));
+        return { ...redemption, user };
+      });
+    } catch (error) {
+      rethrowUnique(error);
+    }
+  }
+
+  async enqueueMail(mail: NewOutboxMessage): Promise<void> {
+    this.#insertMail(mail);
+  }
+
+  async claimMail(owner: string, now: string, leaseUntil: string, limit: number): Promise<OutboxMessage[]> {
+    // IMMEDIATE: another process on the same file waits for this claim to commit, so no message is claimed twice.
+    return inTransaction(this.#db, () => {
+      const rows = this.#db
+        .prepare(
+          `UPDATE mail_outbox SET lease_owner = ?, lease_until = ?, attempts = attempts + 1
+           WHERE id IN (SELECT id FROM mail_outbox WHERE status = 'pending' AND next_attempt_at <= ?
+                        AND (lease_until IS NULL OR lease_until <= ?) ORDER BY next_attempt_at, id LIMIT ?)
+           RETURNING *`,
+        )
+        .all(owner, leaseUntil, now, now, limit) as unknown as OutboxRow[];
+      return rows.map(toOutbox);
+    });
+  }
+
+  async completeMail(id: string, owner: string, outcome: DeliveryOutcome): Promise<void> {
+    const statement =
+      outcome.status === "sent"
+        ? this.#db.prepare(
+            // The payload (a sealed link token) is no longer needed once the message is out.
+            `UPDATE mail_outbox SET status = 'sent', sent_at = ?, payload = '{}', lease_owner = NULL, lease_until = NULL,
+             last_error = NULL WHERE id = ? AND lease_owner = ?`,
+          )
+        : outcome.status === "pending"
+          ? this.#db.prepare(
+              `UPDATE mail_outbox SET next_attempt_at = ?, last_error = ?, lease_owner = NULL, lease_until = NULL
+               WHERE id = ? AND lease_owner = ?`,
+            )
+          : this.#db.prepare(
+              `UPDATE mail_outbox SET status = 'failed', last_error = ?, lease_owner = NULL, lease_until = NULL
+               WHERE id = ? AND lease_owner = ?`,
+            );
+    if (outcome.status === "sent") statement.run(outcome.at, id, owner);
+    else if (outcome.status === "pending") statement.run(outcome.nextAttemptAt, outcome.error, id, owner);
+    else statement.run(outcome.error, id, owner);
+  }
+
+  async listMail({ status, limit }: { status?: MailStatus; limit: number }): Promise<OutboxMessage[]> {
+    const rows = (status === undefined
+      ? this.#db.prepare("SELECT * FROM mail_outbox ORDER BY id DESC LIMIT ?").all(limit)
+      : this.#db
+          .prepare("SELECT * FROM mail_outbox WHERE status = ? ORDER BY id DESC LIMIT ?")
+          .all(status, limit)) as unknown as OutboxRow[];
+    return rows.map(toOutbox);
+  }
+
+  async retryFailedMail(id: string | undefined, now: string): Promise<number> {
+    const sql = `UPDATE mail_outbox SET status = 'pending', attempts = 0, next_attempt_at = ?, last_error = NULL
+                 WHERE status = 'failed'${id === undefined ? "" : " AND id = ?"}`;
+    const values: SQLInputValue[] = id === undefined ? [now] : [now, id];
+    return Number(this.#db.prepare(sql).run(...values).changes);
+  }
+
   async ping(): Promise<void> {
     this.#db.prepare("SELECT 1").get();
   }
 
   async close(): Promise<void> {
     if (this.#db.isOpen) this.#db.close();
+  }
+
+  #insertMail(mail: NewOutboxMessage): void {
+    const now = this.#clock();
+    const id = newId(now);
+    const stamp = new Date(now).toISOString();
+    this.#db
+      .prepare(
+        `INSERT INTO mail_outbox (id, kind, recipient, user_id, payload, message_id, next_attempt_at, created_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+      )
+      .run(id, mail.kind, mail.recipient, mail.userId, mail.payload, `<${id}@${mail.messageDomain}>`, stamp, stamp);
+  }
+
+  /** Inside a transaction: spends a live token and its siblings, or says why it cannot. */
+  #redeem(tokenHash: string, purpose: AccountTokenPurpose, now: string): Redemption {
+    const row = this.#db
+      .prepare("SELECT * FROM account_tokens WHERE token_hash = ? AND purpose = ?")
+      .get(tokenHash, purpose) as unknown as AccountTokenRow | undefined;
+    if (!row) return { outcome: "invalid" };
+    if (row.spent_at !== null) return { outcome: "spent" };
+    if (row.expires_at <= now) return { outcome: "expired" };
+    const user = toRecord(this.#findById.get(row.user_id) as unknown as UserRow | undefined);
+    if (!user) return { outcome: "invalid" };
+    this.#db
+      .prepare("UPDATE account_tokens SET spent_at = ? WHERE user_id = ? AND purpose = ? AND spent_at IS NULL")
+      .run(now, row.user_id, purpose);
+    return { outcome: "redeemed", token: toAccountToken(row), user };
   }
 
   #activeAdmins(): number {
@@ -370,6 +514,61 @@ function toRecord(row: UserRow | undefined): UserRecord | undefined {
     createdAt: row.created_at,
     updatedAt: row.updated_at,
     credentialsChangedAt: row.credentials_changed_at,
+    emailVerifiedAt: row.email_verified_at,
+  };
+}
+
+interface AccountTokenRow {
+  token_hash: string;
+  user_id: string;
+  purpose: string;
+  email: string;
+  created_at: string;
+  expires_at: string;
+  spent_at: string | null;
+}
+
+function toAccountToken(row: AccountTokenRow): AccountTokenRecord {
+  return {
+    tokenHash: row.token_hash,
+    userId: row.user_id,
+    purpose: row.purpose as AccountTokenPurpose,
+    email: row.email,
+    createdAt: row.created_at,
+    expiresAt: row.expires_at,
+    spentAt: row.spent_at,
+  };
+}
+
+interface OutboxRow {
+  id: string;
+  kind: string;
+  recipient: string;
+  user_id: string | null;
+  payload: string;
+  message_id: string;
+  status: string;
+  attempts: number;
+  next_attempt_at: string;
+  last_error: string | null;
+  created_at: string;
+  sent_at: string | null;
+}
+
+function toOutbox(row: OutboxRow): OutboxMessage {
+  return {
+    id: row.id,
+    kind: row.kind as OutboxMessage["kind"],
+    recipient: row.recipient,
+    userId: row.user_id,
+    payload: row.payload,
+    messageId: row.message_id,
+    status: row.status as MailStatus,
+    attempts: Number(row.attempts),
+    nextAttemptAt: row.next_attempt_at,
+    lastError: row.last_error,
+    createdAt: row.created_at,
+    sentAt: row.sent_at,
   };
 }
 
