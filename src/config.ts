@@ -6,6 +6,7 @@
 import { randomBytes } from "node:crypto";
 import { closeSync, fstatSync, linkSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
+import { createPasswordPolicy } from "./auth/password-policy.ts";
 import { ConfigError } from "./errors.ts";
 
 export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
@@ -184,6 +185,12 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): LoadedConfig 
     },
     passwordListCheck: parseBoolean("PASSWORD_LIST_CHECK", setting(env, "PASSWORD_LIST_CHECK") ?? "on"),
   };
+  if (config.firstAdmin) {
+    // The bootstrap admin's password follows the same rules as every other new password.
+    const { email, password } = config.firstAdmin;
+    const problem = createPasswordPolicy({ listCheck: config.passwordListCheck }).problem(password, email);
+    if (problem) throw new ConfigError("FIRST_ADMIN_PASSWORD", problem);
+  }
   return { config, notices };
 }
 

@@ -21,10 +21,17 @@ export async function ensureFirstAdmin(
   if (existing) {
     // Whoever held the account before keeps no session and no token into the new admin account.
     const now = new Date().toISOString();
-    await store.update(existing.id, { hashedPassword, isAdmin: true, isActive: true, credentialsChangedAt: now });
+    await store.update(existing.id, {
+      hashedPassword,
+      isAdmin: true,
+      isActive: true,
+      credentialsChangedAt: now,
+      emailVerifiedAt: existing.emailVerifiedAt ?? now,
+    });
     await store.revokeUserSessions(existing.id, now);
     return "promoted";
   }
-  await store.create({ email: admin.email, hashedPassword, isAdmin: true });
+  // The operator chose this address: it counts as verified, so the admin can log in when verification is required.
+  await store.create({ email: admin.email, hashedPassword, isAdmin: true, emailVerifiedAt: new Date().toISOString() });
   return "created";
 }
