@@ -97,6 +97,19 @@ describe("password reset by e-mail", () => {
     assert.equal((await requestToken(app, { username: email, password: NEW_PASSWORD })).statusCode, 200);
   });
 
+  test("two uses of one link at the same moment: exactly one wins", async (t) => {
+    const { app, store } = await setup(t);
+    const email = address();
+    await createUser(store, email, PASSWORD);
+    await requestReset(app, email);
+    const token = tokenIn((await mailFor(email))[0]!);
+    const results = await Promise.all([
+      confirmReset(app, token, NEW_PASSWORD),
+      confirmReset(app, token, "a competing passphrase"),
+    ]);
+    assert.deepEqual(results.map((response) => response.statusCode).sort(), [204, 400]);
+  });
+
   test("a link expires after PASSWORD_RESET_TTL_SECONDS (injected clock)", async (t) => {
     const base = testConfig();
     const { app, store, clock } = await setup(t, {
