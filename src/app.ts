@@ -85,17 +85,22 @@ function serializeRequest(request: FastifyRequest): Record<string, unknown> {
 }
 
 /**
- * Every ten minutes, deletes expired sessions and refresh tokens, and audit events past their
- * retention, a thousand rows per statement, yielding between batches so that requests are never
- * held up behind a long delete.
+ * Every ten minutes, deletes expired sessions and refresh tokens, audit events past their retention,
+ * old link tokens and sent mail, a thousand rows per statement, yielding between batches so that
+ * requests are never held up behind a long delete.
  */
 function housekeeping(app: FastifyInstance, store: UserStore, clock: Clock, retentionDays: number): void {
   const purge = async () => {
     try {
       const now = clock();
       const auditCutoff = new Date(now - retentionDays * 86_400_000).toISOString();
+      // Link tokens are kept a week past their expiry (so a late click still hears "expired"), sent mail
+      // as long as audit events.
+      const tokenCutoff = new Date(now - 7 * 86_400_000).toISOString();
       while (
-        (await store.purgeExpired(new Date(now).toISOString(), 1000)) + (await store.pruneEvents(auditCutoff, 1000)) >
+        (await store.purgeExpired(new Date(now).toISOString(), 1000)) +
+          (await store.pruneEvents(auditCutoff, 1000)) +
+          (await store.pruneAccountRecords(tokenCutoff, auditCutoff, 1000)) >
         0
       ) {
         await new Promise((resolve) => setImmediate(resolve));

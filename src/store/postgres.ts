@@ -520,6 +520,20 @@ export class PostgresUserStore implements UserStore {
     return guard(async () => (await this.#pool.query(sql, id === undefined ? [now] : [now, id])).rowCount ?? 0);
   }
 
+  async pruneAccountRecords(tokensBefore: string, sentBefore: string, limit: number): Promise<number> {
+    return guard(async () => {
+      const tokens = await this.#pool.query(
+        "DELETE FROM account_tokens WHERE token_hash IN (SELECT token_hash FROM account_tokens WHERE expires_at < $1 LIMIT $2)",
+        [tokensBefore, limit],
+      );
+      const mail = await this.#pool.query(
+        "DELETE FROM mail_outbox WHERE id IN (SELECT id FROM mail_outbox WHERE status = 'sent' AND sent_at < $1 LIMIT $2)",
+        [sentBefore, limit],
+      );
+      return (tokens.rowCount ?? 0) + (mail.rowCount ?? 0);
+    });
+  }
+
   async ping(): Promise<void> {
     await guard(() => this.#pool.query("SELECT 1"));
   }

@@ -451,6 +451,20 @@ class SqliteUserStore implements UserStore {
     return Number(this.#db.prepare(sql).run(...values).changes);
   }
 
+  async pruneAccountRecords(tokensBefore: string, sentBefore: string, limit: number): Promise<number> {
+    const tokens = this.#db
+      .prepare(
+        "DELETE FROM account_tokens WHERE token_hash IN (SELECT token_hash FROM account_tokens WHERE expires_at < ? LIMIT ?)",
+      )
+      .run(tokensBefore, limit).changes;
+    const mail = this.#db
+      .prepare(
+        "DELETE FROM mail_outbox WHERE id IN (SELECT id FROM mail_outbox WHERE status = 'sent' AND sent_at < ? LIMIT ?)",
+      )
+      .run(sentBefore, limit).changes;
+    return Number(tokens) + Number(mail);
+  }
+
   async ping(): Promise<void> {
     this.#db.prepare("SELECT 1").get();
   }

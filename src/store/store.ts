@@ -223,6 +223,11 @@ export interface OutboxStore {
   listMail(query: { status?: MailStatus; limit: number }): Promise<OutboxMessage[]>;
   /** Puts failed messages (one, or all when id is undefined) back in the queue, due now; answers how many. */
   retryFailedMail(id: string | undefined, now: string): Promise<number>;
+  /**
+   * Deletes up to `limit` link tokens that expired before `tokensBefore` and sent messages sent before
+   * `sentBefore` (failed ones stay until an operator acts); answers how many.
+   */
+  pruneAccountRecords(tokensBefore: string, sentBefore: string, limit: number): Promise<number>;
 }
 
 export interface UserQuery {
