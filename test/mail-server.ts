@@ -82,6 +82,17 @@ export class MailServer {
     return this.messages;
   }
 
+  /** Waits until at least `count` messages to `address` have arrived, and answers them, oldest first. */
+  async mailsTo(address: string, count = 1, timeoutMs = 10_000): Promise<ReceivedMail[]> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const mails = this.messages.filter((message) => message.to.includes(address));
+      if (mails.length >= count) return mails;
+      if (Date.now() > deadline) throw new Error(`expected ${count} messages to ${address}, got ${mails.length}`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+
   /** The newest message to `address`. */
   lastTo(address: string): ReceivedMail | undefined {
     return this.messages.filter((message) => message.to.includes(address)).at(-1);
