@@ -137,7 +137,7 @@ export function createAccountRecovery({
       const tokenHash = hashLinkToken(token);
       const found = await store.findAccountToken(tokenHash);
       const now = iso();
-      if (!found || found.purpose !== "password_reset") throw refused("invalid");
+      if (found?.purpose !== "password_reset") throw refused("invalid");
       if (found.spentAt !== null) throw refused("spent");
       if (found.expiresAt <= now) throw refused("expired");
       const user = await store.findById(found.userId);
