@@ -35,6 +35,13 @@ const tooMany = errorResponse(
   "Too many requests from this address or for this e-mail; `Retry-After` says when to try again.",
   TOO_MANY_MAIL_REQUESTS,
 );
+/** The two "ask" routes answer alike: accepted, or the request itself is wrong or over a limit. */
+const askResponses = {
+  202: Accepted,
+  415: notJson,
+  422: errorResponse("The body is invalid.", 'body.email: must match format "email"'),
+  429: tooMany,
+};
 const badLink = errorResponse(
   "The link's token is unknown, expired, or already used (or replaced by a newer one).",
   EXPIRED_LINK,
@@ -69,12 +76,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox<AccountRouteOptions> = asy
           "The link works once and for `PASSWORD_RESET_TTL_SECONDS` (30 minutes by default); asking again " +
           "replaces the earlier link. Limited per client address and per e-mail.",
         body: EmailRequest,
-        response: {
-          202: Accepted,
-          415: notJson,
-          422: errorResponse("The body is invalid.", 'body.email: must match format "email"'),
-          429: tooMany,
-        },
+        response: askResponses,
       },
     },
     async function requestPasswordReset(request, reply) {
@@ -128,12 +130,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox<AccountRouteOptions> = asy
           "an active account whose address is not verified yet, a new link is mailed (the older one stops " +
           "working). Limited per client address and per e-mail, together with reset requests.",
         body: EmailRequest,
-        response: {
-          202: Accepted,
-          415: notJson,
-          422: errorResponse("The body is invalid.", 'body.email: must match format "email"'),
-          429: tooMany,
-        },
+        response: askResponses,
       },
     },
     async function requestEmailVerification(request, reply) {
