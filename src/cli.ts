@@ -4,13 +4,14 @@
 
 import { readFile } from "node:fs/promises";
 import { Compile } from "typebox/compile";
+import { createPasswordPolicy } from "./auth/password-policy.ts";
 import { createPasswordHasher, isSupportedHash } from "./auth/passwords.ts";
 import { type Config, DEFAULT_DATABASE_URL, generateSecret, loadConfig } from "./config.ts";
 import { readEnvironment } from "./env.ts";
 import { ConfigError, EmailTaken, LastActiveAdmin } from "./errors.ts";
 import { UserCreate } from "./schemas.ts";
 import { migrations } from "./store/migrations.ts";
-import { openStore, type UserStore } from "./store/store.ts";
+import { type MailStatus, openStore, type UserStore } from "./store/store.ts";
 import { normalizeEmail } from "./users/email.ts";
 
 const USAGE = `Usage: npm run cli -- <command>
@@ -32,11 +33,21 @@ Commands:
   users deactivate <email>
                          Deactivate a user: it can no longer log in, and its sessions and
                          access tokens end at once. The last active admin cannot be deactivated.
+  mail list [--status pending|sent|failed]
+                         The mail outbox, newest first (at most 1000): id, status, kind,
+                         recipient, attempts, created, next attempt or sent time, last error.
+  mail retry <id>|--all-failed
+                         Put one failed message, or every failed one, back in the queue: the
+                         running service sends it within seconds.
   migrate                Bring the database schema up to date and exit (the service also does
                          this at start-up; several instances at once apply each step once).
   secret generate        Print a new random signing secret (256 bits, base64url) for SIGNING_SECRET.
   serve                  Start the service (the same as npm start).
   help                   Show this text.
+
+Passwords set here follow the service's rules: common or breached passwords (unless
+PASSWORD_LIST_CHECK=off) and passwords containing the e-mail are refused. Users created
+here count as verified: the operator vouches for the address.
 
 The settings (DATABASE_URL, default ${DEFAULT_DATABASE_URL}; the ARGON2_* parameters) are read
 from the environment or a .env file, and checked, exactly as the service does.`;
@@ -62,10 +73,16 @@ async function createUser(args: string[]): Promise<void> {
   if (problem) throw new CliError(`${problem.instancePath.slice(1) || "input"} ${problem.message}`);
 
   const { config } = loadConfig(readEnvironment());
+  checkPolicy(config, password, candidate.email);
   const store = await openStore(config.database);
   try {
     const hashedPassword = await createPasswordHasher(config.argon2).hash(password);
-    const user = await store.create({ email: candidate.email, hashedPassword, isAdmin });
+    const user = await store.create({
+      email: candidate.email,
+      hashedPassword,
+      isAdmin,
+      emailVerifiedAt: new Date().toISOString(),
+    });
     process.stdout.write(`created ${isAdmin ? "admin" : "user"} ${user.email} (id ${user.id})\n`);
   } catch (error) {
     if (error instanceof EmailTaken) throw new CliError(`a user with the e-mail ${candidate.email} already exists`);
@@ -134,6 +151,12 @@ async function importLine(store: UserStore, line: string): Promise<string> {
   }
 }
 
+/** The service's password rules (NIST SP 800-63B): the list check and the e-mail check. */
+function checkPolicy(config: Config, password: string, email: string): void {
+  const problem = createPasswordPolicy({ listCheck: config.passwordListCheck }).problem(password, email);
+  if (problem) throw new CliError(problem);
+}
+
 /** Opens the configured store for one command and always closes it. */
 async function withStore<T>(work: (store: UserStore, config: Config) => Promise<T>): Promise<T> {
   const { config } = loadConfig(readEnvironment());
@@ -175,6 +198,7 @@ async function setPassword(args: string[]): Promise<void> {
   await withStore(async (store, config) => {
     const user = await store.findByEmail(email);
     if (!user) throw new CliError(`no user with the e-mail ${normalizeEmail(email)}`);
+    checkPolicy(config, password, user.email);
     await store.update(
       user.id,
       { hashedPassword: await createPasswordHasher(config.argon2).hash(password) },
@@ -200,6 +224,41 @@ async function deactivate(args: string[]): Promise<void> {
       throw error;
     }
     process.stdout.write(`deactivated ${user.email}; its sessions have ended\n`);
+  });
+}
+
+const MAIL_STATUSES: readonly MailStatus[] = ["pending", "sent", "failed"];
+
+async function listMail(args: string[]): Promise<void> {
+  let status: MailStatus | undefined;
+  if (args.length === 2 && args[0] === "--status" && (MAIL_STATUSES as readonly string[]).includes(args[1] ?? "")) {
+    status = args[1] as MailStatus;
+  } else if (args.length > 0) {
+    throw new UsageError("mail list takes only --status pending|sent|failed");
+  }
+  await withStore(async (store) => {
+    process.stdout.write("id\tstatus\tkind\trecipient\tattempts\tcreated_at\tnext_attempt_or_sent_at\tlast_error\n");
+    for (const message of await store.listMail({ limit: 1000, ...(status ? { status } : {}) })) {
+      const when =
+        message.status === "sent" ? message.sentAt : message.status === "pending" ? message.nextAttemptAt : "";
+      process.stdout.write(
+        `${[message.id, message.status, message.kind, message.recipient, message.attempts, message.createdAt, when ?? "", message.lastError ?? ""].join("\t")}\n`,
+      );
+    }
+  });
+}
+
+async function retryMail(args: string[]): Promise<void> {
+  const [target, ...rest] = args;
+  if (target === undefined || rest.length > 0) throw new UsageError("mail retry takes one message id or --all-failed");
+  const all = target === "--all-failed";
+  if (!all && !/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(target)) {
+    throw new UsageError("mail retry takes one message id (a UUID) or --all-failed");
+  }
+  await withStore(async (store) => {
+    const count = await store.retryFailedMail(all ? undefined : target.toLowerCase(), new Date().toISOString());
+    if (!all && count === 0) throw new CliError(`no failed message with the id ${target}`);
+    process.stdout.write(`${count} failed message${count === 1 ? "" : "s"} queued again\n`);
   });
 }
 
@@ -279,6 +338,8 @@ async function main(argv: string[]): Promise<number> {
     if (group === "users" && command === "list") await listUsers(args);
     else if (group === "users" && command === "set-password") await setPassword(args);
     else if (group === "users" && command === "deactivate") await deactivate(args);
+    else if (group === "mail" && command === "list") await listMail(args);
+    else if (group === "mail" && command === "retry") await retryMail(args);
     else if (group === "migrate" && command === undefined) await migrate();
     else if (group === "secret" && command === "generate" && args.length === 0)
       process.stdout.write(`${generateSecret()}\n`);

@@ -6,6 +6,7 @@
 import { randomBytes } from "node:crypto";
 import { closeSync, fstatSync, linkSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
+import { createPasswordPolicy } from "./auth/password-policy.ts";
 import { ConfigError } from "./errors.ts";
 
 export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
@@ -50,6 +51,36 @@ export interface Config {
   signupOpen: boolean;
   /** Created (or promoted) at start-up when no active admin exists. */
   firstAdmin?: { email: string; password: string };
+  /** The service's public base URL (absolute http(s), no trailing slash): the base of every link in a mail. */
+  publicUrl: string;
+  mail: MailConfig;
+  accountRecovery: AccountRecoveryConfig;
+  /** NIST SP 800-63B 3.1.1.2: refuse passwords found on the shipped list of common and breached ones. */
+  passwordListCheck: boolean;
+}
+
+/** Where mail goes: a real SMTP server, or .eml files in a folder (the embedded default). */
+export type MailTransportSetting = { kind: "smtp"; url: string } | { kind: "file"; directory: string };
+
+export interface MailConfig {
+  transport: MailTransportSetting;
+  /** The From header of every message. */
+  from: string;
+  /** Deliveries tried before a message is marked failed. */
+  maxAttempts: number;
+  /** The first retry waits this long; each later one twice as long as the one before (capped at an hour). */
+  retryBaseSeconds: number;
+  /** How often the sender looks for due messages (it is also woken at once when this process queues one). */
+  pollIntervalMs: number;
+}
+
+export interface AccountRecoveryConfig {
+  passwordResetTtlSeconds: number;
+  emailVerificationTtlSeconds: number;
+  /** When true, an account whose address is not verified cannot log in, and e-mail changes wait for confirmation. */
+  verificationRequired: boolean;
+  /** Where the links in mails point: the service's own pages by default, or a team's own app. */
+  linkBaseUrl: string;
 }
 
 export interface Argon2Params {
@@ -69,6 +100,10 @@ export interface RateLimitConfig {
   loginPerAddress: number;
   /** Sign-ups from one address. */
   signupPerAddress: number;
+  /** Password-reset and verification mail requests from one address. */
+  mailRequestsPerAddress: number;
+  /** Password-reset and verification mail requests for one target e-mail. */
+  mailRequestsPerEmail: number;
 }
 
 export interface LoadedConfig {
@@ -86,9 +121,12 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): LoadedConfig 
     timeoutMs: parseInteger(env, "DB_TIMEOUT_MS", 2000, 100, 60_000),
     synchronous: parseSynchronous(setting(env, "SQLITE_SYNCHRONOUS") ?? "normal"),
   });
+  const host = setting(env, "HOST") ?? "127.0.0.1";
+  const port = parsePort(setting(env, "PORT") ?? "8000");
+  const publicUrl = parseBaseUrl("PUBLIC_URL", setting(env, "PUBLIC_URL") ?? defaultPublicUrl(host, port));
   const config: Config = {
-    host: setting(env, "HOST") ?? "127.0.0.1",
-    port: parsePort(setting(env, "PORT") ?? "8000"),
+    host,
+    port,
     logLevel: parseLogLevel(setting(env, "LOG_LEVEL") ?? "info"),
     database,
     signingSecrets: resolveSigningSecrets(setting(env, "SIGNING_SECRET"), database, notices),
@@ -105,6 +143,8 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): LoadedConfig 
       loginPerAccount: parseInteger(env, "LOGIN_LIMIT_PER_ACCOUNT", 50, 1, 1_000_000),
       loginPerAddress: parseInteger(env, "LOGIN_LIMIT_PER_ADDRESS", 20, 1, 1_000_000),
       signupPerAddress: parseInteger(env, "SIGNUP_LIMIT_PER_ADDRESS", 10, 1, 1_000_000),
+      mailRequestsPerAddress: parseInteger(env, "MAIL_REQUEST_LIMIT_PER_ADDRESS", 10, 1, 1_000_000),
+      mailRequestsPerEmail: parseInteger(env, "MAIL_REQUEST_LIMIT_PER_EMAIL", 3, 1, 1_000_000),
     },
     trustProxy: parseTrustProxy(setting(env, "TRUST_PROXY") ?? "false"),
     corsOrigins: parseOrigins(setting(env, "CORS_ORIGINS")),
@@ -134,7 +174,31 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): LoadedConfig 
     },
     signupOpen: parseBoolean("SIGNUP_OPEN", setting(env, "SIGNUP_OPEN") ?? "true"),
     firstAdmin: parseFirstAdmin(setting(env, "FIRST_ADMIN_EMAIL"), env.FIRST_ADMIN_PASSWORD),
+    publicUrl,
+    mail: {
+      transport: parseMailUrl(setting(env, "MAIL_URL"), database, cwd),
+      from: parseMailFrom(setting(env, "MAIL_FROM") ?? defaultMailFrom(publicUrl)),
+      maxAttempts: parseInteger(env, "MAIL_MAX_ATTEMPTS", 10, 1, 100),
+      retryBaseSeconds: parseInteger(env, "MAIL_RETRY_BASE_SECONDS", 30, 1, 3600),
+      pollIntervalMs: 2000,
+    },
+    accountRecovery: {
+      passwordResetTtlSeconds: parseInteger(env, "PASSWORD_RESET_TTL_SECONDS", 1800, 60, 86_400),
+      emailVerificationTtlSeconds: parseInteger(env, "EMAIL_VERIFICATION_TTL_SECONDS", 86_400, 60, 30 * 86_400),
+      verificationRequired: parseBoolean(
+        "EMAIL_VERIFICATION_REQUIRED",
+        setting(env, "EMAIL_VERIFICATION_REQUIRED") ?? "false",
+      ),
+      linkBaseUrl: parseBaseUrl("ACCOUNT_LINK_BASE_URL", setting(env, "ACCOUNT_LINK_BASE_URL") ?? publicUrl),
+    },
+    passwordListCheck: parseBoolean("PASSWORD_LIST_CHECK", setting(env, "PASSWORD_LIST_CHECK") ?? "on"),
   };
+  if (config.firstAdmin) {
+    // The bootstrap admin's password follows the same rules as every other new password.
+    const { email, password } = config.firstAdmin;
+    const problem = createPasswordPolicy({ listCheck: config.passwordListCheck }).problem(password, email);
+    if (problem) throw new ConfigError("FIRST_ADMIN_PASSWORD", problem);
+  }
   return { config, notices };
 }
 
@@ -218,6 +282,66 @@ function parseFirstAdmin(email: string | undefined, password: string | undefined
   if (length < 8 || length > 256)
     throw new ConfigError("FIRST_ADMIN_PASSWORD", `must be 8 to 256 characters, got ${length}`);
   return { email, password };
+}
+
+/** Without PUBLIC_URL, links point at the address the service listens on (a wildcard becomes loopback). */
+function defaultPublicUrl(host: string, port: number): string {
+  const name = host === "0.0.0.0" || host === "::" ? "127.0.0.1" : host.includes(":") ? `[${host}]` : host;
+  return `http://${name}:${port || 8000}`;
+}
+
+/** no-reply at the public host name; "localhost" when that is an IP address, which is no mail domain. */
+function defaultMailFrom(publicUrl: string): string {
+  const host = new URL(publicUrl).hostname;
+  return `User service <no-reply@${/^[\d.]+$|^\[/.test(host) ? "localhost" : host}>`;
+}
+
+/** An absolute http(s) URL, kept without a trailing slash so that paths can be appended. */
+function parseBaseUrl(name: string, raw: string): string {
+  let url: URL | undefined;
+  try {
+    url = new URL(raw);
+  } catch {}
+  if (!url || !/^https?:$/.test(url.protocol) || url.search !== "" || url.hash !== "" || url.username !== "") {
+    throw new ConfigError(name, `must be an absolute http:// or https:// URL without query or fragment, got "${raw}"`);
+  }
+  return url.href.replace(/\/+$/, "");
+}
+
+/**
+ * MAIL_URL names the transport: smtp://user:pass@host:port (STARTTLS when offered), smtps://... (TLS from the
+ * start), or file:PATH for .eml files. Unset: file transport into a "mail" folder beside the SQLite file
+ * (or ./data/mail), the convention of Django's file e-mail backend. The raw value is never echoed (it may
+ * carry the SMTP password).
+ */
+function parseMailUrl(raw: string | undefined, database: DatabaseLocation, cwd: string): MailTransportSetting {
+  if (raw === undefined) {
+    const beside =
+      database.kind === "sqlite" && database.path !== ":memory:" ? dirname(database.path) : join(cwd, "data");
+    return { kind: "file", directory: join(beside, "mail") };
+  }
+  if (raw.startsWith("file:")) {
+    const path = raw.slice("file:".length);
+    if (path === "") throw new ConfigError("MAIL_URL", 'file: needs a folder, as in "file:data/mail"');
+    return { kind: "file", directory: resolve(cwd, path) };
+  }
+  let url: URL | undefined;
+  try {
+    url = new URL(raw);
+  } catch {}
+  if (!url || !/^smtps?:$/.test(url.protocol) || url.hostname === "") {
+    throw new ConfigError("MAIL_URL", 'must look like "smtp://user:password@host:587", "smtps://..." or "file:PATH"');
+  }
+  return { kind: "smtp", url: raw };
+}
+
+/** An address, optionally with a display name: "Team <no-reply@example.com>" or "no-reply@example.com". */
+function parseMailFrom(raw: string): string {
+  const address = /<([^<>]+)>\s*$/.exec(raw)?.[1] ?? raw;
+  if (!/^[^\s@<>]+@[^\s@<>]+$/.test(address) || /[\r\n]/.test(raw)) {
+    throw new ConfigError("MAIL_FROM", `must be an e-mail address, optionally as "Name <address>", got "${raw}"`);
+  }
+  return raw;
 }
 
 function parseLogLevel(raw: string): LogLevel {

@@ -61,6 +61,10 @@ export async function registerDocs(app: FastifyInstance): Promise<void> {
         { name: "auth", description: "Tokens: the OAuth 2.0 password grant." },
         { name: "me", description: "The caller's own record." },
         { name: "users", description: "Users of the service." },
+        {
+          name: "account",
+          description: "Account recovery by e-mail: password reset and address verification links.",
+        },
         { name: "health", description: "Liveness and readiness probes." },
       ],
       components: {

@@ -97,6 +97,28 @@ describe("npm run cli", () => {
       /^error: no user with the e-mail nobody@example\.com$/,
     ],
     ["serve with an unusable setting", ["serve"], "", 2, /^configuration error: PORT: /],
+    [
+      "a common password",
+      ["users", "create", "d@example.com"],
+      "password123",
+      1,
+      /^error: This password is on a list of common or breached passwords; choose another one$/,
+    ],
+    [
+      "mail list with a bad status",
+      ["mail", "list", "--status", "lost"],
+      "",
+      2,
+      /^error: mail list takes only --status/,
+    ],
+    ["mail retry without an id", ["mail", "retry"], "", 2, /^error: mail retry takes one message id or --all-failed/],
+    [
+      "mail retry of an unknown id",
+      ["mail", "retry", "0190e0c4-7d2a-7b3c-9f41-3a2b1c0d9e8f"],
+      "",
+      1,
+      /^error: no failed message with the id 0190e0c4-7d2a-7b3c-9f41-3a2b1c0d9e8f$/,
+    ],
   ];
   for (const [name, args, input, code, message] of failures) {
     test(`fails with exit code ${code} and one clear line for ${name}`, async (t) => {
@@ -223,6 +245,36 @@ describe("npm run cli", () => {
     t.after(() => store.close());
     assert.equal((await store.findByEmail("ada@example.com"))?.isActive, false);
     assert.equal((await store.findByEmail("root@example.com"))?.isActive, true);
+  });
+
+  test("mail list shows the outbox with failed messages visible; mail retry queues them again", async (t) => {
+    const cwd = scratchDir(t);
+    const store = openSqliteStore(join(cwd, "data", "users.db"));
+    const message = { kind: "email_changed" as const, userId: null, payload: "{}", messageDomain: "example.com" };
+    await store.enqueueMail({ ...message, recipient: "gone@example.com" });
+    await store.enqueueMail({ ...message, recipient: "fine@example.com" });
+    const now = new Date().toISOString();
+    const [first, second] = await store.claimMail("test", now, new Date(Date.now() + 60_000).toISOString(), 10);
+    await store.completeMail(first!.id, "test", { status: "failed", error: "EENVELOPE: 550 no such mailbox" });
+    await store.completeMail(second!.id, "test", { status: "sent", at: now });
+    await store.close();
+
+    const failed = await run([CLI, "mail", "list", "--status", "failed"], { cwd });
+    assert.equal(failed.code, 0, failed.stderr);
+    const lines = failed.stdout.trimEnd().split("\n");
+    assert.equal(lines.length, 2);
+    assert.match(
+      lines[1]!,
+      new RegExp(`^${first!.id}\tfailed\temail_changed\tgone@example.com\t1\t.*550 no such mailbox$`),
+    );
+    const all = await run([CLI, "mail", "list"], { cwd });
+    assert.equal(all.stdout.trimEnd().split("\n").length, 3);
+
+    const retried = await run([CLI, "mail", "retry", "--all-failed"], { cwd });
+    assert.equal(retried.code, 0, retried.stderr);
+    assert.equal(retried.stdout, "1 failed message queued again\n");
+    const pending = await run([CLI, "mail", "list", "--status", "pending"], { cwd });
+    assert.match(pending.stdout, /\tpending\temail_changed\tgone@example\.com\t0\t/);
   });
 
   test("secret generate prints a fresh 256-bit base64url secret each time", async (t) => {

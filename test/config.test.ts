@@ -182,4 +182,74 @@ describe("loadConfig", () => {
     const cwd = tempDir(t);
     assert.equal(loadConfig({ SIGNING_SECRET: SECRET, PORT: "", HOST: " " }, cwd).config.port, 8000);
   });
+
+  test("mail and account recovery: defaults beside the database, and every setting read", (t) => {
+    const cwd = tempDir(t);
+    const { config } = loadConfig({ SIGNING_SECRET: SECRET }, cwd);
+    assert.equal(config.publicUrl, "http://127.0.0.1:8000");
+    assert.deepEqual(config.mail.transport, { kind: "file", directory: join(cwd, "data", "mail") });
+    assert.equal(config.mail.from, "User service <no-reply@localhost>");
+    assert.equal(config.accountRecovery.passwordResetTtlSeconds, 1800);
+    assert.equal(config.accountRecovery.verificationRequired, false);
+    assert.equal(config.accountRecovery.linkBaseUrl, "http://127.0.0.1:8000");
+    assert.equal(config.passwordListCheck, true);
+
+    const custom = loadConfig(
+      {
+        SIGNING_SECRET: SECRET,
+        PUBLIC_URL: "https://id.example.com/",
+        MAIL_URL: "smtps://mailer:s3cret@smtp.example.com:465",
+        EMAIL_VERIFICATION_REQUIRED: "true",
+        PASSWORD_RESET_TTL_SECONDS: "900",
+        ACCOUNT_LINK_BASE_URL: "https://app.example.com/account",
+        PASSWORD_LIST_CHECK: "off",
+        MAIL_REQUEST_LIMIT_PER_EMAIL: "5",
+      },
+      cwd,
+    ).config;
+    assert.equal(custom.publicUrl, "https://id.example.com", "no trailing slash");
+    assert.equal(custom.mail.from, "User service <no-reply@id.example.com>");
+    assert.deepEqual(custom.mail.transport, { kind: "smtp", url: "smtps://mailer:s3cret@smtp.example.com:465" });
+    assert.equal(custom.accountRecovery.verificationRequired, true);
+    assert.equal(custom.accountRecovery.passwordResetTtlSeconds, 900);
+    assert.equal(custom.accountRecovery.linkBaseUrl, "https://app.example.com/account");
+    assert.equal(custom.passwordListCheck, false);
+    assert.equal(custom.rateLimit.mailRequestsPerEmail, 5);
+    assert.deepEqual(loadConfig({ SIGNING_SECRET: SECRET, MAIL_URL: "file:outbox" }, cwd).config.mail.transport, {
+      kind: "file",
+      directory: join(cwd, "outbox"),
+    });
+  });
+
+  const invalid: [string, Record<string, string>][] = [
+    ["PUBLIC_URL", { PUBLIC_URL: "id.example.com" }],
+    ["PUBLIC_URL", { PUBLIC_URL: "ftp://id.example.com" }],
+    ["PUBLIC_URL", { PUBLIC_URL: "https://id.example.com/?next=1" }],
+    ["MAIL_URL", { MAIL_URL: "http://smtp.example.com" }],
+    ["MAIL_URL", { MAIL_URL: "smtp://" }],
+    ["MAIL_FROM", { MAIL_FROM: "not an address" }],
+    ["EMAIL_VERIFICATION_REQUIRED", { EMAIL_VERIFICATION_REQUIRED: "sometimes" }],
+    ["PASSWORD_RESET_TTL_SECONDS", { PASSWORD_RESET_TTL_SECONDS: "5" }],
+    ["ACCOUNT_LINK_BASE_URL", { ACCOUNT_LINK_BASE_URL: "/account" }],
+    ["PASSWORD_LIST_CHECK", { PASSWORD_LIST_CHECK: "maybe" }],
+    ["MAIL_MAX_ATTEMPTS", { MAIL_MAX_ATTEMPTS: "0" }],
+    ["FIRST_ADMIN_PASSWORD", { FIRST_ADMIN_EMAIL: "root@example.com", FIRST_ADMIN_PASSWORD: "password123" }],
+  ];
+  for (const [name, env] of invalid) {
+    test(`refuses ${name}=${Object.values(env).at(-1)} with one line naming it`, (t) => {
+      const cwd = tempDir(t);
+      assert.throws(
+        () => loadConfig({ SIGNING_SECRET: SECRET, ...env }, cwd),
+        (error: unknown) => error instanceof ConfigError && error.setting === name,
+      );
+    });
+  }
+
+  test("never echoes a MAIL_URL, which may carry the SMTP password", (t) => {
+    const cwd = tempDir(t);
+    assert.throws(
+      () => loadConfig({ SIGNING_SECRET: SECRET, MAIL_URL: "smtpx://user:hunter2@host" }, cwd),
+      (error: unknown) => error instanceof ConfigError && !error.message.includes("hunter2"),
+    );
+  });
 });

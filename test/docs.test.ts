@@ -48,7 +48,11 @@ describe("OpenAPI document and docs page", () => {
   test("describes every route with a summary, its request schema, and every response including errors", async (t) => {
     const { doc } = await openApi(t);
     const expected: Record<string, string[]> = {
-      "post /auth/token": ["200", "400", "401", "415", "422", "429"],
+      "post /auth/token": ["200", "400", "401", "403", "415", "422", "429"],
+      "post /auth/password-reset-requests": ["202", "415", "422", "429"],
+      "post /auth/password-resets": ["204", "400", "415", "422"],
+      "post /auth/email-verification-requests": ["202", "415", "422", "429"],
+      "post /auth/email-verifications": ["200", "400", "409", "415", "422"],
       "post /auth/revoke": ["200", "415", "422"],
       "get /me": ["200", "401"],
       "get /me/sessions": ["200", "401", "422"],

@@ -34,6 +34,8 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
       loginPerAccount: 50,
       loginPerAddress: 20,
       signupPerAddress: 10,
+      mailRequestsPerAddress: 10,
+      mailRequestsPerEmail: 3,
     },
     trustProxy: false,
     corsOrigins: [],
@@ -42,6 +44,22 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     userCache: { ttlMs: 5000, maxEntries: 10_000 },
     sessions: { idleSeconds: 14 * 86_400, absoluteSeconds: 30 * 86_400, reuseGraceSeconds: 10, maxPerUser: 50 },
     signupOpen: true,
+    publicUrl: "http://service.test",
+    // Tests that read mail give their own transport (a real SMTP server they start); the rest write nowhere.
+    mail: {
+      transport: { kind: "smtp", url: "smtp://127.0.0.1:9" },
+      from: "User service <no-reply@service.test>",
+      maxAttempts: 3,
+      retryBaseSeconds: 1,
+      pollIntervalMs: 1000,
+    },
+    accountRecovery: {
+      passwordResetTtlSeconds: 1800,
+      emailVerificationTtlSeconds: 86_400,
+      verificationRequired: false,
+      linkBaseUrl: "http://service.test",
+    },
+    passwordListCheck: true,
     ...overrides,
   };
 }

@@ -185,7 +185,7 @@ const SKIP_MESSAGE =
   "cross-instance cache tests need POSTGRES_URL and REDIS_URL (e.g. postgres://postgres@127.0.0.1:5432/test)";
 if ((!POSTGRES_URL || !REDIS_URL) && process.env.CI === "true") throw new Error(`${SKIP_MESSAGE}; CI requires them`);
 
-const ADMIN = { email: "root@example.com", password: "root password 123" };
+const ADMIN = { email: "root@example.com", password: "a long operator passphrase" };
 
 /** Instances A and B on one fresh schema; B may reach PostgreSQL through a fault proxy. */
 async function twoInstances(t: TestContext, { redis, proxyForB }: { redis: boolean; proxyForB?: TcpProxy }) {

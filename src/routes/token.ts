@@ -22,7 +22,12 @@ export interface TokenRouteOptions {
   limits: RateLimits;
   sessions: Sessions;
   audit: Audit;
+  /** EMAIL_VERIFICATION_REQUIRED: a correct password for an unverified address is refused with 403. */
+  verificationRequired: boolean;
 }
+
+export const EMAIL_NOT_VERIFIED =
+  "Your e-mail address is not verified yet: open the link we sent you, or ask for a new one";
 
 /** The same words as a schema failure, for the fields each grant requires. */
 function required(field: string): HttpError {
@@ -36,7 +41,7 @@ function clientOf(request: FastifyRequest): ClientInfo {
 
 export const tokenRoutes: FastifyPluginAsyncTypebox<TokenRouteOptions> = async (
   app,
-  { store, tokens, passwords, limits, sessions, audit },
+  { store, tokens, passwords, limits, sessions, audit, verificationRequired },
 ) => {
   app.removeAllContentTypeParsers();
   acceptFormBodies(app);
@@ -56,6 +61,11 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<TokenRouteOptions> = async (
       throw unauthorized(INCORRECT_EMAIL_OR_PASSWORD);
     }
     await limits.recordLoginSuccess(username, request.ip);
+    // Only after the password proved correct, so this distinct answer enumerates nothing.
+    if (verificationRequired && user.emailVerifiedAt === null) {
+      await audit.record("login", user.id, "refused_unverified", request.ip);
+      throw new HttpError(403, EMAIL_NOT_VERIFIED);
+    }
     // Hashes made with older parameters or imported from another system are upgraded now, the
     // only moment the plain password is at hand; before the session is written, so that nothing
     // can fail after that commit.
@@ -91,6 +101,11 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<TokenRouteOptions> = async (
           401: errorResponse(
             "Unknown e-mail or wrong password; or an invalid, expired or spent refresh token.",
             INCORRECT_EMAIL_OR_PASSWORD,
+          ),
+          403: errorResponse(
+            "The password is right but the e-mail address is not verified yet (only while " +
+              "`EMAIL_VERIFICATION_REQUIRED` is true).",
+            EMAIL_NOT_VERIFIED,
           ),
           415: errorResponse("The body is not form-encoded.", "Unsupported Media Type: application/json"),
           422: errorResponse(

@@ -7,6 +7,7 @@ import { describe, test } from "node:test";
 import { buildApp } from "../../src/app.ts";
 import { openSqliteStore } from "../../src/store/sqlite.ts";
 import { TEST_SECRET, testConfig } from "../helpers.ts";
+import { MailServer, tokenIn } from "../mail-server.ts";
 
 const PASSWORD = "correct horse battery staple";
 const NEW_PASSWORD = "an entirely new passphrase";
@@ -72,5 +73,53 @@ describe("logs never leak", () => {
     ];
     for (const [name, value] of secrets) assert.ok(!log.includes(value), `the log holds the ${name}`);
     assert.doesNotMatch(log, /\$argon2id\$/);
+  });
+
+  test("hold no reset token, new password or SMTP password, with mail delivered and with SMTP failing", async (t) => {
+    let log = "";
+    const stream = new Writable({
+      write(chunk, _encoding, done) {
+        log += chunk.toString();
+        done();
+      },
+    });
+    const smtp = new MailServer();
+    await smtp.start();
+    t.after(() => smtp.stop());
+    const base = testConfig({ logLevel: "trace" });
+    const build = async (url: string) => {
+      const store = openSqliteStore(":memory:");
+      const mail = { ...base.mail, transport: { kind: "smtp" as const, url }, pollIntervalMs: 50 };
+      const app = await buildApp({ config: { ...base, mail }, store, logStream: stream });
+      t.after(async () => {
+        await app.close();
+        await store.close();
+      });
+      return app;
+    };
+    const app = await build(smtp.url);
+    await app.inject({ method: "POST", url: "/users", payload: { email: "ada@example.com", password: PASSWORD } });
+    await app.inject({ method: "POST", url: "/auth/password-reset-requests", payload: { email: "ada@example.com" } });
+    await smtp.waitFor(2);
+    const token = tokenIn(smtp.lastTo("ada@example.com")!);
+    const reset = { method: "POST" as const, url: "/auth/password-resets" };
+    await app.inject({ ...reset, payload: { token, new_password: "password123" } });
+    await app.inject({ ...reset, payload: { token, new_password: NEW_PASSWORD } });
+    await app.inject({ ...reset, payload: { token, new_password: NEW_PASSWORD } });
+
+    // An SMTP server that refuses connections, reached with a password in MAIL_URL.
+    const down = new MailServer();
+    await down.start();
+    await down.stop();
+    const failing = await build(`smtp://mailer:smtp-pass-hunter2@127.0.0.1:${down.port}`);
+    await failing.inject({ method: "POST", url: "/users", payload: { email: "bo@example.com", password: PASSWORD } });
+    const deadline = Date.now() + 5000;
+    while (!log.includes("mail delivery failed") && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    assert.match(log, /mail delivery failed; will retry/);
+    assert.ok(!log.includes(token), "the log holds the reset token");
+    assert.ok(!log.includes(NEW_PASSWORD), "the log holds the new password");
+    assert.ok(!log.includes("smtp-pass-hunter2"), "the log holds the SMTP password");
   });
 });
