@@ -7,21 +7,26 @@ import { randomUUID } from "node:crypto";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, LogController } from "fastify";
 import type { DestinationStream } from "pino";
+import { createAddresses } from "./addresses.ts";
 import { createAudit } from "./audit.ts";
 import { createGuards } from "./auth/guard.ts";
+import { keySetFromPrivateKeys, keySetFromSecrets } from "./auth/keys.ts";
 import { createPasswordHasher } from "./auth/passwords.ts";
 import { type CounterStore, createRateLimits, MemoryCounterStore } from "./auth/rate-limits.ts";
 import { createSessions } from "./auth/sessions.ts";
 import { type Clock, createTokenService } from "./auth/tokens.ts";
+import { documentCommonResponses } from "./common-responses.ts";
 import type { Config } from "./config.ts";
 import { registerDocs } from "./docs.ts";
 import { handleError, handleNotFound } from "./error-handler.ts";
 import type { Metrics } from "./metrics.ts";
 import { eventRoutes } from "./routes/events.ts";
 import { healthRoutes } from "./routes/health.ts";
+import { introspectRoutes } from "./routes/introspect.ts";
 import { meRoutes } from "./routes/me.ts";
 import { tokenRoutes } from "./routes/token.ts";
 import { userRoutes } from "./routes/users.ts";
+import { wellKnownRoutes } from "./routes/well-known.ts";
 import type { UserStore } from "./store/store.ts";
 import { createValidatorCompiler } from "./validation.ts";
 
@@ -156,18 +161,30 @@ export async function buildApp({
     done();
   });
   // Off unless origins are configured: then only those origins, and no cookies (bearer tokens only).
+  // A browser app needs every method the API uses, the two request headers it sends, and to read
+  // the request id, the 401 challenge and the back-off hint.
   if (config.corsOrigins.length > 0) {
     await app.register((await import("@fastify/cors")).default, {
       origin: config.corsOrigins,
       credentials: false,
+      methods: ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"],
+      allowedHeaders: ["Authorization", "Content-Type", "X-Request-Id"],
+      exposedHeaders: ["X-Request-Id", "WWW-Authenticate", "Retry-After"],
       maxAge: 600,
     });
   }
 
   await registerDocs(app);
 
+  const keys =
+    config.signingAlgorithm === "HS256"
+      ? keySetFromSecrets(config.signingSecrets)
+      : keySetFromPrivateKeys(config.signingAlgorithm, config.signingKeys);
+  const addresses = createAddresses(app, config);
   const tokens = createTokenService({
-    secrets: config.signingSecrets,
+    keys,
+    issuer: addresses.issuer,
+    audience: addresses.audience,
     clock,
     leewaySeconds: config.clockLeewaySeconds,
   });
@@ -188,7 +205,9 @@ export async function buildApp({
   housekeeping(app, store, clock, config.auditRetentionDays);
 
   await app.register(healthRoutes, { store, counters: counterStore });
+  await app.register(wellKnownRoutes, { keys, addresses });
   await app.register(async function apiRoutes(api) {
+    documentCommonResponses(api);
     // Every API response may carry a token or a user's record: never cache one.
     api.addHook("onRequest", function noStore(_request: FastifyRequest, reply: FastifyReply, done: () => void) {
       reply.header("cache-control", "no-store");
@@ -206,6 +225,7 @@ export async function buildApp({
       signupOpen: config.signupOpen,
     });
     await api.register(eventRoutes, { store, guards });
+    await api.register(introspectRoutes, { store, guards, tokens, clients: config.introspectionClients, clock });
   });
 
   await app.ready();
