@@ -52,7 +52,9 @@ function serviceEnv(algorithm: SigningAlgorithm, keys: Key[], port: number): Rec
   return {
     PORT: String(port),
     DATABASE_URL: "sqlite:users.db",
-    ...(algorithm === "HS256" ? { SIGNING_SECRET: material } : { SIGNING_ALGORITHM: algorithm, SIGNING_KEY_FILE: material }),
+    ...(algorithm === "HS256"
+      ? { SIGNING_SECRET: material }
+      : { SIGNING_ALGORITHM: algorithm, SIGNING_KEY_FILE: material }),
   };
 }
 
