@@ -23,7 +23,7 @@ interface Key {
   /** What the service's setting names: the secret itself, or the key file. */
   setting: string;
   /** What jose signs with. */
-  signingKey: () => Promise<CryptoKey | Uint8Array>;
+  signingKey: () => Promise<Parameters<SignJWT["sign"]>[0]>;
   kid: () => Promise<string>;
 }
 
