@@ -15,7 +15,7 @@ import { createPasswordHasher } from "./auth/passwords.ts";
 import { type CounterStore, createRateLimits, MemoryCounterStore } from "./auth/rate-limits.ts";
 import { createSessions } from "./auth/sessions.ts";
 import { type Clock, createTokenService } from "./auth/tokens.ts";
-import { documentCommonResponses } from "./common-responses.ts";
+import { documentCommonResponses, documentResponseHeaders } from "./common-responses.ts";
 import type { Config } from "./config.ts";
 import { registerDocs } from "./docs.ts";
 import { handleError, handleNotFound } from "./error-handler.ts";
@@ -175,6 +175,7 @@ export async function buildApp({
   }
 
   await registerDocs(app);
+  documentResponseHeaders(app);
 
   const keys =
     config.signingAlgorithm === "HS256"

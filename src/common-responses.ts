@@ -29,6 +29,15 @@ export function declareHeaders(responses: Record<string, object>): void {
   }
 }
 
+/** Declares the headers on every route registered from here on (health probes and metadata included). */
+export function documentResponseHeaders(app: FastifyInstance): void {
+  app.addHook("onRoute", function addResponseHeaders(route) {
+    const responses = (route.schema as { response?: Record<string, object> } | undefined)?.response;
+    if (responses) declareHeaders(responses);
+  });
+}
+
+/** Adds the statuses above to every API route registered from here on, with their headers. */
 export function documentCommonResponses(app: FastifyInstance): void {
   app.addHook("onRoute", function addCommonResponses(route) {
     const schema = route.schema as { response?: Record<string, object>; hide?: boolean } | undefined;
