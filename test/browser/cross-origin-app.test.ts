@@ -73,7 +73,7 @@ describe("a browser app on an allowed origin", { skip: MISSING ? SKIP_MESSAGE : 
           method: "POST",
           body: new URLSearchParams({ username: email, password }),
         });
-        const { access_token } = await login.json();
+        const { access_token } = (await login.json()) as { access_token: string };
         const auth = { Authorization: `Bearer ${access_token}` };
         const me = await fetch(`${api}/me`, { headers: auth });
         const patch = await fetch(`${api}/me`, {
@@ -81,14 +81,16 @@ describe("a browser app on an allowed origin", { skip: MISSING ? SKIP_MESSAGE : 
           headers: { ...auth, "Content-Type": "application/json" },
           body: JSON.stringify({ full_name: "Ada Lovelace" }),
         });
-        const sessions = await (await fetch(`${api}/me/sessions`, { headers: auth })).json();
-        const current = sessions.items.find((session: { current: boolean }) => session.current);
-        const end = await fetch(`${api}/me/sessions/${current.id}`, { method: "DELETE", headers: auth });
+        const sessions = (await (await fetch(`${api}/me/sessions`, { headers: auth })).json()) as {
+          items: { id: string; current: boolean }[];
+        };
+        const current = sessions.items.find((session) => session.current);
+        const end = await fetch(`${api}/me/sessions/${current?.id}`, { method: "DELETE", headers: auth });
         const anonymous = await fetch(`${api}/me`);
         return {
           login: [login.status, requestId(login)],
-          me: [me.status, requestId(me), (await me.json()).email],
-          patch: [patch.status, requestId(patch), (await patch.json()).full_name],
+          me: [me.status, requestId(me), ((await me.json()) as { email: string }).email],
+          patch: [patch.status, requestId(patch), ((await patch.json()) as { full_name: string }).full_name],
           end: [end.status, requestId(end)],
           anonymous: [anonymous.status, anonymous.headers.get("www-authenticate"), requestId(anonymous)],
         };
