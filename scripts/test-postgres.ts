@@ -2,7 +2,7 @@
 // test builds its app on a fresh schema at POSTGRES_URL (see
 // test/helpers.ts), dropped afterwards. Without POSTGRES_URL the run is
 // skipped with a message, except under CI=true, where that is a failure.
-// The process, CLI and config tests do not touch the database backend and
+// The process, CLI, config and resource-server tests do not touch the database backend and
 // run once, in the main suite.
 import { spawnSync } from "node:child_process";
 import { globSync } from "node:fs";
