@@ -239,7 +239,9 @@ export type TokenForm = Static<typeof TokenForm>;
 export const TokenOut = Type.Object(
   {
     access_token: Type.String({
-      description: "A JSON Web Token signed with HS256; `sub` is the e-mail, valid 30 minutes.",
+      description:
+        "A JSON Web Token signed with HS256 (or EdDSA / ES256 when configured; see /.well-known/jwks.json), " +
+        "`typ` at+jwt, with `kid`, `iss`, `aud`; `sub` is the e-mail, valid 30 minutes.",
     }),
     token_type: Type.Literal("bearer"),
     expires_in: Type.Integer({
