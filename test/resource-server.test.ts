@@ -170,3 +170,21 @@ for (const algorithm of ["HS256", "EdDSA", "ES256"] as const) {
     });
   });
 }
+
+describe("resource-server example without its key set", () => {
+  test("answers 503 with Retry-After, not 401, while the JWK Set cannot be fetched", async (t) => {
+    const cwd = scratchDir(t);
+    const nowhere = `http://127.0.0.1:${await freePort()}`;
+    const resourceServer = await startService(cwd, { ISSUER: nowhere, JWKS_COOLDOWN_MS: "0" }, [EXAMPLE]);
+    t.after(() => resourceServer.stop());
+    const key = makeKey("EdDSA", cwd, "any");
+    const token = await new SignJWT({ sub: EMAIL, iss: nowhere, aud: nowhere })
+      .setProtectedHeader({ alg: "EdDSA", typ: "at+jwt", kid: await key.kid() })
+      .setIssuedAt()
+      .setExpirationTime("5m")
+      .sign(await key.signingKey());
+    const response = await fetch(`${resourceServer.baseUrl}/hello`, { headers: { authorization: `Bearer ${token}` } });
+    assert.equal(response.status, 503);
+    assert.equal(response.headers.get("retry-after"), "5");
+  });
+});

@@ -64,8 +64,13 @@ async function handle(request: IncomingMessage, response: ServerResponse): Promi
   try {
     claims = await verify(match[1] as string);
   } catch (error) {
+    // The key set could not be fetched: not the token's fault, so not a 401; the client may retry.
+    if (error instanceof errors.JWKSTimeout || !(error instanceof errors.JOSEError)) {
+      process.stdout.write("key set unreachable\n");
+      return send(response, 503, { detail: "Cannot check tokens right now" }, { "retry-after": "5" });
+    }
     // RFC 6750 section 3.1. The reason (expired, bad signature, wrong issuer...) is for our log only.
-    process.stdout.write(`token refused: ${(error as { code?: string }).code ?? "invalid"}\n`);
+    process.stdout.write(`token refused: ${error.code}\n`);
     return send(response, 401, { detail: "Invalid token" }, { "www-authenticate": 'Bearer error="invalid_token"' });
   }
   send(response, 200, { message: `Hello, ${claims.sub}`, sub: claims.sub });
