@@ -6,8 +6,7 @@
 // RFC 8414 metadata and checks its issuer. Without authlib the Python half is
 // skipped with a message, except under CI=true, where that is a failure.
 import assert from "node:assert/strict";
-import { spawn, spawnSync } from "node:child_process";
-import { once } from "node:events";
+import { spawnSync } from "node:child_process";
 import { resolve } from "node:path";
 import { after, before, describe, test } from "node:test";
 import type { FastifyInstance } from "fastify";
@@ -15,6 +14,7 @@ import * as oauth from "oauth4webapi";
 import { buildApp } from "../src/app.ts";
 import type { UserStore } from "../src/store/store.ts";
 import { createUser, openTestStore, testConfig } from "./helpers.ts";
+import { run } from "./process.ts";
 
 const EMAIL = "ada@example.com";
 const PASSWORD = "correct horse battery";
@@ -125,16 +125,10 @@ describe("OAuth client libraries against the service", () => {
     skip: authlibMissing ? SKIP_MESSAGE : false,
   }, async () => {
     // Asynchronously: the service runs in this process and must keep answering meanwhile.
-    const child = spawn(PYTHON, [AUTHLIB_SCRIPT, baseUrl, EMAIL, PASSWORD], { timeout: 60_000 });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (chunk) => {
-      stdout += chunk;
+    const { code, stdout, stderr } = await run([AUTHLIB_SCRIPT, baseUrl, EMAIL, PASSWORD], {
+      cwd: import.meta.dirname,
+      command: PYTHON,
     });
-    child.stderr.on("data", (chunk) => {
-      stderr += chunk;
-    });
-    const [code] = await once(child, "exit");
     assert.equal(code, 0, stderr);
     const seen = JSON.parse(stdout);
     assert.deepEqual(seen, {

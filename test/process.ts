@@ -69,12 +69,17 @@ export async function startService(
   return { child, baseUrl, output: () => output, stop };
 }
 
-/** Runs a command to completion with the given standard input. */
+/** Runs a command (this Node.js unless another is named) to completion with the given standard input. */
 export async function run(
   args: string[],
-  { cwd, env = {}, input = "" }: { cwd: string; env?: Record<string, string>; input?: string },
+  {
+    cwd,
+    env = {},
+    input = "",
+    command = process.execPath,
+  }: { cwd: string; env?: Record<string, string>; input?: string; command?: string },
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, args, { cwd, env: cleanEnv(env) });
+  const child = spawn(command, args, { cwd, env: cleanEnv(env) });
   let stdout = "";
   let stderr = "";
   child.stdout.on("data", (chunk) => {

@@ -5,13 +5,12 @@
 // take effect. A README edit that breaks the snippet, or an OpenAPI change that
 // breaks its types, fails here.
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
-import { once } from "node:events";
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { test } from "node:test";
 import { buildApp } from "../src/app.ts";
 import { openTestStore, testConfig } from "./helpers.ts";
+import { run } from "./process.ts";
 
 const ROOT = resolve(import.meta.dirname, "..");
 /** Inside the project, so the snippet's imports resolve from its node_modules as a reader's would. */
@@ -24,17 +23,10 @@ function snippet(): string {
   return match[1] as string;
 }
 
-async function run(args: string[], env: Record<string, string> = {}) {
-  const child = spawn(process.execPath, args, { cwd: WORK, env: { PATH: process.env.PATH ?? "", ...env } });
-  let output = "";
-  child.stdout.on("data", (chunk) => {
-    output += chunk;
-  });
-  child.stderr.on("data", (chunk) => {
-    output += chunk;
-  });
-  const [code] = await once(child, "exit");
-  return { code: code as number | null, output };
+/** Runs this Node.js in the work folder; the answer's output is stdout and stderr together. */
+async function node(args: string[], env: Record<string, string> = {}) {
+  const { code, stdout, stderr } = await run(args, { cwd: WORK, env });
+  return { code, output: stdout + stderr };
 }
 
 test("the README's typed client type-checks against generated types and works against a live service", async (t) => {
@@ -49,7 +41,7 @@ test("the README's typed client type-checks against generated types and works ag
   const baseUrl = await app.listen({ host: "127.0.0.1", port: 0 });
 
   // The README's command: npx openapi-typescript <url>/openapi.json -o user-service.ts
-  const generate = await run([
+  const generate = await node([
     join(ROOT, "node_modules/openapi-typescript/bin/cli.js"),
     `${baseUrl}/openapi.json`,
     "-o",
@@ -58,7 +50,7 @@ test("the README's typed client type-checks against generated types and works ag
   assert.equal(generate.code, 0, generate.output);
   writeFileSync(join(WORK, "client.ts"), snippet());
 
-  const typecheck = await run([
+  const typecheck = await node([
     join(ROOT, "node_modules/typescript/bin/tsc"),
     "--noEmit",
     "--strict",
@@ -79,7 +71,7 @@ test("the README's typed client type-checks against generated types and works ag
   ]);
   assert.equal(typecheck.code, 0, `tsc:\n${typecheck.output}`);
 
-  const client = await run(["client.ts"], { USER_SERVICE_URL: baseUrl });
+  const client = await node(["client.ts"], { USER_SERVICE_URL: baseUrl });
   assert.equal(client.code, 0, client.output);
   assert.match(client.output, /^[0-9a-f-]{36} grace@example\.com Rear Admiral Hopper token valid for 1800 s\n$/);
   const grace = await store.findByEmail("grace@example.com");
