@@ -7,7 +7,7 @@
 import { spawnSync } from "node:child_process";
 import { globSync } from "node:fs";
 
-const BACKEND_INDEPENDENT = /^test\/(server|cli|config|scale-out|resource-server)\.test\.ts$|^test\/browser\//;
+const BACKEND_INDEPENDENT = /^test\/(server|cli|config|scale-out|faults|resource-server)\.test\.ts$|^test\/browser\//;
 
 if (!process.env.POSTGRES_URL) {
   const message =

@@ -202,7 +202,7 @@ export async function buildApp({
   const limits = createRateLimits(config.rateLimit, counterStore, clock);
   const guards = createGuards(tokens, store);
   const audit = createAudit(store);
-  const sessions = createSessions(store, config.sessions, clock, audit);
+  const sessions = createSessions(store, config.sessions, clock);
   housekeeping(app, store, clock, config.auditRetentionDays);
 
   await app.register(healthRoutes, { store, counters: counterStore });
@@ -216,15 +216,7 @@ export async function buildApp({
     });
     await api.register(tokenRoutes, { store, tokens, passwords, limits, sessions, audit });
     await api.register(meRoutes, { store, guards, passwords, sessions, audit });
-    await api.register(userRoutes, {
-      store,
-      guards,
-      passwords,
-      limits,
-      sessions,
-      audit,
-      signupOpen: config.signupOpen,
-    });
+    await api.register(userRoutes, { store, guards, passwords, limits, signupOpen: config.signupOpen });
     await api.register(eventRoutes, { store, guards });
     await api.register(introspectRoutes, { store, guards, tokens, clients: config.introspectionClients, clock });
   });

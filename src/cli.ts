@@ -5,10 +5,8 @@
 import { writeFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { Compile } from "typebox/compile";
-import { createAudit } from "./audit.ts";
 import { type AsymmetricAlgorithm, generatePrivateKeyPem, parsePrivateKey } from "./auth/keys.ts";
 import { createPasswordHasher, isSupportedHash } from "./auth/passwords.ts";
-import { createSessions } from "./auth/sessions.ts";
 import { type Config, DEFAULT_DATABASE_URL, generateSecret, loadConfig } from "./config.ts";
 import { readEnvironment } from "./env.ts";
 import { ConfigError, EmailTaken, LastActiveAdmin } from "./errors.ts";
@@ -182,28 +180,30 @@ async function setPassword(args: string[]): Promise<void> {
   await withStore(async (store, config) => {
     const user = await store.findByEmail(email);
     if (!user) throw new CliError(`no user with the e-mail ${normalizeEmail(email)}`);
-    await store.update(user.id, { hashedPassword: await createPasswordHasher(config.argon2).hash(password) });
-    const audit = createAudit(store);
-    await createSessions(store, config.sessions, Date.now, audit).endAll(user.id);
-    await audit.record("password_change", user.id, "set_by_operator", null);
+    await store.update(
+      user.id,
+      { hashedPassword: await createPasswordHasher(config.argon2).hash(password) },
+      { endSessions: true, events: [{ type: "password_change", outcome: "set_by_operator", clientAddress: null }] },
+    );
     process.stdout.write(`password set for ${user.email}; its sessions have ended\n`);
   });
 }
 
 async function deactivate(args: string[]): Promise<void> {
   const email = oneEmail(args, "users deactivate");
-  await withStore(async (store, config) => {
+  await withStore(async (store) => {
     const user = await store.findByEmail(email);
     if (!user) throw new CliError(`no user with the e-mail ${normalizeEmail(email)}`);
     try {
-      await store.update(user.id, { isActive: false });
+      await store.update(
+        user.id,
+        { isActive: false },
+        { endSessions: true, events: [{ type: "deactivation", outcome: "by_operator", clientAddress: null }] },
+      );
     } catch (error) {
       if (error instanceof LastActiveAdmin) throw new CliError(`${user.email} is the last active admin`);
       throw error;
     }
-    const audit = createAudit(store);
-    await createSessions(store, config.sessions, Date.now, audit).endAll(user.id);
-    await audit.record("deactivation", user.id, "by_operator", null);
     process.stdout.write(`deactivated ${user.email}; its sessions have ended\n`);
   });
 }

@@ -26,7 +26,7 @@ export const DEFAULT_DATABASE_URL = "sqlite:data/users.db";
 export const SECRET_FILE_NAME = "signing-secret";
 
 export type DatabaseLocation =
-  | { kind: "sqlite"; path: string }
+  | { kind: "sqlite"; path: string; synchronous: "normal" | "full" }
   | { kind: "postgres"; url: string; poolSize: number; timeoutMs: number };
 
 export interface Config {
@@ -56,7 +56,7 @@ export interface Config {
   trustProxy: boolean | number | string[];
   /** Shared state (rate-limit counters) in Redis when set; in the process otherwise. */
   redis?: { url: string; timeoutMs: number; prefix: string };
-  sessions: { idleSeconds: number; absoluteSeconds: number; reuseGraceSeconds: number };
+  sessions: { idleSeconds: number; absoluteSeconds: number; reuseGraceSeconds: number; maxPerUser: number };
   /** Audit events older than this are pruned. */
   auditRetentionDays: number;
   /** Prometheus metrics on their own address; off when unset, so they are never public by accident. */
@@ -108,6 +108,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): LoadedConfig 
   const database = parseDatabaseUrl(setting(env, "DATABASE_URL") ?? DEFAULT_DATABASE_URL, cwd, {
     poolSize: parseInteger(env, "DB_POOL_SIZE", 10, 1, 1000),
     timeoutMs: parseInteger(env, "DB_TIMEOUT_MS", 2000, 100, 60_000),
+    synchronous: parseSynchronous(setting(env, "SQLITE_SYNCHRONOUS") ?? "normal"),
   });
   const signingAlgorithm = parseSigningAlgorithm(setting(env, "SIGNING_ALGORITHM"));
   const publicUrl = parsePublicUrl("PUBLIC_URL", setting(env, "PUBLIC_URL"));
@@ -156,6 +157,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): LoadedConfig 
       idleSeconds: parseInteger(env, "REFRESH_IDLE_SECONDS", 14 * 86_400, 60, 365 * 86_400),
       absoluteSeconds: parseInteger(env, "REFRESH_ABSOLUTE_SECONDS", 30 * 86_400, 60, 3 * 365 * 86_400),
       reuseGraceSeconds: parseInteger(env, "REFRESH_REUSE_GRACE_SECONDS", 10, 0, 300),
+      maxPerUser: parseInteger(env, "MAX_SESSIONS_PER_USER", 50, 1, 10_000),
     },
     signupOpen: parseBoolean("SIGNUP_OPEN", setting(env, "SIGNUP_OPEN") ?? "true"),
     firstAdmin: parseFirstAdmin(setting(env, "FIRST_ADMIN_EMAIL"), env.FIRST_ADMIN_PASSWORD),
@@ -258,17 +260,29 @@ function parseLogLevel(raw: string): LogLevel {
   return level as LogLevel;
 }
 
+/** SQLite's durability in WAL mode: "normal" survives a process crash, "full" also a power loss. */
+function parseSynchronous(raw: string): "normal" | "full" {
+  const value = raw.toLowerCase();
+  if (value === "normal" || value === "full") return value;
+  throw new ConfigError("SQLITE_SYNCHRONOUS", `must be normal or full, got "${raw}"`);
+}
+
 /** Accepted forms: `sqlite:PATH` (relative to the working directory), `sqlite::memory:`, `postgres://...`. */
 export function parseDatabaseUrl(
   raw: string,
   cwd: string,
-  pool: { poolSize: number; timeoutMs: number } = { poolSize: 10, timeoutMs: 2000 },
+  options: { poolSize: number; timeoutMs: number; synchronous: "normal" | "full" } = {
+    poolSize: 10,
+    timeoutMs: 2000,
+    synchronous: "normal",
+  },
 ): DatabaseLocation {
+  const { synchronous, ...pool } = options;
   if (raw.startsWith("sqlite:")) {
     const path = raw.slice("sqlite:".length);
     if (path === "") throw new ConfigError("DATABASE_URL", 'sqlite: needs a file path, as in "sqlite:data/users.db"');
-    if (path === ":memory:") return { kind: "sqlite", path };
-    return { kind: "sqlite", path: resolve(cwd, path) };
+    if (path === ":memory:") return { kind: "sqlite", path, synchronous };
+    return { kind: "sqlite", path: resolve(cwd, path), synchronous };
   }
   // Never echo the raw value: a database URL may carry a password.
   const scheme = /^[a-z][a-z0-9+.-]*:/i.exec(raw)?.[0];

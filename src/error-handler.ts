@@ -4,7 +4,7 @@
 // their safe messages, and anything else as a logged 500 whose detail is
 // generic: no stack trace or internal message reaches a client.
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
-import { type Headers, HttpError, INTERNAL_ERROR } from "./errors.ts";
+import { type Headers, HttpError, INTERNAL_ERROR, StoreUnavailable } from "./errors.ts";
 
 type ValidationIssue = NonNullable<FastifyError["validation"]>[number];
 
@@ -16,6 +16,12 @@ export interface ErrorAnswer {
 
 /** What a client is told about an error: status, a safe detail, and headers. Logs what it hides. */
 export function describeError(error: FastifyError, request: FastifyRequest): ErrorAnswer {
+  if (error instanceof StoreUnavailable) {
+    // The operator's first clue in an outage: what the driver said (never a password: drivers do not
+    // put the connection URL in their messages), once per failed request.
+    const reason = error.cause instanceof Error ? error.cause.message : "unknown";
+    request.log.warn({ reason }, "database or Redis unavailable; answered 503");
+  }
   if (error instanceof HttpError) return { status: error.status, detail: error.detail, headers: error.headers };
   if (error.validation)
     return {

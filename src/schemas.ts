@@ -347,7 +347,29 @@ export const SessionOut = Type.Object(
   },
   { $id: "SessionOut", description: "A signed-in session: one chain of refresh tokens." },
 );
-export const SessionList = Type.Object({ items: Type.Array(SessionOut) }, { $id: "SessionList" });
+export const SessionListQuery = Type.Object(
+  {
+    limit: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: USERS_PAGE_MAX, default: USERS_PAGE_DEFAULT, description: "Page size." }),
+    ),
+    cursor: Type.Optional(Type.String({ format: "uuid", description: "The `next_cursor` of the previous page." })),
+  },
+  { additionalProperties: false },
+);
+export type SessionListQuery = Static<typeof SessionListQuery>;
+export const SessionList = Type.Object(
+  {
+    items: Type.Array(SessionOut),
+    next_cursor: Type.Union([Type.String({ format: "uuid" }), Type.Null()], {
+      description: "Pass as `cursor` for the next page; null on the last page.",
+    }),
+    next: Type.Union([Type.String(), Type.Null()], {
+      description: "The path and query of the next page; null on the last page.",
+      examples: ["/me/sessions?limit=20&cursor=0190e0c4-7d2a-7b3c-9f41-3a2b1c0d9e8f"],
+    }),
+  },
+  { $id: "SessionList", description: "One page of your live sessions, newest first." },
+);
 export const SessionIdParams = Type.Object({ id: Type.String({ format: "uuid" }) });
 
 /** An error response of the OAuth endpoints: the spec's detail and RFC 6749 section 5.2's error code. */

@@ -24,7 +24,7 @@ describe("loadConfig", () => {
     assert.equal(config.host, "127.0.0.1");
     assert.equal(config.port, 8000);
     assert.equal(config.logLevel, "info");
-    assert.deepEqual(config.database, { kind: "sqlite", path: join(cwd, "data", "users.db") });
+    assert.deepEqual(config.database, { kind: "sqlite", path: join(cwd, "data", "users.db"), synchronous: "normal" });
   });
 
   test("reads HOST, PORT, LOG_LEVEL and the sqlite: forms of DATABASE_URL", (t) => {
@@ -40,15 +40,16 @@ describe("loadConfig", () => {
     assert.equal(config.host, "0.0.0.0");
     assert.equal(config.port, 9000);
     assert.equal(config.logLevel, "warn");
-    assert.deepEqual(config.database, { kind: "sqlite", path: join(cwd, "db", "x.db") });
+    assert.deepEqual(config.database, { kind: "sqlite", path: join(cwd, "db", "x.db"), synchronous: "normal" });
     assert.deepEqual(loadConfig({ ...env, DATABASE_URL: "sqlite::memory:" }, cwd).config.database, {
       kind: "sqlite",
       path: ":memory:",
+      synchronous: "normal",
     });
-    assert.deepEqual(loadConfig({ ...env, DATABASE_URL: "sqlite:/abs/u.db" }, cwd).config.database, {
-      kind: "sqlite",
-      path: "/abs/u.db",
-    });
+    assert.deepEqual(
+      loadConfig({ ...env, DATABASE_URL: "sqlite:/abs/u.db", SQLITE_SYNCHRONOUS: "FULL" }, cwd).config.database,
+      { kind: "sqlite", path: "/abs/u.db", synchronous: "full" },
+    );
     const postgres = {
       ...env,
       DATABASE_URL: "postgres://app@db.internal:5432/users",
@@ -72,6 +73,12 @@ describe("loadConfig", () => {
     ["DATABASE_URL", { DATABASE_URL: "mysql://root:pw@db/users" }, /^DATABASE_URL: must look like/],
     ["DATABASE_URL", { DATABASE_URL: "postgres://" }, /^DATABASE_URL: postgres:\/\/ needs a host$/],
     ["DB_POOL_SIZE", { DB_POOL_SIZE: "0" }, /^DB_POOL_SIZE: must be a whole number from 1 to 1000/],
+    ["SQLITE_SYNCHRONOUS", { SQLITE_SYNCHRONOUS: "off" }, /^SQLITE_SYNCHRONOUS: must be normal or full, got "off"$/],
+    [
+      "MAX_SESSIONS_PER_USER",
+      { MAX_SESSIONS_PER_USER: "0" },
+      /^MAX_SESSIONS_PER_USER: must be a whole number from 1 to 10000/,
+    ],
     [
       "SIGNING_SECRET",
       { SIGNING_SECRET: "", DATABASE_URL: "postgres://db/users" },

@@ -88,7 +88,7 @@ describe("error responses", () => {
     const response = await app.inject({
       method: "GET",
       url: "/me",
-      headers: bearer(mintToken({ sub: "a@example.com", iat: now, exp: now + 60 })),
+      headers: bearer(mintToken({ sub: "a@example.com", iat: now, exp: now + 60, stamp: "s" })),
     });
     assert.equal(response.statusCode, 500);
     assert.deepEqual(response.json(), { detail: INTERNAL_ERROR });

@@ -26,7 +26,7 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     host: "127.0.0.1",
     port: 0,
     logLevel: "silent",
-    database: { kind: "sqlite", path: ":memory:" },
+    database: { kind: "sqlite", path: ":memory:", synchronous: "normal" },
     signingAlgorithm: "HS256",
     signingSecrets: [TEST_SECRET],
     signingKeys: [],
@@ -47,7 +47,7 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     corsOrigins: [],
     shutdownTimeoutMs: 10_000,
     auditRetentionDays: 90,
-    sessions: { idleSeconds: 14 * 86_400, absoluteSeconds: 30 * 86_400, reuseGraceSeconds: 10 },
+    sessions: { idleSeconds: 14 * 86_400, absoluteSeconds: 30 * 86_400, reuseGraceSeconds: 10, maxPerUser: 50 },
     signupOpen: true,
     ...overrides,
   };

@@ -96,9 +96,9 @@ describe("POST /auth/introspect", () => {
   });
 
   test('answers {"active": false} alone for forged, expired, refresh and malformed tokens', async (t) => {
-    const { app, introspect, clock } = await setup(t);
+    const { app, introspect, clock, ada } = await setup(t);
     const login = (await requestToken(app, { username: "ada@example.com", password: PASSWORD })).json();
-    const claims = { sub: "ada@example.com", iat: clock.seconds, exp: clock.seconds + 600 };
+    const claims = { sub: "ada@example.com", iat: clock.seconds, exp: clock.seconds + 600, stamp: ada.credentialStamp };
     const tokens = {
       forged: mintToken(claims, { secret: "another-secret-of-at-least-32-bytes-long!" }),
       unknownUser: mintToken({ ...claims, sub: "nobody@example.com" }),
@@ -106,6 +106,7 @@ describe("POST /auth/introspect", () => {
       refresh: login.refresh_token,
       garbage: "not-a-token",
     };
+    assert.equal((await introspect(mintToken(claims))).json().active, true, "the test's own minting is sound");
     for (const [name, token] of Object.entries(tokens)) {
       const response = await introspect(token);
       assert.equal(response.statusCode, 200, name);

@@ -81,73 +81,89 @@ describe("token check on protected endpoints", () => {
     assertRefused(await getMe(testApp, {}, `/me?token=${token}`), NOT_AUTHENTICATED);
   });
 
-  // Each maker gets the test clock's current time in seconds.
-  const valid = (now: number) => ({ sub: EMAIL, iat: now, exp: now + 600 });
+  // Each maker gets the test clock's current time in seconds and the user's credential stamp, so
+  // that every token below has exactly one flaw.
+  const valid = (now: number, stamp: string) => ({ sub: EMAIL, iat: now, exp: now + 600, stamp });
 
-  const forged: [string, (now: number) => string][] = [
+  const forged: [string, (now: number, stamp: string) => string][] = [
     [
       "signed with the wrong secret",
-      (now) => mintToken(valid(now), { secret: "another-secret-of-at-least-32-bytes!!" }),
+      (now, stamp) => mintToken(valid(now, stamp), { secret: "another-secret-of-at-least-32-bytes!!" }),
     ],
-    ["alg none with no signature", (now) => mintToken(valid(now), { header: { alg: "none" } })],
+    ["alg none with no signature", (now, stamp) => mintToken(valid(now, stamp), { header: { alg: "none" } })],
     [
       "alg none carrying a signature",
-      (now) => `${mintToken(valid(now), { header: { alg: "none" } })}${mintToken(valid(now)).split(".")[2]}`,
+      (now, stamp) =>
+        `${mintToken(valid(now, stamp), { header: { alg: "none" } })}${mintToken(valid(now, stamp)).split(".")[2]}`,
     ],
-    ["HS384 with the right secret", (now) => mintToken(valid(now), { header: { alg: "HS384" } })],
-    ["HS512 with the right secret", (now) => mintToken(valid(now), { header: { alg: "HS512" } })],
+    ["HS384 with the right secret", (now, stamp) => mintToken(valid(now, stamp), { header: { alg: "HS384" } })],
+    ["HS512 with the right secret", (now, stamp) => mintToken(valid(now, stamp), { header: { alg: "HS512" } })],
     [
       "RS256 header over an HMAC signature (algorithm confusion)",
-      (now) => mintToken(valid(now), { header: { alg: "RS256" } }),
+      (now, stamp) => mintToken(valid(now, stamp), { header: { alg: "RS256" } }),
     ],
-    ["expired", (now) => mintToken({ sub: EMAIL, iat: now - 3600, exp: now - 1 })],
-    ["expiring exactly now", (now) => mintToken({ sub: EMAIL, iat: now - 1800, exp: now })],
-    ["without exp", (now) => mintToken({ sub: EMAIL, iat: now })],
-    ["without iat", (now) => mintToken({ sub: EMAIL, exp: now + 600 })],
+    ["expired", (now, stamp) => mintToken({ sub: EMAIL, stamp, iat: now - 3600, exp: now - 1 })],
+    ["expiring exactly now", (now, stamp) => mintToken({ sub: EMAIL, stamp, iat: now - 1800, exp: now })],
+    ["without exp", (now, stamp) => mintToken({ sub: EMAIL, stamp, iat: now })],
+    ["without iat", (now, stamp) => mintToken({ sub: EMAIL, stamp, exp: now + 600 })],
     [
-      "issued before the account existed (an earlier holder of the e-mail)",
-      (now) => mintToken({ sub: EMAIL, iat: now - 3600, exp: now + 600 }),
+      "issued to an earlier holder of the e-mail (another account's credential stamp)",
+      (now) => mintToken({ sub: EMAIL, iat: now - 3600, exp: now + 600, stamp: "an-earlier-account" }),
     ],
-    ["with a non-numeric exp", (now) => mintToken({ sub: EMAIL, exp: String(now + 600) })],
-    ["without sub", (now) => mintToken({ iat: now, exp: now + 600 })],
-    ["with an empty sub", (now) => mintToken({ sub: "", exp: now + 600 })],
-    ["with a non-string sub", (now) => mintToken({ sub: 42, exp: now + 600 })],
-    ["whose sub is no user", (now) => mintToken({ sub: "ghost@example.com", iat: now, exp: now + 600 })],
-    ["not yet valid (nbf in the future)", (now) => mintToken({ ...valid(now), nbf: now + 60 })],
-    ["issued in the future (iat)", (now) => mintToken({ ...valid(now), iat: now + 60 })],
-    ["without the at+jwt typ header", (now) => mintToken(valid(now), { header: { typ: "JWT" } })],
-    ["with an unknown crit header", (now) => mintToken(valid(now), { header: { crit: ["exp2"], exp2: 1 } })],
+    ["without the credential stamp", (now) => mintToken({ sub: EMAIL, iat: now, exp: now + 600 })],
+    [
+      "with an outdated credential stamp (issued before a password change)",
+      (now, stamp) => mintToken({ ...valid(now, stamp), stamp: `${stamp}-old` }),
+    ],
+    ["with a non-numeric exp", (now, stamp) => mintToken({ sub: EMAIL, stamp, exp: String(now + 600) })],
+    ["without sub", (now, stamp) => mintToken({ iat: now, exp: now + 600, stamp })],
+    ["with an empty sub", (now, stamp) => mintToken({ sub: "", iat: now, exp: now + 600, stamp })],
+    ["with a non-string sub", (now, stamp) => mintToken({ sub: 42, iat: now, exp: now + 600, stamp })],
+    ["whose sub is no user", (now, stamp) => mintToken({ sub: "ghost@example.com", iat: now, exp: now + 600, stamp })],
+    ["not yet valid (nbf in the future)", (now, stamp) => mintToken({ ...valid(now, stamp), nbf: now + 60 })],
+    ["issued in the future (iat)", (now, stamp) => mintToken({ ...valid(now, stamp), iat: now + 60 })],
+    ["without the at+jwt typ header", (now, stamp) => mintToken(valid(now, stamp), { header: { typ: "JWT" } })],
+    [
+      "with an unknown crit header",
+      (now, stamp) => mintToken(valid(now, stamp), { header: { crit: ["exp2"], exp2: 1 } }),
+    ],
     [
       "with a tampered payload (sub changed after signing)",
-      (now) => {
-        const [header, , signature] = mintToken({ ...valid(now), sub: "eve@example.com" }).split(".");
-        return `${header}.${base64url(valid(now))}.${signature}`;
+      (now, stamp) => {
+        const [header, , signature] = mintToken({ ...valid(now, stamp), sub: "eve@example.com" }).split(".");
+        return `${header}.${base64url(valid(now, stamp))}.${signature}`;
       },
     ],
-    ["with its signature stripped", (now) => `${mintToken(valid(now)).split(".").slice(0, 2).join(".")}.`],
-    ["with no signature segment", (now) => mintToken(valid(now)).split(".").slice(0, 2).join(".")],
+    [
+      "with its signature stripped",
+      (now, stamp) => `${mintToken(valid(now, stamp)).split(".").slice(0, 2).join(".")}.`,
+    ],
+    ["with no signature segment", (now, stamp) => mintToken(valid(now, stamp)).split(".").slice(0, 2).join(".")],
     [
       "with an altered signature",
-      (now) => {
-        const token = mintToken(valid(now));
+      (now, stamp) => {
+        const token = mintToken(valid(now, stamp));
         return token.slice(0, -2) + (token.endsWith("AA") ? "BB" : "AA");
       },
     ],
     ["that is not a JWT at all", () => "not-a-token"],
     ["with garbage segments", () => "e30.e30.e30"],
-    ["that is far too long", (now) => mintToken({ ...valid(now), pad: "x".repeat(10_000) })],
+    ["that is far too long", (now, stamp) => mintToken({ ...valid(now, stamp), pad: "x".repeat(10_000) })],
   ];
 
   for (const [name, makeToken] of forged) {
     test(`answers 401 Could not validate credentials for a token ${name}`, async (t) => {
       const testApp = await withUser(t);
-      assertRefused(await getMe(testApp, bearer(makeToken(testApp.clock.seconds))));
+      assertRefused(await getMe(testApp, bearer(makeToken(testApp.clock.seconds, testApp.user.credentialStamp))));
     });
   }
 
-  test("accepts a hand-minted token with the right secret, HS256, sub and exp (the control for the table above)", async (t) => {
+  test("accepts a hand-minted token with the right secret, HS256, sub, exp and credential stamp (the control for the table above)", async (t) => {
     const testApp = await withUser(t);
-    const response = await getMe(testApp, bearer(mintToken(valid(testApp.clock.seconds))));
+    const response = await getMe(
+      testApp,
+      bearer(mintToken(valid(testApp.clock.seconds, testApp.user.credentialStamp))),
+    );
     assert.equal(response.statusCode, 200);
     assert.equal(response.json().email, EMAIL);
   });
@@ -155,7 +171,12 @@ describe("token check on protected endpoints", () => {
   test("looks the sub up without regard to letter case, as login does", async (t) => {
     const testApp = await withUser(t);
     assert.equal(
-      (await getMe(testApp, bearer(mintToken({ ...valid(testApp.clock.seconds), sub: "ADA@example.com" })))).statusCode,
+      (
+        await getMe(
+          testApp,
+          bearer(mintToken({ ...valid(testApp.clock.seconds, testApp.user.credentialStamp), sub: "ADA@example.com" })),
+        )
+      ).statusCode,
       200,
     );
   });

@@ -6,9 +6,8 @@
 // Needs POSTGRES_URL and REDIS_URL: skipped with a message without them,
 // except under CI=true, where that is a failure.
 import assert from "node:assert/strict";
-import { randomBytes } from "node:crypto";
 import { describe, type TestContext, test } from "node:test";
-import pg from "pg";
+import { sharedStores } from "./postgres-fixture.ts";
 import { type RunningService, scratchDir, startService } from "./process.ts";
 import { TcpProxy } from "./proxy.ts";
 
@@ -21,21 +20,6 @@ if (MISSING && process.env.CI === "true") throw new Error(`${SKIP_MESSAGE}; CI r
 
 const SECRET = "scale-out-test-secret-of-at-least-32-bytes";
 const PASSWORD = "correct horse battery";
-
-/** A fresh schema and Redis prefix for one test, dropped afterwards. */
-async function sharedStores(t: TestContext) {
-  const schema = `scale_${randomBytes(6).toString("hex")}`;
-  const admin = new pg.Client({ connectionString: POSTGRES_URL });
-  await admin.connect();
-  await admin.query(`CREATE SCHEMA ${schema}`);
-  t.after(async () => {
-    await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-    await admin.end();
-  });
-  const withSchema = (url: string) =>
-    `${url}${url.includes("?") ? "&" : "?"}options=${encodeURIComponent(`-c search_path=${schema}`)}`;
-  return { schema, admin, withSchema, prefix: `test:${schema}:` };
-}
 
 function instanceEnv(databaseUrl: string, redisUrl: string, prefix: string, extra: Record<string, string> = {}) {
   return {
@@ -65,7 +49,7 @@ const login = (base: string, username: string, password: string) =>
 
 describe("several instances on one PostgreSQL and one Redis", { skip: MISSING ? SKIP_MESSAGE : false }, () => {
   test("instances starting together apply each migration exactly once", async (t) => {
-    const { admin, schema, withSchema, prefix } = await sharedStores(t);
+    const { admin, schema, withSchema, prefix } = await sharedStores(t, POSTGRES_URL!);
     const env = instanceEnv(withSchema(POSTGRES_URL!), REDIS_URL!, prefix);
     await Promise.all([start(t, env), start(t, env), start(t, env)]);
     const { rows } = await admin.query(
@@ -76,7 +60,7 @@ describe("several instances on one PostgreSQL and one Redis", { skip: MISSING ? 
   });
 
   test("sign-up on one, token from the other, /me on the first; revocation and failed logins count across both", async (t) => {
-    const { withSchema, prefix } = await sharedStores(t);
+    const { withSchema, prefix } = await sharedStores(t, POSTGRES_URL!);
     const env = instanceEnv(withSchema(POSTGRES_URL!), REDIS_URL!, prefix, {
       LOGIN_LIMIT_PER_ACCOUNT_AND_ADDRESS: "4",
     });
@@ -111,7 +95,7 @@ describe("several instances on one PostgreSQL and one Redis", { skip: MISSING ? 
   });
 
   test("answers 503 within the timeout while PostgreSQL is away and recovers by itself, losing and duplicating no user", async (t) => {
-    const { admin, schema, withSchema, prefix } = await sharedStores(t);
+    const { admin, schema, withSchema, prefix } = await sharedStores(t, POSTGRES_URL!);
     const target = new URL(POSTGRES_URL!);
     const proxy = new TcpProxy({ host: target.hostname, port: Number(target.port || 5432) });
     await proxy.start();
@@ -155,7 +139,7 @@ describe("several instances on one PostgreSQL and one Redis", { skip: MISSING ? 
   });
 
   test("answers 503 while Redis is away and recovers by itself", async (t) => {
-    const { withSchema, prefix } = await sharedStores(t);
+    const { withSchema, prefix } = await sharedStores(t, POSTGRES_URL!);
     const target = new URL(REDIS_URL!);
     const proxy = new TcpProxy({ host: target.hostname, port: Number(target.port || 6379) });
     await proxy.start();
@@ -180,7 +164,7 @@ describe("several instances on one PostgreSQL and one Redis", { skip: MISSING ? 
   });
 
   test("finishes the requests in flight on SIGTERM, then exits 0", async (t) => {
-    const { withSchema, prefix } = await sharedStores(t);
+    const { withSchema, prefix } = await sharedStores(t, POSTGRES_URL!);
     const service = await start(t, instanceEnv(withSchema(POSTGRES_URL!), REDIS_URL!, prefix));
     assert.equal((await post(`${service.baseUrl}/users`, { email: "a@example.com", password: PASSWORD })).status, 201);
     const inFlight = Array.from({ length: 12 }, () => login(service.baseUrl, "a@example.com", PASSWORD));

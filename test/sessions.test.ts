@@ -4,7 +4,7 @@
 // ending every session and every access token issued before them.
 import assert from "node:assert/strict";
 import { describe, type TestContext, test } from "node:test";
-import { INVALID_REFRESH_TOKEN } from "../src/auth/sessions.ts";
+import { INVALID_REFRESH_TOKEN, parseRefreshToken } from "../src/auth/sessions.ts";
 import { COULD_NOT_VALIDATE_CREDENTIALS } from "../src/errors.ts";
 import { bearer, buildTestApp, createUser, requestToken, type TestApp } from "./helpers.ts";
 
@@ -20,7 +20,7 @@ interface Tokens {
 
 async function setup(t: TestContext) {
   const testApp = await buildTestApp(t, {
-    sessions: { idleSeconds: IDLE, absoluteSeconds: ABSOLUTE, reuseGraceSeconds: 10 },
+    sessions: { idleSeconds: IDLE, absoluteSeconds: ABSOLUTE, reuseGraceSeconds: 10, maxPerUser: 50 },
   });
   const ada = await createUser(testApp.store, "ada@example.com", PASSWORD);
   const login = async (userAgent = "test-agent") => {
@@ -45,15 +45,22 @@ function assertInvalidGrant(response: Awaited<ReturnType<TestApp["app"]["inject"
 }
 
 describe("refresh tokens", () => {
-  test("the password grant also returns a refresh token of 256 random bits and expires_in; only its hash is stored", async (t) => {
-    const { login, store, ada } = await setup(t);
+  test("the password grant also returns a refresh token of 256 random bits naming its session and generation, and expires_in; only its hash is stored", async (t) => {
+    const { login, store, ada, clock } = await setup(t);
     const tokens = await login();
     assert.equal(tokens.expires_in, 1800);
-    assert.match(tokens.refresh_token, /^[A-Za-z0-9_-]{43}$/, "32 bytes, base64url");
+    const [sessionId, generation, secret] = tokens.refresh_token.split(".");
+    assert.match(secret ?? "", /^[A-Za-z0-9_-]{43}$/, "32 random bytes, base64url");
+    assert.equal(generation, "0");
     assert.notEqual((await login()).refresh_token, tokens.refresh_token);
-    const sessions = await store.listSessions(ada.id, new Date().toISOString());
+    const sessions = await store.listSessions(ada.id, new Date(clock.now).toISOString(), { limit: 10 });
     assert.equal(sessions.length, 2);
-    assert.equal(await store.findSessionByToken(tokens.refresh_token), undefined, "the plain token is not a key");
+    assert.ok(sessions.some((session) => session.id === sessionId));
+    const now = new Date(clock.now).toISOString();
+    const plain = { sessionId: sessionId as string, generation: 0, tokenHash: tokens.refresh_token };
+    assert.equal(await store.revokeSessionByToken(plain, now), undefined, "the plain token is not what is stored");
+    const hashed = parseRefreshToken(tokens.refresh_token);
+    assert.equal(await store.revokeSessionByToken(hashed!, now), ada.id, "its SHA-256 is");
   });
 
   test("grant_type=refresh_token returns a new access token and a new refresh token; the access token works", async (t) => {
@@ -137,6 +144,83 @@ describe("refresh tokens", () => {
     const again = await login();
     await store.remove(ada.id);
     assertInvalidGrant(await refresh(again.refresh_token));
+  });
+});
+
+describe("bounded growth", () => {
+  test("a refresh token forged for the current generation is refused and leaves the session alive", async (t) => {
+    const { login, refresh } = await setup(t);
+    const tokens = await login();
+    const [sessionId, generation] = tokens.refresh_token.split(".");
+    assertInvalidGrant(await refresh(`${sessionId}.${generation}.${"A".repeat(43)}`));
+    assertInvalidGrant(await refresh(`${sessionId}.7.${"A".repeat(43)}`));
+    assert.equal((await refresh(tokens.refresh_token)).statusCode, 200, "not a reuse: nothing was ended");
+  });
+
+  test("older generations are recognised as reuse even though only the current hash is stored", async (t) => {
+    const { login, refresh, clock } = await setup(t);
+    let tokens = await login();
+    const first = tokens.refresh_token;
+    for (let i = 0; i < 3; i++) tokens = (await refresh(tokens.refresh_token)).json() as Tokens;
+    assert.match(tokens.refresh_token, /\.3\./, "the fourth generation");
+    clock.advanceSeconds(11);
+    assertInvalidGrant(await refresh(first));
+    // The reuse of generation 0 ended the session, so its current token is refused too.
+    assertInvalidGrant(await refresh(tokens.refresh_token));
+  });
+
+  test("a user holds at most MAX_SESSIONS_PER_USER live sessions: a new login ends the oldest, audited", async (t) => {
+    const testApp = await buildTestApp(t, {
+      sessions: { idleSeconds: IDLE, absoluteSeconds: ABSOLUTE, reuseGraceSeconds: 10, maxPerUser: 3 },
+    });
+    const ada = await createUser(testApp.store, "ada@example.com", PASSWORD);
+    const logins: Tokens[] = [];
+    for (let i = 0; i < 5; i++) {
+      testApp.clock.advanceSeconds(1);
+      const response = await requestToken(testApp.app, { username: "ada@example.com", password: PASSWORD });
+      logins.push(response.json() as Tokens);
+    }
+    const refresh = (token: string) => requestToken(testApp.app, { grant_type: "refresh_token", refresh_token: token });
+    assertInvalidGrant(await refresh(logins[0]!.refresh_token));
+    assertInvalidGrant(await refresh(logins[1]!.refresh_token));
+    for (const tokens of logins.slice(2)) assert.equal((await refresh(tokens.refresh_token)).statusCode, 200);
+    const now = new Date(testApp.clock.now).toISOString();
+    assert.equal((await testApp.store.listSessions(ada.id, now, { limit: 100 })).length, 3);
+    const events = await testApp.store.listEvents({ userId: ada.id, limit: 100, type: "session_revocation" });
+    assert.deepEqual(
+      events.map((event) => event.outcome),
+      ["session_limit", "session_limit"],
+    );
+  });
+
+  test("GET /me/sessions is paginated like /users: limit, next_cursor and next, newest first", async (t) => {
+    const { login, app, clock } = await setup(t);
+    const logins: Tokens[] = [];
+    for (let i = 0; i < 5; i++) {
+      clock.advanceSeconds(1);
+      logins.push(await login(`agent-${i}`));
+    }
+    const token = logins[4]!.access_token;
+    const seen: string[] = [];
+    let url: string | null = "/me/sessions?limit=2";
+    let pages = 0;
+    while (url) {
+      const response: Awaited<ReturnType<typeof app.inject>> = await app.inject({
+        method: "GET",
+        url,
+        headers: bearer(token),
+      });
+      assert.equal(response.statusCode, 200, response.body);
+      const page = response.json() as { items: { user_agent: string }[]; next: string | null; next_cursor: string };
+      assert.ok(page.items.length <= 2);
+      seen.push(...page.items.map((item) => item.user_agent));
+      url = page.next;
+      pages += 1;
+    }
+    assert.equal(pages, 3);
+    assert.deepEqual(seen, ["agent-4", "agent-3", "agent-2", "agent-1", "agent-0"]);
+    const tooMany = await app.inject({ method: "GET", url: "/me/sessions?limit=101", headers: bearer(token) });
+    assert.equal(tooMany.statusCode, 422);
   });
 });
 
@@ -272,6 +356,24 @@ describe("credential changes end sessions", () => {
     assert.equal((await me(fresh.access_token)).statusCode, 200, "tokens issued after the change work");
   });
 
+  test("within one second: a token issued before the password change is refused, one issued after it works", async (t) => {
+    // The clock does not move at all: login, change and the next login share one second (and one millisecond).
+    const { login, me, app } = await setup(t);
+    const before = await login();
+    const changed = await app.inject({
+      method: "PUT",
+      url: "/me/password",
+      headers: bearer(before.access_token),
+      payload: { current_password: PASSWORD, new_password: "a brand new passphrase" },
+    });
+    assert.equal(changed.statusCode, 204);
+    const old = await me(before.access_token);
+    assert.equal(old.statusCode, 401, "issued before the change, in the same second");
+    assert.equal(old.json().detail, COULD_NOT_VALIDATE_CREDENTIALS);
+    const after = await requestToken(app, { username: "ada@example.com", password: "a brand new passphrase" });
+    assert.equal((await me((after.json() as Tokens).access_token)).statusCode, 200, "issued after, same second");
+  });
+
   test("an admin's deactivation revokes the user's refresh tokens and access tokens; reactivation does not revive them", async (t) => {
     const { login, refresh, me, app, store, ada, clock } = await setup(t);
     const tokens = await login();
@@ -301,7 +403,7 @@ describe("credential changes end sessions", () => {
     await login();
     clock.advanceSeconds(ABSOLUTE + 1);
     const purged = await store.purgeExpired(new Date(clock.now).toISOString(), 1000);
-    assert.equal(purged, 4, "two refresh tokens and two sessions");
-    assert.deepEqual(await store.listSessions(ada.id, new Date(0).toISOString()), []);
+    assert.equal(purged, 2, "two sessions, each with its one stored refresh token");
+    assert.deepEqual(await store.listSessions(ada.id, new Date(0).toISOString(), { limit: 10 }), []);
   });
 });

@@ -28,10 +28,10 @@ const PASSWORD = "correct horse battery";
 
 async function appWith(t: TestContext, config: Partial<Config>) {
   const testApp = await buildTestApp(t, config);
-  await createUser(testApp.store, EMAIL, PASSWORD);
+  const { credentialStamp: stamp } = await createUser(testApp.store, EMAIL, PASSWORD);
   const me = (token: string) => testApp.app.inject({ method: "GET", url: "/me", headers: bearer(token) });
   const jwks = async () => (await testApp.app.inject({ method: "GET", url: "/.well-known/jwks.json" })).json();
-  return { ...testApp, me, jwks, login: () => loginToken(testApp.app, EMAIL, PASSWORD) };
+  return { ...testApp, me, jwks, stamp, login: () => loginToken(testApp.app, EMAIL, PASSWORD) };
 }
 
 for (const algorithm of ["EdDSA", "ES256"] as const) {
@@ -104,14 +104,14 @@ for (const algorithm of ["EdDSA", "ES256"] as const) {
 
     test("refuses tokens forged with the public key as an HMAC secret, unsigned, or signed by another key", async (t) => {
       const pem = generatePrivateKeyPem(algorithm);
-      const { me, login, clock } = await appWith(t, {
+      const { me, login, clock, stamp } = await appWith(t, {
         signingAlgorithm: algorithm,
         signingSecrets: [],
         signingKeys: [pem],
       });
       const kid = decodeProtectedHeader(await login()).kid as string;
       const publicPem = createPublicKey(pem).export({ format: "pem", type: "spki" }) as string;
-      const claims = { sub: EMAIL, iat: clock.seconds, exp: clock.seconds + 600 };
+      const claims = { sub: EMAIL, iat: clock.seconds, exp: clock.seconds + 600, stamp };
       const confused = mintToken(claims, { secret: publicPem, header: { kid } });
       const none = `${base64url({ alg: "none", typ: "at+jwt", kid })}.${base64url({ ...claims, iss: TEST_ISSUER, aud: TEST_AUDIENCE })}.`;
       const stranger = await new SignJWT({ ...claims, iss: TEST_ISSUER, aud: TEST_AUDIENCE })
@@ -133,11 +133,11 @@ for (const algorithm of ["EdDSA", "ES256"] as const) {
 
 describe("iss and aud", () => {
   test("access tokens carry the configured issuer and audience, and the token check requires both", async (t) => {
-    const { me, login, clock } = await appWith(t, {});
+    const { me, login, clock, stamp } = await appWith(t, {});
     const payload = JSON.parse(Buffer.from((await login()).split(".")[1] as string, "base64url").toString());
     assert.equal(payload.iss, TEST_ISSUER);
     assert.equal(payload.aud, TEST_AUDIENCE);
-    const claims = { sub: EMAIL, iat: clock.seconds, exp: clock.seconds + 600 };
+    const claims = { sub: EMAIL, iat: clock.seconds, exp: clock.seconds + 600, stamp };
     assert.equal((await me(mintToken(claims))).statusCode, 200);
     assert.equal((await me(mintToken({ ...claims, aud: [TEST_AUDIENCE, "other"] }))).statusCode, 200, "aud array");
     const wrong = {

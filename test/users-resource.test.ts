@@ -462,7 +462,10 @@ describe("inactive users", () => {
     await w.call("PATCH", `/users/${w.ada.id}`, w.admin.token, { is_active: false });
     expectError(await w.call("GET", "/me", w.ada.token), 401, COULD_NOT_VALIDATE_CREDENTIALS);
     await w.call("PATCH", `/users/${w.ada.id}`, w.admin.token, { is_active: true });
-    assert.equal((await w.call("GET", "/me", w.ada.token)).statusCode, 200, "reactivation restores access");
+    expectError(await w.call("GET", "/me", w.ada.token), 401, COULD_NOT_VALIDATE_CREDENTIALS);
+    const again = await requestToken(w.app, { username: "ada@example.com", password: PASSWORD });
+    assert.equal(again.statusCode, 200, "reactivation lets the user log in again; the old token stays ended");
+    assert.equal((await w.call("GET", "/me", again.json().access_token)).statusCode, 200);
   });
 });
 

@@ -7,11 +7,13 @@
 // signing out both the thief and the owner, unless it happens within a
 // short grace window after the rotation (two tabs refreshing at once), when
 // it is refused without revoking anything. Only one of several concurrent
-// rotations of one token wins (the store makes that atomic).
+// rotations of one token wins (the store makes that atomic). Ending every
+// session of a user (password change, deactivation) is the store's
+// update(..., { endSessions: true }), in the same transaction as the change.
 import { createHash, randomBytes } from "node:crypto";
-import type { Audit } from "../audit.ts";
 import { type HttpError, unauthorized } from "../errors.ts";
-import type { SessionRecord, UserStore } from "../store/store.ts";
+import { newId } from "../store/ids.ts";
+import type { AuditEntry, PresentedRefreshToken, SessionRecord, UserRecord, UserStore } from "../store/store.ts";
 
 export const INVALID_REFRESH_TOKEN = "Invalid or expired refresh token";
 
@@ -19,6 +21,8 @@ export interface SessionSettings {
   idleSeconds: number;
   absoluteSeconds: number;
   reuseGraceSeconds: number;
+  /** Live sessions one user may hold; a new login ends the oldest past it. */
+  maxPerUser: number;
 }
 
 export interface ClientInfo {
@@ -26,87 +30,110 @@ export interface ClientInfo {
   userAgent: string | null;
 }
 
-export interface Sessions {
-  /** Starts a session for a user who just proved their password; returns the first refresh token. */
-  start(userId: string, client: ClientInfo): Promise<{ session: SessionRecord; refreshToken: string }>;
-  /** Spends a refresh token and returns its successor, or throws the 401 of an invalid grant. */
-  refresh(refreshToken: string, client: ClientInfo): Promise<{ session: SessionRecord; refreshToken: string }>;
-  /** Ends the session a refresh token belongs to and returns it; unknown tokens are ignored (RFC 7009 section 2.2). */
-  revokeByToken(refreshToken: string): Promise<SessionRecord | undefined>;
-  revoke(sessionId: string): Promise<boolean>;
-  /**
-   * Ends every session of a user and every access token issued to it so far (password change,
-   * deactivation): its refresh tokens are revoked and its credentials-changed time moves to now,
-   * which the token check compares with each access token's iat.
-   */
-  endAll(userId: string): Promise<void>;
-  list(userId: string): Promise<SessionRecord[]>;
+export interface Issued {
+  session: SessionRecord;
+  refreshToken: string;
 }
+
+export interface Sessions {
+  /**
+   * Starts a session for a user who just proved their password, recording `events` (the login) in
+   * the same transaction; returns the first refresh token.
+   */
+  start(userId: string, client: ClientInfo, events?: readonly AuditEntry[]): Promise<Issued>;
+  /** Spends a refresh token and returns its successor with the session's owner, or throws the 401 of an invalid grant. */
+  refresh(refreshToken: string, client: ClientInfo): Promise<Issued & { user: UserRecord }>;
+  /**
+   * Ends the session whose current refresh token this is, recording the revocation; answers its
+   * owner's id. Unknown and spent tokens are ignored (RFC 7009 section 2.2).
+   */
+  revokeByToken(refreshToken: string, client: ClientInfo): Promise<string | undefined>;
+  revoke(sessionId: string, events?: readonly AuditEntry[]): Promise<boolean>;
+  /** Live sessions, newest first, a page at a time. */
+  list(userId: string, page: { limit: number; before?: string }): Promise<SessionRecord[]>;
+}
+
+/**
+ * A refresh token is `<session id>.<generation>.<256 random bits>`: it names its session and
+ * generation, so only the current generation's hash is stored and an older one is still known as a
+ * reuse (store/rotation.ts). Only its SHA-256 is ever stored.
+ */
+const REFRESH_TOKEN = /^([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.(0|[1-9]\d{0,8})\.[\w-]{43}$/;
 
 export function hashRefreshToken(token: string): string {
   return createHash("sha256").update(token).digest("base64url");
 }
 
-function newRefreshToken(): string {
-  return randomBytes(32).toString("base64url");
+function newRefreshToken(sessionId: string, generation: number): string {
+  return `${sessionId}.${generation}.${randomBytes(32).toString("base64url")}`;
+}
+
+/** What the token says it is, or undefined when it is not shaped like one of ours. */
+export function parseRefreshToken(token: string): PresentedRefreshToken | undefined {
+  const match = REFRESH_TOKEN.exec(token);
+  if (match === null) return undefined;
+  return { sessionId: match[1] as string, generation: Number(match[2]), tokenHash: hashRefreshToken(token) };
 }
 
 export function invalidGrant(): HttpError {
   return unauthorized(INVALID_REFRESH_TOKEN);
 }
 
-export function createSessions(
-  store: UserStore,
-  settings: SessionSettings,
-  clock: () => number,
-  audit: Audit,
-): Sessions {
+export function createSessions(store: UserStore, settings: SessionSettings, clock: () => number): Sessions {
   const iso = (offsetSeconds = 0) => new Date(clock() + offsetSeconds * 1000).toISOString();
 
   return {
-    async start(userId, client) {
-      const refreshToken = newRefreshToken();
-      const session = await store.createSession({
-        userId,
-        expiresAt: iso(settings.absoluteSeconds),
-        clientAddress: client.address,
-        userAgent: client.userAgent,
-        tokenHash: hashRefreshToken(refreshToken),
-        tokenExpiresAt: iso(Math.min(settings.idleSeconds, settings.absoluteSeconds)),
-      });
+    async start(userId, client, events = []) {
+      const sessionId = newId(clock());
+      const refreshToken = newRefreshToken(sessionId, 0);
+      const session = await store.createSession(
+        {
+          id: sessionId,
+          userId,
+          expiresAt: iso(settings.absoluteSeconds),
+          clientAddress: client.address,
+          userAgent: client.userAgent,
+          tokenHash: hashRefreshToken(refreshToken),
+          tokenExpiresAt: iso(Math.min(settings.idleSeconds, settings.absoluteSeconds)),
+        },
+        { maxPerUser: settings.maxPerUser, events },
+      );
       return { session, refreshToken };
     },
 
     async refresh(presented, client) {
-      const successor = newRefreshToken();
+      const parsed = parseRefreshToken(presented);
+      if (parsed === undefined) throw invalidGrant();
+      const successor = newRefreshToken(parsed.sessionId, parsed.generation + 1);
       const rotation = await store.rotateRefreshToken(
-        hashRefreshToken(presented),
+        parsed,
         { tokenHash: hashRefreshToken(successor), expiresAt: iso(settings.idleSeconds) },
         iso(),
         client,
       );
-      if (rotation.outcome === "rotated") return { session: rotation.session, refreshToken: successor };
+      if (rotation.outcome === "rotated") {
+        return { session: rotation.session, refreshToken: successor, user: rotation.user };
+      }
       if (rotation.outcome === "spent") {
         const sinceRotation = (clock() - Date.parse(rotation.spentAt)) / 1000;
-        if (sinceRotation > settings.reuseGraceSeconds && (await store.revokeSession(rotation.sessionId, iso()))) {
-          const session = await store.findSession(rotation.sessionId);
-          await audit.record("session_revocation", session?.userId ?? null, "reuse_detected", client.address);
+        if (sinceRotation > settings.reuseGraceSeconds) {
+          await store.revokeSession(rotation.sessionId, iso(), [
+            { type: "session_revocation", outcome: "reuse_detected", clientAddress: client.address },
+          ]);
         }
       }
       throw invalidGrant();
     },
 
-    async revokeByToken(refreshToken) {
-      const session = await store.findSessionByToken(hashRefreshToken(refreshToken));
-      if (session && (await store.revokeSession(session.id, iso()))) return session;
-      return undefined;
+    async revokeByToken(refreshToken, client) {
+      const parsed = parseRefreshToken(refreshToken);
+      if (parsed === undefined) return undefined;
+      return store.revokeSessionByToken(parsed, iso(), [
+        { type: "session_revocation", outcome: "revoked", clientAddress: client.address },
+      ]);
     },
 
-    revoke: (sessionId) => store.revokeSession(sessionId, iso()),
-    async endAll(userId) {
-      await store.update(userId, { credentialsChangedAt: iso() });
-      await store.revokeUserSessions(userId, iso());
-    },
-    list: (userId) => store.listSessions(userId, iso()),
+    revoke: (sessionId, events) => store.revokeSession(sessionId, iso(), events),
+    list: (userId, page) => store.listSessions(userId, iso(), page),
   };
 }

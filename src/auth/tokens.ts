@@ -7,6 +7,9 @@
 // of them verify. Every token names its issuer (iss) and audience (aud), and
 // both are checked here. Time comes from an injected clock so tests can move
 // it instead of sleeping.
+// Every token also carries its user's credential stamp (store/ids.ts), which
+// the token check compares with the stored one: a credential change ends
+// every token issued before it, exactly, whatever the clocks and however close.
 import { createSigner, createVerifier } from "fast-jwt";
 import { type KeySet, keySetFromSecrets, secretKeyId } from "./keys.ts";
 
@@ -22,8 +25,16 @@ export interface AccessClaims {
   exp: number;
   iss: string;
   aud: string;
+  /** The user's credential stamp when the token was issued. */
+  stamp: string;
   /** The session the token was issued in, when there is one. */
   sid?: string;
+}
+
+/** Whom a token is issued to: the spec's subject, and the stamp the token check compares. */
+export interface TokenSubject {
+  email: string;
+  credentialStamp: string;
 }
 
 export type Clock = () => number;
@@ -37,7 +48,7 @@ export class InvalidToken extends Error {
 }
 
 export interface TokenService {
-  issueAccessToken(email: string, sessionId?: string): string;
+  issueAccessToken(subject: TokenSubject, sessionId?: string): string;
   /** The token's claims, or throws InvalidToken. */
   verifyAccessToken(token: string): AccessClaims;
 }
@@ -96,14 +107,15 @@ export function createTokenService({
   );
 
   return {
-    issueAccessToken(email, sessionId) {
+    issueAccessToken(subject, sessionId) {
       const iat = Math.floor(clock() / 1000);
       const claims: Record<string, unknown> = {
         iss: issuer(),
-        sub: email,
+        sub: subject.email,
         aud: audience(),
         iat,
         exp: iat + ACCESS_TOKEN_LIFETIME_SECONDS,
+        stamp: subject.credentialStamp,
       };
       if (sessionId) claims.sid = sessionId;
       return sign(claims);
@@ -120,7 +132,7 @@ export function createTokenService({
         throw new InvalidToken((error as { code?: string }).code ?? "undecodable");
       }
       const now = Math.floor(clock() / 1000);
-      const { sub, exp, iat, nbf, iss, aud } = payload;
+      const { sub, exp, iat, nbf, iss, aud, stamp } = payload;
       if (typeof exp !== "number" || !Number.isFinite(exp)) throw new InvalidToken("exp missing");
       if (exp + leewaySeconds <= now) throw new InvalidToken("expired");
       if (nbf !== undefined && (typeof nbf !== "number" || nbf > now + leewaySeconds))
@@ -128,12 +140,13 @@ export function createTokenService({
       if (typeof iat !== "number" || !Number.isFinite(iat)) throw new InvalidToken("iat missing");
       if (iat > now + leewaySeconds) throw new InvalidToken("issued in the future");
       if (typeof sub !== "string" || sub === "") throw new InvalidToken("sub missing");
+      if (typeof stamp !== "string") throw new InvalidToken("credential stamp missing");
       if (iss !== issuer()) throw new InvalidToken("wrong issuer");
       // RFC 7519 section 4.1.3: aud may be one string or an array of them.
       const expected = audience();
       if (!(aud === expected || (Array.isArray(aud) && aud.includes(expected))))
         throw new InvalidToken("wrong audience");
-      const claims: AccessClaims = { sub, exp, iat, iss, aud: expected };
+      const claims: AccessClaims = { sub, exp, iat, iss, aud: expected, stamp };
       if (typeof payload.sid === "string") claims.sid = payload.sid;
       return claims;
     },

@@ -14,8 +14,17 @@ import {
   INCORRECT_CURRENT_PASSWORD,
   LAST_ACTIVE_ADMIN,
 } from "../errors.ts";
-import { errorResponse, PasswordChange, SelfPatch, SessionIdParams, SessionList, UserOut } from "../schemas.ts";
-import type { UserStore } from "../store/store.ts";
+import {
+  errorResponse,
+  PasswordChange,
+  SelfPatch,
+  SessionIdParams,
+  SessionList,
+  SessionListQuery,
+  USERS_PAGE_DEFAULT,
+  UserOut,
+} from "../schemas.ts";
+import type { AuditEntry, UserStore } from "../store/store.ts";
 import { normalizeEmailInBody } from "../users/email.ts";
 import { toUserOut } from "../users/present.ts";
 
@@ -106,8 +115,9 @@ export const meRoutes: FastifyPluginAsyncTypebox<MeRouteOptions> = async (
       },
     },
     async function deleteCurrentUser(request, reply) {
-      await store.remove(request.user!.id);
-      await audit.record("deletion", request.user!.id, "by_self", request.ip);
+      await store.remove(request.user!.id, {
+        events: [{ type: "deletion", outcome: "by_self", clientAddress: request.ip }],
+      });
       reply.code(204).send(null);
     },
   );
@@ -145,9 +155,13 @@ export const meRoutes: FastifyPluginAsyncTypebox<MeRouteOptions> = async (
         await audit.record("password_change", caller.id, "failure", request.ip);
         throw new HttpError(400, INCORRECT_CURRENT_PASSWORD);
       }
-      await store.update(caller.id, { hashedPassword: await passwords.hash(new_password) });
-      await sessions.endAll(caller.id);
-      await audit.record("password_change", caller.id, "success", request.ip);
+      // One transaction: the new password, the end of every session and of every access token issued
+      // before it, and the audit event. A cut anywhere leaves the old password and sessions intact.
+      await store.update(
+        caller.id,
+        { hashedPassword: await passwords.hash(new_password) },
+        { endSessions: true, events: [{ type: "password_change", outcome: "success", clientAddress: request.ip }] },
+      );
       reply.code(204).send(null);
     },
   );
@@ -161,14 +175,28 @@ export const meRoutes: FastifyPluginAsyncTypebox<MeRouteOptions> = async (
         tags: ["me"],
         summary: "Your signed-in sessions",
         description:
-          "Live sessions, newest first: when each began, when it was last refreshed, from where and with what.",
+          "Live sessions, newest first, in pages: when each began, when it was last refreshed, from where and " +
+          "with what. Follow `next` (or pass `next_cursor` as `cursor`) until it is null. A user holds at most " +
+          "`MAX_SESSIONS_PER_USER` live sessions; a new login ends the oldest beyond that.",
         security: BEARER_SECURITY,
-        response: { 200: SessionList, 401: unauthorizedResponse },
+        querystring: SessionListQuery,
+        response: {
+          200: SessionList,
+          401: unauthorizedResponse,
+          422: errorResponse("The query is invalid.", "querystring.limit: must be <= 100"),
+        },
       },
     },
     async function listSessions(request) {
-      const items = await sessions.list(request.user!.id);
+      const { limit = USERS_PAGE_DEFAULT, cursor } = request.query;
+      // One extra row tells whether a next page exists without a count query.
+      const rows = await sessions.list(request.user!.id, { limit: limit + 1, before: cursor });
+      const items = rows.slice(0, limit);
+      const last = items.at(-1);
+      const nextCursor = rows.length > limit && last ? last.id : null;
       return {
+        next_cursor: nextCursor,
+        next: nextCursor ? `/me/sessions?${new URLSearchParams({ limit: String(limit), cursor: nextCursor })}` : null,
         items: items.map((session) => ({
           id: session.id,
           created_at: session.createdAt,
@@ -206,10 +234,10 @@ export const meRoutes: FastifyPluginAsyncTypebox<MeRouteOptions> = async (
     async function endSession(request, reply) {
       const session = await store.findSession(request.params.id);
       // Someone else's session answers exactly like a missing one.
-      if (!session || session.userId !== request.user!.id || !(await sessions.revoke(session.id))) {
+      const events: AuditEntry[] = [{ type: "session_revocation", outcome: "logged_out", clientAddress: request.ip }];
+      if (!session || session.userId !== request.user!.id || !(await sessions.revoke(session.id, events))) {
         throw new HttpError(404, SESSION_NOT_FOUND);
       }
-      await audit.record("session_revocation", session.userId, "logged_out", request.ip);
       reply.code(204).send(null);
     },
   );

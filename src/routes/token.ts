@@ -8,7 +8,7 @@ import type { FastifyRequest } from "fastify";
 import type { Audit } from "../audit.ts";
 import type { PasswordHasher } from "../auth/passwords.ts";
 import { type RateLimits, TOO_MANY_LOGIN_ATTEMPTS } from "../auth/rate-limits.ts";
-import { type ClientInfo, invalidGrant, type Sessions } from "../auth/sessions.ts";
+import { type ClientInfo, type Issued, invalidGrant, parseRefreshToken, type Sessions } from "../auth/sessions.ts";
 import { ACCESS_TOKEN_LIFETIME_SECONDS, InvalidToken, type TokenService } from "../auth/tokens.ts";
 import { NO_SECURITY } from "../docs.ts";
 import {
@@ -81,9 +81,9 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<TokenRouteOptions> = async (
       throw unauthorized(INCORRECT_EMAIL_OR_PASSWORD);
     }
     await limits.recordLoginSuccess(username, request.ip);
-    await audit.record("login", user.id, "success", request.ip);
-    // Hashes made with older parameters or imported from another system are upgraded now,
-    // the only moment the plain password is at hand.
+    // Hashes made with older parameters or imported from another system are upgraded now, the
+    // only moment the plain password is at hand; before the session is written, so that nothing
+    // can fail after that commit.
     if (passwords.needsRehash(user.hashedPassword)) {
       await store.update(user.id, { hashedPassword: await passwords.hash(password) });
     }
@@ -140,18 +140,23 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<TokenRouteOptions> = async (
     async function issueToken(request, reply) {
       const { grant_type = "password", username, password, refresh_token } = request.body;
       let user: UserRecord;
-      let issued: Awaited<ReturnType<Sessions["start"]>>;
+      let issued: Issued;
       if (grant_type === "password") {
         if (username === undefined) throw required("username");
         if (password === undefined) throw required("password");
         user = await checkPassword(request, username, password);
-        issued = await sessions.start(user.id, clientOf(request));
+        // The session, its refresh token and the login event commit together; the answer is built
+        // from what was written, with no read after the commit.
+        issued = await sessions.start(user.id, clientOf(request), [
+          { type: "login", outcome: "success", clientAddress: request.ip },
+        ]);
       } else if (grant_type === "refresh_token") {
         if (refresh_token === undefined) throw required("refresh_token");
-        issued = await sessions.refresh(refresh_token, clientOf(request));
-        const owner = await store.findById(issued.session.userId);
-        if (!owner?.isActive) throw invalidGrant();
-        user = owner;
+        const rotated = await sessions.refresh(refresh_token, clientOf(request));
+        // Deactivation ends the sessions in the same transaction; this is a second guard.
+        if (!rotated.user.isActive) throw invalidGrant();
+        user = rotated.user;
+        issued = rotated;
       } else {
         throw new HttpError(400, UNSUPPORTED_GRANT_TYPE);
       }
@@ -159,7 +164,7 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<TokenRouteOptions> = async (
       // RFC 6749 section 5.1: responses that carry tokens must not be cached.
       reply.header("cache-control", "no-store").header("pragma", "no-cache");
       return {
-        access_token: tokens.issueAccessToken(user.email, issued.session.id),
+        access_token: tokens.issueAccessToken(user, issued.session.id),
         token_type: "bearer" as const,
         expires_in: ACCESS_TOKEN_LIFETIME_SECONDS,
         refresh_token: issued.refreshToken,
@@ -193,20 +198,21 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<TokenRouteOptions> = async (
     },
     async function revokeToken(request) {
       const { token } = request.body;
-      if (token.split(".").length === 3) {
+      if (parseRefreshToken(token) !== undefined) {
+        await sessions.revokeByToken(token, clientOf(request));
+      } else {
         try {
           const { sid, sub } = tokens.verifyAccessToken(token);
           const owner = await store.findByEmail(sub);
           const session = sid ? await store.findSession(sid) : undefined;
-          if (owner && session && session.userId === owner.id && (await sessions.revoke(session.id))) {
-            await audit.record("session_revocation", owner.id, "revoked", request.ip);
+          if (owner && session && session.userId === owner.id) {
+            await sessions.revoke(session.id, [
+              { type: "session_revocation", outcome: "revoked", clientAddress: request.ip },
+            ]);
           }
         } catch (error) {
           if (!(error instanceof InvalidToken)) throw error;
         }
-      } else {
-        const session = await sessions.revokeByToken(token);
-        if (session) await audit.record("session_revocation", session.userId, "revoked", request.ip);
       }
       // RFC 7009 defines no body for the 200; several client libraries parse one as JSON all the same.
       return {};

@@ -3,11 +3,9 @@
 // DELETE 204. Who may do what is decided here, step by step, before the
 // store is touched: 401 answers "who are you?", 403 "you may not".
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
-import type { Audit } from "../audit.ts";
 import type { Guards } from "../auth/guard.ts";
 import type { PasswordHasher } from "../auth/passwords.ts";
 import { type RateLimits, TOO_MANY_SIGNUPS } from "../auth/rate-limits.ts";
-import type { Sessions } from "../auth/sessions.ts";
 import { BEARER_SECURITY, NO_SECURITY } from "../docs.ts";
 import {
   COULD_NOT_VALIDATE_CREDENTIALS,
@@ -30,7 +28,7 @@ import {
   UserPatch,
   UserReplace,
 } from "../schemas.ts";
-import type { UserRecord, UserStore } from "../store/store.ts";
+import type { AuditEntry, UserChanges, UserRecord, UserStore, WriteOptions } from "../store/store.ts";
 import { normalizeEmailInBody } from "../users/email.ts";
 import { toUserOut } from "../users/present.ts";
 
@@ -39,8 +37,6 @@ export interface UserRouteOptions {
   guards: Guards;
   passwords: PasswordHasher;
   limits: RateLimits;
-  sessions: Sessions;
-  audit: Audit;
   signupOpen: boolean;
 }
 
@@ -55,22 +51,19 @@ const errors = {
   422: errorResponse("The body, path or query is invalid.", 'body.email: must match format "email"'),
 };
 
-/** Records what an update changed among the security-relevant fields, and ends sessions on deactivation. */
-async function recordChanges(
-  before: UserRecord,
-  after: UserRecord,
-  request: { ip: string },
-  audit: Audit,
-  sessions: Sessions,
-): Promise<void> {
-  if (before.isAdmin !== after.isAdmin) {
-    await audit.record("role_change", after.id, after.isAdmin ? "granted_admin" : "revoked_admin", request.ip);
+/**
+ * What an update means for security, written in the same transaction as the update: role changes
+ * and deactivations are recorded, and a deactivation ends every session and every access token
+ * issued so far.
+ */
+function consequencesOf(before: UserRecord, changes: UserChanges, clientAddress: string): WriteOptions {
+  const events: AuditEntry[] = [];
+  if (changes.isAdmin !== undefined && changes.isAdmin !== before.isAdmin) {
+    events.push({ type: "role_change", outcome: changes.isAdmin ? "granted_admin" : "revoked_admin", clientAddress });
   }
-  if (before.isActive && !after.isActive) {
-    // Deactivation ends every session and every access token issued so far.
-    await sessions.endAll(after.id);
-    await audit.record("deactivation", after.id, "success", request.ip);
-  }
+  const deactivated = before.isActive && changes.isActive === false;
+  if (deactivated) events.push({ type: "deactivation", outcome: "success", clientAddress });
+  return { endSessions: deactivated, events };
 }
 
 /** Admins may act on anyone; other users only on themselves. */
@@ -80,7 +73,7 @@ function assertSelfOrAdmin(caller: UserRecord, id: string): void {
 
 export const userRoutes: FastifyPluginAsyncTypebox<UserRouteOptions> = async (
   app,
-  { store, guards, passwords, limits, sessions, audit, signupOpen },
+  { store, guards, passwords, limits, signupOpen },
 ) => {
   const { authenticate, authenticateIfPresent, requireAdmin } = guards;
 
@@ -119,14 +112,20 @@ export const userRoutes: FastifyPluginAsyncTypebox<UserRouteOptions> = async (
       if (!callerIsAdmin && !signupOpen) throw forbidden(SIGNUP_CLOSED);
       if (!callerIsAdmin && (is_active !== undefined || is_admin !== undefined)) throw forbidden(ONLY_ADMINS_SET_ROLES);
       if (!callerIsAdmin) await limits.countSignup(request.ip);
-      const user = await store.create({
-        email,
-        hashedPassword: await passwords.hash(password),
-        fullName: full_name ?? null,
-        isActive: is_active ?? true,
-        isAdmin: is_admin ?? false,
-      });
-      await audit.record("signup", user.id, callerIsAdmin ? "created_by_admin" : "success", request.ip);
+      const user = await store.create(
+        {
+          email,
+          hashedPassword: await passwords.hash(password),
+          fullName: full_name ?? null,
+          isActive: is_active ?? true,
+          isAdmin: is_admin ?? false,
+        },
+        {
+          events: [
+            { type: "signup", outcome: callerIsAdmin ? "created_by_admin" : "success", clientAddress: request.ip },
+          ],
+        },
+      );
       reply.code(201);
       return toUserOut(user);
     },
@@ -220,14 +219,14 @@ export const userRoutes: FastifyPluginAsyncTypebox<UserRouteOptions> = async (
       const { email, full_name, is_active, is_admin } = request.body;
       const before = await store.findById(request.params.id);
       if (!before) throw notFound();
-      const user = await store.update(request.params.id, {
+      const changes: UserChanges = {
         email,
         fullName: full_name ?? null,
         isActive: is_active ?? true,
         isAdmin: is_admin ?? false,
-      });
+      };
+      const user = await store.update(request.params.id, changes, consequencesOf(before, changes, request.ip));
       if (!user) throw notFound();
-      await recordChanges(before, user, request, audit, sessions);
       return toUserOut(user);
     },
   );
@@ -266,14 +265,9 @@ export const userRoutes: FastifyPluginAsyncTypebox<UserRouteOptions> = async (
         throw forbidden(ONLY_ADMINS_SET_ROLES);
       const before = await store.findById(request.params.id);
       if (!before) throw notFound();
-      const user = await store.update(request.params.id, {
-        email,
-        fullName: full_name,
-        isActive: is_active,
-        isAdmin: is_admin,
-      });
+      const changes: UserChanges = { email, fullName: full_name, isActive: is_active, isAdmin: is_admin };
+      const user = await store.update(request.params.id, changes, consequencesOf(before, changes, request.ip));
       if (!user) throw notFound();
-      await recordChanges(before, user, request, audit, sessions);
       return toUserOut(user);
     },
   );
@@ -301,9 +295,9 @@ export const userRoutes: FastifyPluginAsyncTypebox<UserRouteOptions> = async (
     },
     async function deleteUser(request, reply) {
       assertSelfOrAdmin(request.user!, request.params.id);
-      if (!(await store.remove(request.params.id))) throw notFound();
       const by = request.user!.id === request.params.id ? "by_self" : "by_admin";
-      await audit.record("deletion", request.params.id, by, request.ip);
+      const events: AuditEntry[] = [{ type: "deletion", outcome: by, clientAddress: request.ip }];
+      if (!(await store.remove(request.params.id, { events }))) throw notFound();
       reply.code(204).send(null);
     },
   );

@@ -4,7 +4,7 @@
 // creation order. Within one process ids are strictly increasing: ids made in
 // the same millisecond (or after the clock stepped back) carry a counter in
 // rand_a (RFC 9562 section 6.2, method 1).
-import { randomFillSync } from "node:crypto";
+import { randomBytes, randomFillSync } from "node:crypto";
 
 const bytes = new Uint8Array(16);
 let lastMs = 0;
@@ -33,4 +33,13 @@ export function newId(now: number = Date.now()): string {
   bytes[8] = 0x80 | ((bytes[8] ?? 0) & 0x3f);
   const hex = Buffer.from(bytes).toString("hex");
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+/**
+ * A user's credential stamp: random, replaced whenever the password, the e-mail or the account's
+ * standing changes, and carried by every access token, so a token issued before such a change (or
+ * to an earlier holder of the e-mail) never matches again, whatever the clocks say.
+ */
+export function newCredentialStamp(): string {
+  return randomBytes(9).toString("base64url");
 }

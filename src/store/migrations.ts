@@ -123,6 +123,39 @@ export const migrations: readonly Migration[] = [
       CREATE INDEX audit_events_by_time ON audit_events (created_at);
     `,
   },
+  {
+    version: 4,
+    name: "credential stamps; one refresh token per session",
+    // A refresh token now names its session and generation, so only the current generation's hash is
+    // kept (on the session row) and any older one is still recognised as a reuse: refresh_tokens,
+    // which kept every spent token until its session expired, goes. Tokens of the old format cannot
+    // be carried over (they do not name their session), so sessions open at the upgrade end with it.
+    // Every user gets a random credential stamp that access tokens must carry (see guard.ts).
+    sqlite: `
+      ALTER TABLE users ADD COLUMN credential_stamp TEXT NOT NULL DEFAULT '';
+      UPDATE users SET credential_stamp = lower(hex(randomblob(9)));
+      ALTER TABLE sessions ADD COLUMN refresh_token_hash TEXT;
+      ALTER TABLE sessions ADD COLUMN refresh_generation INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE sessions ADD COLUMN refresh_expires_at TEXT NOT NULL DEFAULT '';
+      ALTER TABLE sessions ADD COLUMN rotated_at TEXT;
+      UPDATE sessions SET revoked_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE revoked_at IS NULL;
+      DROP TABLE refresh_tokens;
+      CREATE INDEX sessions_by_user_newest ON sessions (user_id, id);
+      DROP INDEX sessions_by_user;
+    `,
+    postgres: `
+      ALTER TABLE users ADD COLUMN credential_stamp text NOT NULL DEFAULT '';
+      UPDATE users SET credential_stamp = substr(md5(gen_random_uuid()::text), 1, 16);
+      ALTER TABLE sessions ADD COLUMN refresh_token_hash text;
+      ALTER TABLE sessions ADD COLUMN refresh_generation integer NOT NULL DEFAULT 0;
+      ALTER TABLE sessions ADD COLUMN refresh_expires_at timestamptz NOT NULL DEFAULT now();
+      ALTER TABLE sessions ADD COLUMN rotated_at timestamptz;
+      UPDATE sessions SET revoked_at = now() WHERE revoked_at IS NULL;
+      DROP TABLE refresh_tokens;
+      CREATE INDEX sessions_by_user_newest ON sessions (user_id, id);
+      DROP INDEX sessions_by_user;
+    `,
+  },
 ];
 
 /** The versions still to apply, in order. */

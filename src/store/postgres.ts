@@ -4,24 +4,36 @@
 // out, server shutting down) mapped to StoreUnavailable, a 503, so requests
 // fail fast and the pool recovers on its own when the server is back.
 // Writes that can remove an admin take one advisory transaction lock, so two
-// instances cannot each remove "the other" last admin.
+// instances cannot each remove "the other" last admin. Every verb that writes
+// more than one row is one transaction (see store.ts). Every connection has
+// an error listener for its whole life: pg emits "error" on a client whose
+// server went away, and one emitted while the client is checked out (inside
+// a transaction) would otherwise be unhandled and end the process.
 import pg from "pg";
 import { EmailTaken, HttpError, LastActiveAdmin, StoreUnavailable } from "../errors.ts";
 import { normalizeEmail } from "../users/email.ts";
-import { newId } from "./ids.ts";
+import { newCredentialStamp, newId } from "./ids.ts";
 import { pending } from "./migrations.ts";
+import { judgePresentedToken } from "./rotation.ts";
 import type {
+  AuditEntry,
   AuditEvent,
   AuditQuery,
   NewSession,
   NewUser,
+  PresentedRefreshToken,
   Rotation,
+  SessionPage,
   SessionRecord,
   UserChanges,
   UserQuery,
   UserRecord,
   UserStore,
+  WriteOptions,
 } from "./store.ts";
+
+/** Session ids are UUIDs; anything else would be a 22P02 from the uuid column, and names nothing. */
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Keys for pg_advisory_lock: one for migrations, one for the admin invariant. */
 const MIGRATION_LOCK = 727_001;
@@ -47,6 +59,7 @@ interface UserRow {
   created_at: Date;
   updated_at: Date;
   credentials_changed_at: Date | null;
+  credential_stamp: string;
 }
 
 interface SessionRow {
@@ -58,6 +71,10 @@ interface SessionRow {
   revoked_at: Date | null;
   client_address: string | null;
   user_agent: string | null;
+  refresh_token_hash: string | null;
+  refresh_generation: number;
+  refresh_expires_at: Date;
+  rotated_at: Date | null;
 }
 
 const COLUMN_OF: Record<keyof UserChanges, string> = {
@@ -66,7 +83,6 @@ const COLUMN_OF: Record<keyof UserChanges, string> = {
   fullName: "full_name",
   isActive: "is_active",
   isAdmin: "is_admin",
-  credentialsChangedAt: "credentials_changed_at",
 };
 
 export async function openPostgresStore(options: PostgresOptions): Promise<PostgresUserStore> {
@@ -82,8 +98,13 @@ export async function openPostgresStore(options: PostgresOptions): Promise<Postg
     idleTimeoutMillis: 30_000,
     ...(options.schema ? { options: `-c search_path=${options.schema}` } : {}),
   });
-  // An idle client losing its server must not crash the process; the pool replaces it.
+  // A client losing its server must not crash the process, idle (the pool's "error") or checked
+  // out (the client's own "error", which the pool does not listen to then). The statement in flight
+  // fails with the same error and becomes a 503; the broken client is discarded, not pooled again.
   pool.on("error", () => {});
+  pool.on("connect", (client) => {
+    client.on("error", () => {});
+  });
   const store = new PostgresUserStore(pool, options.clock ?? Date.now);
   try {
     if (options.schema) await guard(() => pool.query(`CREATE SCHEMA IF NOT EXISTS ${options.schema}`));
@@ -204,14 +225,14 @@ export class PostgresUserStore implements UserStore {
     return guard(async () => countActiveAdmins(this.#pool));
   }
 
-  async create(user: NewUser): Promise<UserRecord> {
+  async create(user: NewUser, { events = [] }: Pick<WriteOptions, "events"> = {}): Promise<UserRecord> {
     const now = this.#clock();
     const stamp = new Date(now);
-    return guard(async () => {
-      const { rows } = await this.#pool.query<UserRow>({
+    return this.#transaction(async (client) => {
+      const { rows } = await client.query<UserRow>({
         name: "users_insert",
-        text: `INSERT INTO users (id, email, hashed_password, full_name, is_active, is_admin, created_at, updated_at)
-               VALUES ($1, $2, $3, $4, $5, $6, $7, $7) RETURNING *`,
+        text: `INSERT INTO users (id, email, hashed_password, full_name, is_active, is_admin, created_at, updated_at, credential_stamp)
+               VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8) RETURNING *`,
         values: [
           newId(now),
           normalizeEmail(user.email),
@@ -220,154 +241,214 @@ export class PostgresUserStore implements UserStore {
           user.isActive !== false,
           user.isAdmin === true,
           stamp,
+          newCredentialStamp(),
         ],
       });
-      return toRecord(rows[0]) as UserRecord;
+      const created = toRecord(rows[0]) as UserRecord;
+      await this.#record(client, events, created.id);
+      return created;
     });
   }
 
-  async update(id: string, changes: UserChanges): Promise<UserRecord | undefined> {
-    const values: unknown[] = [new Date(this.#clock())];
+  async update(
+    id: string,
+    changes: UserChanges,
+    { endSessions = false, events = [] }: WriteOptions = {},
+  ): Promise<UserRecord | undefined> {
+    const now = new Date(this.#clock());
+    const values: unknown[] = [now];
     const assignments = ["updated_at = $1"];
     for (const [field, value] of Object.entries(changes) as [keyof UserChanges, unknown][]) {
       if (value === undefined) continue;
       values.push(field === "email" ? normalizeEmail(value as string) : value);
       assignments.push(`${COLUMN_OF[field]} = $${values.length}`);
     }
+    if (endSessions || changes.email !== undefined) {
+      values.push(newCredentialStamp());
+      assignments.push(`credential_stamp = $${values.length}`);
+    }
+    if (endSessions) assignments.push("credentials_changed_at = $1");
     values.push(id);
     const sql = `UPDATE users SET ${assignments.join(", ")} WHERE id = $${values.length} RETURNING *`;
     const canRemoveAnAdmin = changes.isAdmin === false || changes.isActive === false;
-    return this.#write(canRemoveAnAdmin, async (client) =>
-      toRecord((await client.query<UserRow>(sql, values)).rows[0]),
-    );
+    return this.#write(canRemoveAnAdmin, async (client) => {
+      const updated = toRecord((await client.query<UserRow>(sql, values)).rows[0]);
+      if (updated === undefined) return undefined;
+      if (endSessions) {
+        await client.query("UPDATE sessions SET revoked_at = $1 WHERE user_id = $2 AND revoked_at IS NULL", [now, id]);
+      }
+      await this.#record(client, events, id);
+      return updated;
+    });
   }
 
-  async remove(id: string): Promise<boolean> {
-    return this.#write(
-      true,
-      async (client) => ((await client.query("DELETE FROM users WHERE id = $1", [id])).rowCount ?? 0) > 0,
-    );
+  async remove(id: string, { events = [] }: Pick<WriteOptions, "events"> = {}): Promise<boolean> {
+    return this.#write(true, async (client) => {
+      const removed = ((await client.query("DELETE FROM users WHERE id = $1", [id])).rowCount ?? 0) > 0;
+      if (removed) await this.#record(client, events, id);
+      return removed;
+    });
   }
 
-  async createSession(session: NewSession): Promise<SessionRecord> {
+  async createSession(
+    session: NewSession,
+    { maxPerUser, events = [] }: { maxPerUser: number; events?: readonly AuditEntry[] },
+  ): Promise<SessionRecord> {
     const now = new Date(this.#clock());
     return this.#transaction(async (client) => {
-      const { rows } = await client.query<SessionRow>(
-        `INSERT INTO sessions (id, user_id, created_at, last_used_at, expires_at, client_address, user_agent)
-         VALUES ($1, $2, $3, $3, $4, $5, $6) RETURNING *`,
-        [newId(now.getTime()), session.userId, now, session.expiresAt, session.clientAddress, session.userAgent],
+      // One login of a user at a time past this point, so that two cannot both stay under the cap.
+      await client.query("SELECT 1 FROM users WHERE id = $1 FOR UPDATE", [session.userId]);
+      const { rows } = await client.query<SessionRow>({
+        name: "sessions_insert",
+        text: `INSERT INTO sessions (id, user_id, created_at, last_used_at, expires_at, client_address, user_agent,
+                                     refresh_token_hash, refresh_generation, refresh_expires_at)
+               VALUES ($1, $2, $3, $3, $4, $5, $6, $7, 0, $8) RETURNING *`,
+        values: [
+          session.id,
+          session.userId,
+          now,
+          session.expiresAt,
+          session.clientAddress,
+          session.userAgent,
+          session.tokenHash,
+          session.tokenExpiresAt,
+        ],
+      });
+      await this.#record(client, events, session.userId);
+      const pastCap = await client.query<{ id: string }>({
+        name: "sessions_past_cap",
+        text: `UPDATE sessions SET revoked_at = $2 WHERE id IN (
+                 SELECT id FROM sessions
+                 WHERE user_id = $1 AND revoked_at IS NULL AND expires_at > $2 AND refresh_expires_at > $2
+                 ORDER BY id DESC OFFSET $3)
+               RETURNING id`,
+        values: [session.userId, now, maxPerUser],
+      });
+      await this.#record(
+        client,
+        pastCap.rows.map(() => ({ type: "session_revocation", outcome: "session_limit", clientAddress: null })),
+        session.userId,
       );
-      const row = rows[0] as SessionRow;
-      await client.query(
-        "INSERT INTO refresh_tokens (token_hash, session_id, created_at, expires_at) VALUES ($1, $2, $3, $4)",
-        [session.tokenHash, row.id, now, session.tokenExpiresAt],
-      );
-      return toSession(row);
+      return toSession(rows[0] as SessionRow);
     });
   }
 
   async rotateRefreshToken(
-    tokenHash: string,
+    presented: PresentedRefreshToken,
     successor: { tokenHash: string; expiresAt: string },
     now: string,
     client: { address: string | null; userAgent: string | null },
   ): Promise<Rotation> {
+    if (!UUID.test(presented.sessionId)) return { outcome: "invalid" };
     return this.#transaction(async (db): Promise<Rotation> => {
-      // FOR UPDATE: concurrent rotations of one token queue here, and only the first finds it unspent.
-      const { rows } = await db.query<SessionRow & { spent_at: Date | null; token_expires_at: Date }>(
-        `SELECT t.spent_at, t.expires_at AS token_expires_at, s.*
-         FROM refresh_tokens t JOIN sessions s ON s.id = t.session_id WHERE t.token_hash = $1 FOR UPDATE OF t`,
-        [tokenHash],
-      );
+      // FOR UPDATE: concurrent rotations of one session queue here, and only the first finds its generation current.
+      const { rows } = await db.query<SessionRow>({
+        name: "sessions_for_rotation",
+        text: "SELECT * FROM sessions WHERE id = $1 FOR UPDATE",
+        values: [presented.sessionId],
+      });
       const row = rows[0];
       const at = new Date(now);
-      if (!row || row.revoked_at !== null || row.expires_at <= at || row.token_expires_at <= at)
-        return { outcome: "invalid" };
-      if (row.spent_at !== null) return { outcome: "spent", sessionId: row.id, spentAt: row.spent_at.toISOString() };
-      await db.query("UPDATE refresh_tokens SET spent_at = $1 WHERE token_hash = $2", [at, tokenHash]);
+      if (!row || row.revoked_at !== null || row.expires_at <= at) return { outcome: "invalid" };
+      const outcome = judgePresentedToken(
+        {
+          id: row.id,
+          userId: row.user_id,
+          generation: row.refresh_generation,
+          tokenHash: row.refresh_token_hash,
+          refreshExpiresAt: row.refresh_expires_at.toISOString(),
+          rotatedAt: row.rotated_at?.toISOString() ?? null,
+        },
+        presented,
+        at.toISOString(),
+      );
+      if (outcome !== "current") return outcome;
       const successorExpiry =
         new Date(successor.expiresAt) < row.expires_at ? new Date(successor.expiresAt) : row.expires_at;
-      await db.query(
-        "INSERT INTO refresh_tokens (token_hash, session_id, created_at, expires_at) VALUES ($1, $2, $3, $4)",
-        [successor.tokenHash, row.id, at, successorExpiry],
-      );
-      const updated = await db.query<SessionRow>(
-        "UPDATE sessions SET last_used_at = $1, client_address = $2, user_agent = $3 WHERE id = $4 RETURNING *",
-        [at, client.address, client.userAgent, row.id],
-      );
-      return { outcome: "rotated", session: toSession(updated.rows[0] as SessionRow) };
-    });
-  }
-
-  async findSessionByToken(tokenHash: string): Promise<SessionRecord | undefined> {
-    return guard(async () => {
-      const { rows } = await this.#pool.query<SessionRow>(
-        "SELECT s.* FROM refresh_tokens t JOIN sessions s ON s.id = t.session_id WHERE t.token_hash = $1",
-        [tokenHash],
-      );
-      return rows[0] && toSession(rows[0]);
+      const updated = await db.query<SessionRow>({
+        name: "sessions_rotate",
+        text: `UPDATE sessions SET refresh_token_hash = $1, refresh_generation = refresh_generation + 1,
+                 refresh_expires_at = $2, rotated_at = $3, last_used_at = $3, client_address = $4, user_agent = $5
+               WHERE id = $6 RETURNING *`,
+        values: [successor.tokenHash, successorExpiry, at, client.address, client.userAgent, row.id],
+      });
+      const owner = await db.query<UserRow>({
+        name: "users_by_id",
+        text: "SELECT * FROM users WHERE id = $1",
+        values: [row.user_id],
+      });
+      return {
+        outcome: "rotated",
+        session: toSession(updated.rows[0] as SessionRow),
+        user: toRecord(owner.rows[0]) as UserRecord,
+      };
     });
   }
 
   async findSession(id: string): Promise<SessionRecord | undefined> {
+    if (!UUID.test(id)) return undefined;
     return guard(async () => {
       const { rows } = await this.#pool.query<SessionRow>("SELECT * FROM sessions WHERE id = $1", [id]);
       return rows[0] && toSession(rows[0]);
     });
   }
 
-  async listSessions(userId: string, now: string): Promise<SessionRecord[]> {
+  async listSessions(userId: string, now: string, { limit, before }: SessionPage): Promise<SessionRecord[]> {
     return guard(async () => {
       const { rows } = await this.#pool.query<SessionRow>(
-        "SELECT * FROM sessions WHERE user_id = $1 AND revoked_at IS NULL AND expires_at > $2 ORDER BY id DESC",
-        [userId, now],
+        `SELECT * FROM sessions
+         WHERE user_id = $1 AND revoked_at IS NULL AND expires_at > $2 AND refresh_expires_at > $2
+           ${before ? "AND id < $4" : ""}
+         ORDER BY id DESC LIMIT $3`,
+        [userId, now, limit, ...(before ? [before] : [])],
       );
       return rows.map(toSession);
     });
   }
 
-  async revokeSession(id: string, now: string): Promise<boolean> {
-    return guard(async () => {
-      const result = await this.#pool.query(
-        "UPDATE sessions SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL",
+  async revokeSession(id: string, now: string, events: readonly AuditEntry[] = []): Promise<boolean> {
+    if (!UUID.test(id)) return false;
+    return this.#transaction(async (client) => {
+      const { rows } = await client.query<{ user_id: string }>(
+        "UPDATE sessions SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL RETURNING user_id",
         [now, id],
       );
-      return (result.rowCount ?? 0) > 0;
+      if (rows[0]) await this.#record(client, events, rows[0].user_id);
+      return rows[0] !== undefined;
     });
   }
 
-  async revokeUserSessions(userId: string, now: string): Promise<number> {
-    return guard(async () => {
-      const result = await this.#pool.query(
-        "UPDATE sessions SET revoked_at = $1 WHERE user_id = $2 AND revoked_at IS NULL",
-        [now, userId],
+  async revokeSessionByToken(
+    presented: PresentedRefreshToken,
+    now: string,
+    events: readonly AuditEntry[] = [],
+  ): Promise<string | undefined> {
+    if (!UUID.test(presented.sessionId)) return undefined;
+    return this.#transaction(async (client) => {
+      const { rows } = await client.query<{ user_id: string }>(
+        `UPDATE sessions SET revoked_at = $1
+         WHERE id = $2 AND refresh_generation = $3 AND refresh_token_hash = $4 AND revoked_at IS NULL
+         RETURNING user_id`,
+        [now, presented.sessionId, presented.generation, presented.tokenHash],
       );
-      return result.rowCount ?? 0;
+      if (rows[0]) await this.#record(client, events, rows[0].user_id);
+      return rows[0]?.user_id;
     });
   }
 
   async purgeExpired(now: string, limit: number): Promise<number> {
     return guard(async () => {
-      const tokens = await this.#pool.query(
-        "DELETE FROM refresh_tokens WHERE token_hash IN (SELECT token_hash FROM refresh_tokens WHERE expires_at <= $1 LIMIT $2)",
-        [now, limit],
-      );
       const sessions = await this.#pool.query(
-        "DELETE FROM sessions WHERE id IN (SELECT id FROM sessions WHERE expires_at <= $1 OR revoked_at <= $1 LIMIT $2)",
+        `DELETE FROM sessions WHERE id IN (
+           SELECT id FROM sessions WHERE expires_at <= $1 OR refresh_expires_at <= $1 OR revoked_at <= $1 LIMIT $2)`,
         [now, limit],
       );
-      return (tokens.rowCount ?? 0) + (sessions.rowCount ?? 0);
+      return sessions.rowCount ?? 0;
     });
   }
 
   async recordEvent(event: Omit<AuditEvent, "id" | "createdAt">): Promise<void> {
-    const now = this.#clock();
-    await guard(() =>
-      this.#pool.query(
-        "INSERT INTO audit_events (id, user_id, type, outcome, client_address, created_at) VALUES ($1, $2, $3, $4, $5, $6)",
-        [newId(now), event.userId, event.type, event.outcome, event.clientAddress, new Date(now)],
-      ),
-    );
+    await guard(() => this.#record(this.#pool, [event], event.userId));
   }
 
   async listEvents({ userId, limit, after, type, from, to }: AuditQuery): Promise<AuditEvent[]> {
@@ -394,6 +475,25 @@ export class PostgresUserStore implements UserStore {
       );
       return result.rowCount ?? 0;
     });
+  }
+
+  /** Inserts audit events; those without a user id are about `subject`. */
+  async #record(client: pg.Pool | pg.PoolClient, events: readonly AuditEntry[], subject: string | null): Promise<void> {
+    for (const event of events) {
+      const now = this.#clock();
+      await client.query({
+        name: "audit_events_insert",
+        text: "INSERT INTO audit_events (id, user_id, type, outcome, client_address, created_at) VALUES ($1, $2, $3, $4, $5, $6)",
+        values: [
+          newId(now),
+          event.userId === undefined ? subject : event.userId,
+          event.type,
+          event.outcome,
+          event.clientAddress,
+          new Date(now),
+        ],
+      });
+    }
   }
 
   async ping(): Promise<void> {
@@ -454,6 +554,7 @@ function toRecord(row: UserRow | undefined): UserRecord | undefined {
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
     credentialsChangedAt: row.credentials_changed_at?.toISOString() ?? null,
+    credentialStamp: row.credential_stamp,
   };
 }
 

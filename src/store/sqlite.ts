@@ -4,25 +4,31 @@
 // wrapped in promises to fill the UserStore interface. Because a whole verb
 // runs without yielding, each one is atomic within this process; writes that
 // must check the admin invariant also take SQLite's write lock (IMMEDIATE)
-// so that other processes on the same file cannot interleave.
+// so that other processes on the same file cannot interleave. Every verb that
+// writes more than one row runs in one IMMEDIATE transaction (see store.ts).
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { DatabaseSync, type SQLInputValue, type StatementSync } from "node:sqlite";
 import { EmailTaken, LastActiveAdmin } from "../errors.ts";
 import { normalizeEmail } from "../users/email.ts";
-import { newId } from "./ids.ts";
+import { newCredentialStamp, newId } from "./ids.ts";
 import { pending } from "./migrations.ts";
+import { judgePresentedToken, type SessionTokenState } from "./rotation.ts";
 import type {
+  AuditEntry,
   AuditEvent,
   AuditQuery,
   NewSession,
   NewUser,
+  PresentedRefreshToken,
   Rotation,
+  SessionPage,
   SessionRecord,
   UserChanges,
   UserQuery,
   UserRecord,
   UserStore,
+  WriteOptions,
 } from "./store.ts";
 
 /** SQLITE_CONSTRAINT_UNIQUE and SQLITE_CONSTRAINT_PRIMARYKEY extended result codes. */
@@ -38,6 +44,7 @@ interface UserRow {
   created_at: string;
   updated_at: string;
   credentials_changed_at: string | null;
+  credential_stamp: string;
 }
 
 interface SessionRow {
@@ -49,6 +56,10 @@ interface SessionRow {
   revoked_at: string | null;
   client_address: string | null;
   user_agent: string | null;
+  refresh_token_hash: string | null;
+  refresh_generation: number;
+  refresh_expires_at: string;
+  rotated_at: string | null;
 }
 
 const COLUMN_OF: Record<keyof UserChanges, string> = {
@@ -57,16 +68,28 @@ const COLUMN_OF: Record<keyof UserChanges, string> = {
   fullName: "full_name",
   isActive: "is_active",
   isAdmin: "is_admin",
-  credentialsChangedAt: "credentials_changed_at",
 };
 
+export interface SqliteOptions {
+  /**
+   * WAL with NORMAL survives a crash of the process (every committed transaction is in the WAL
+   * file) but may lose the last transactions on power loss or an OS crash; FULL syncs the WAL on
+   * every commit and loses nothing acknowledged, at the price of one fsync per write.
+   */
+  synchronous?: "normal" | "full";
+}
+
 /** `clock` stamps created_at and updated_at (milliseconds); tests pass the app's clock. */
-export function openSqliteStore(path: string, clock: () => number = Date.now): UserStore {
+export function openSqliteStore(
+  path: string,
+  clock: () => number = Date.now,
+  { synchronous = "normal" }: SqliteOptions = {},
+): UserStore {
   if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   const db = new DatabaseSync(path);
   // mmap lets lookups read pages from the page cache without a read() system call each.
   db.exec(
-    "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000; PRAGMA mmap_size = 268435456;",
+    `PRAGMA journal_mode = WAL; PRAGMA synchronous = ${synchronous === "full" ? "FULL" : "NORMAL"}; PRAGMA busy_timeout = 5000; PRAGMA mmap_size = 268435456;`,
   );
   migrate(db);
   return new SqliteUserStore(db, clock);
@@ -95,7 +118,8 @@ function inTransaction<T>(db: DatabaseSync, work: () => T): T {
     db.exec("COMMIT");
     return result;
   } catch (error) {
-    db.exec("ROLLBACK");
+    // SQLite may already have rolled back by itself (a full disk, say); the original error matters.
+    if (db.isTransaction) db.exec("ROLLBACK");
     throw error;
   }
 }
@@ -113,6 +137,12 @@ class SqliteUserStore implements UserStore {
   readonly #insert: StatementSync;
   readonly #delete: StatementSync;
   readonly #countActiveAdmins: StatementSync;
+  readonly #insertEvent: StatementSync;
+  readonly #insertSession: StatementSync;
+  readonly #liveSessionsPastCap: StatementSync;
+  readonly #revokeSession: StatementSync;
+  readonly #findSession: StatementSync;
+  readonly #rotate: StatementSync;
 
   constructor(db: DatabaseSync, clock: () => number) {
     this.#db = db;
@@ -120,11 +150,34 @@ class SqliteUserStore implements UserStore {
     this.#findByEmail = db.prepare("SELECT * FROM users WHERE email = ?");
     this.#findById = db.prepare("SELECT * FROM users WHERE id = ?");
     this.#insert = db.prepare(
-      `INSERT INTO users (id, email, hashed_password, full_name, is_active, is_admin, created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
+      `INSERT INTO users (id, email, hashed_password, full_name, is_active, is_admin, created_at, updated_at, credential_stamp)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
     );
     this.#delete = db.prepare("DELETE FROM users WHERE id = ?");
     this.#countActiveAdmins = db.prepare("SELECT count(*) AS n FROM users WHERE is_admin = 1 AND is_active = 1");
+    this.#insertEvent = db.prepare(
+      "INSERT INTO audit_events (id, user_id, type, outcome, client_address, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+    );
+    this.#insertSession = db.prepare(
+      `INSERT INTO sessions (id, user_id, created_at, last_used_at, expires_at, client_address, user_agent,
+                             refresh_token_hash, refresh_generation, refresh_expires_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?) RETURNING *`,
+    );
+    // Live sessions beyond the newest `cap`, oldest last: the ones a new login pushes out.
+    this.#liveSessionsPastCap = db.prepare(
+      `SELECT id FROM sessions
+       WHERE user_id = ? AND revoked_at IS NULL AND expires_at > ? AND refresh_expires_at > ?
+       ORDER BY id DESC LIMIT -1 OFFSET ?`,
+    );
+    this.#revokeSession = db.prepare(
+      "UPDATE sessions SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL RETURNING user_id",
+    );
+    this.#findSession = db.prepare("SELECT * FROM sessions WHERE id = ?");
+    this.#rotate = db.prepare(
+      `UPDATE sessions SET refresh_token_hash = ?, refresh_generation = refresh_generation + 1,
+         refresh_expires_at = ?, rotated_at = ?, last_used_at = ?, client_address = ?, user_agent = ?
+       WHERE id = ? RETURNING *`,
+    );
   }
 
   async findByEmail(email: string): Promise<UserRecord | undefined> {
@@ -155,29 +208,38 @@ class SqliteUserStore implements UserStore {
     return this.#activeAdmins();
   }
 
-  async create(user: NewUser): Promise<UserRecord> {
+  async create(user: NewUser, { events = [] }: Pick<WriteOptions, "events"> = {}): Promise<UserRecord> {
     const now = this.#clock();
     const stamp = new Date(now).toISOString();
     try {
-      const row = this.#insert.get(
-        newId(now),
-        normalizeEmail(user.email),
-        user.hashedPassword,
-        user.fullName ?? null,
-        user.isActive === false ? 0 : 1,
-        user.isAdmin ? 1 : 0,
-        stamp,
-        stamp,
-      ) as unknown as UserRow;
-      return toRecord(row) as UserRecord;
+      return inTransaction(this.#db, () => {
+        const row = this.#insert.get(
+          newId(now),
+          normalizeEmail(user.email),
+          user.hashedPassword,
+          user.fullName ?? null,
+          user.isActive === false ? 0 : 1,
+          user.isAdmin ? 1 : 0,
+          stamp,
+          stamp,
+          newCredentialStamp(),
+        ) as unknown as UserRow;
+        this.#record(events, row.id);
+        return toRecord(row) as UserRecord;
+      });
     } catch (error) {
       rethrowUnique(error);
     }
   }
 
-  async update(id: string, changes: UserChanges): Promise<UserRecord | undefined> {
+  async update(
+    id: string,
+    changes: UserChanges,
+    { endSessions = false, events = [] }: WriteOptions = {},
+  ): Promise<UserRecord | undefined> {
+    const now = new Date(this.#clock()).toISOString();
     const assignments: string[] = ["updated_at = ?"];
-    const values: SQLInputValue[] = [new Date(this.#clock()).toISOString()];
+    const values: SQLInputValue[] = [now];
     for (const [field, value] of Object.entries(changes) as [keyof UserChanges, UserChanges[keyof UserChanges]][]) {
       if (value === undefined) continue;
       assignments.push(`${COLUMN_OF[field]} = ?`);
@@ -185,129 +247,148 @@ class SqliteUserStore implements UserStore {
         field === "email" ? normalizeEmail(value as string) : typeof value === "boolean" ? Number(value) : value,
       );
     }
+    if (endSessions || changes.email !== undefined) {
+      // Changing only when the e-mail really changes would need a read first; a new stamp is harmless.
+      assignments.push("credential_stamp = ?");
+      values.push(newCredentialStamp());
+    }
+    if (endSessions) {
+      assignments.push("credentials_changed_at = ?");
+      values.push(now);
+    }
     const statement = this.#db.prepare(`UPDATE users SET ${assignments.join(", ")} WHERE id = ? RETURNING *`);
     try {
-      return this.#keepingAnActiveAdmin(() => toRecord(statement.get(...values, id) as unknown as UserRow | undefined));
+      return this.#keepingAnActiveAdmin(() => {
+        const row = statement.get(...values, id) as unknown as UserRow | undefined;
+        if (row === undefined) return undefined;
+        if (endSessions) {
+          this.#db.prepare("UPDATE sessions SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL").run(now, id);
+        }
+        this.#record(events, id);
+        return toRecord(row);
+      });
     } catch (error) {
       rethrowUnique(error);
     }
   }
 
-  async remove(id: string): Promise<boolean> {
-    return this.#keepingAnActiveAdmin(() => Number(this.#delete.run(id).changes) > 0);
+  async remove(id: string, { events = [] }: Pick<WriteOptions, "events"> = {}): Promise<boolean> {
+    return this.#keepingAnActiveAdmin(() => {
+      const removed = Number(this.#delete.run(id).changes) > 0;
+      if (removed) this.#record(events, id);
+      return removed;
+    });
   }
 
-  async createSession(session: NewSession): Promise<SessionRecord> {
+  async createSession(
+    session: NewSession,
+    { maxPerUser, events = [] }: { maxPerUser: number; events?: readonly AuditEntry[] },
+  ): Promise<SessionRecord> {
     const now = new Date(this.#clock()).toISOString();
     return inTransaction(this.#db, () => {
-      const row = this.#db
-        .prepare(
-          `INSERT INTO sessions (id, user_id, created_at, last_used_at, expires_at, client_address, user_agent)
-           VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING *`,
-        )
-        .get(
-          newId(this.#clock()),
-          session.userId,
-          now,
-          now,
-          session.expiresAt,
-          session.clientAddress,
-          session.userAgent,
-        ) as unknown as SessionRow;
-      this.#db
-        .prepare("INSERT INTO refresh_tokens (token_hash, session_id, created_at, expires_at) VALUES (?, ?, ?, ?)")
-        .run(session.tokenHash, row.id, now, session.tokenExpiresAt);
+      const row = this.#insertSession.get(
+        session.id,
+        session.userId,
+        now,
+        now,
+        session.expiresAt,
+        session.clientAddress,
+        session.userAgent,
+        session.tokenHash,
+        session.tokenExpiresAt,
+      ) as unknown as SessionRow;
+      this.#record(events, session.userId);
+      const pastCap = this.#liveSessionsPastCap.all(session.userId, now, now, maxPerUser) as unknown as {
+        id: string;
+      }[];
+      for (const { id } of pastCap) {
+        this.#revokeSession.run(now, id);
+        this.#record([{ type: "session_revocation", outcome: "session_limit", clientAddress: null }], session.userId);
+      }
       return toSession(row);
     });
   }
 
   async rotateRefreshToken(
-    tokenHash: string,
+    presented: PresentedRefreshToken,
     successor: { tokenHash: string; expiresAt: string },
     now: string,
     client: { address: string | null; userAgent: string | null },
   ): Promise<Rotation> {
     return inTransaction(this.#db, (): Rotation => {
-      const row = this.#db
-        .prepare(
-          `SELECT t.spent_at, t.expires_at AS token_expires_at, s.*
-           FROM refresh_tokens t JOIN sessions s ON s.id = t.session_id WHERE t.token_hash = ?`,
-        )
-        .get(tokenHash) as unknown as (SessionRow & { spent_at: string | null; token_expires_at: string }) | undefined;
-      if (!row || row.revoked_at !== null || row.expires_at <= now || row.token_expires_at <= now)
-        return { outcome: "invalid" };
-      if (row.spent_at !== null) return { outcome: "spent", sessionId: row.id, spentAt: row.spent_at };
-      this.#db.prepare("UPDATE refresh_tokens SET spent_at = ? WHERE token_hash = ?").run(now, tokenHash);
-      this.#db
-        .prepare("INSERT INTO refresh_tokens (token_hash, session_id, created_at, expires_at) VALUES (?, ?, ?, ?)")
-        .run(
-          successor.tokenHash,
-          row.id,
-          now,
-          successor.expiresAt < row.expires_at ? successor.expiresAt : row.expires_at,
-        );
-      const session = this.#db
-        .prepare("UPDATE sessions SET last_used_at = ?, client_address = ?, user_agent = ? WHERE id = ? RETURNING *")
-        .get(now, client.address, client.userAgent, row.id) as unknown as SessionRow;
-      return { outcome: "rotated", session: toSession(session) };
+      const row = this.#findSession.get(presented.sessionId) as unknown as SessionRow | undefined;
+      if (!row || row.revoked_at !== null || row.expires_at <= now) return { outcome: "invalid" };
+      const outcome = judgePresentedToken(tokenState(row), presented, now);
+      if (outcome !== "current") return outcome;
+      const user = this.#findById.get(row.user_id) as unknown as UserRow;
+      const updated = this.#rotate.get(
+        successor.tokenHash,
+        successor.expiresAt < row.expires_at ? successor.expiresAt : row.expires_at,
+        now,
+        now,
+        client.address,
+        client.userAgent,
+        row.id,
+      ) as unknown as SessionRow;
+      return { outcome: "rotated", session: toSession(updated), user: toRecord(user) as UserRecord };
     });
   }
 
-  async findSessionByToken(tokenHash: string): Promise<SessionRecord | undefined> {
-    const row = this.#db
-      .prepare("SELECT s.* FROM refresh_tokens t JOIN sessions s ON s.id = t.session_id WHERE t.token_hash = ?")
-      .get(tokenHash) as unknown as SessionRow | undefined;
-    return row && toSession(row);
-  }
-
   async findSession(id: string): Promise<SessionRecord | undefined> {
-    const row = this.#db.prepare("SELECT * FROM sessions WHERE id = ?").get(id) as unknown as SessionRow | undefined;
+    const row = this.#findSession.get(id) as unknown as SessionRow | undefined;
     return row && toSession(row);
   }
 
-  async listSessions(userId: string, now: string): Promise<SessionRecord[]> {
+  async listSessions(userId: string, now: string, { limit, before }: SessionPage): Promise<SessionRecord[]> {
     const rows = this.#db
-      .prepare("SELECT * FROM sessions WHERE user_id = ? AND revoked_at IS NULL AND expires_at > ? ORDER BY id DESC")
-      .all(userId, now) as unknown as SessionRow[];
+      .prepare(
+        `SELECT * FROM sessions
+         WHERE user_id = ? AND revoked_at IS NULL AND expires_at > ? AND refresh_expires_at > ? ${before ? "AND id < ?" : ""}
+         ORDER BY id DESC LIMIT ?`,
+      )
+      .all(userId, now, now, ...(before ? [before] : []), limit) as unknown as SessionRow[];
     return rows.map(toSession);
   }
 
-  async revokeSession(id: string, now: string): Promise<boolean> {
-    return (
-      Number(
-        this.#db.prepare("UPDATE sessions SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL").run(now, id).changes,
-      ) > 0
-    );
+  async revokeSession(id: string, now: string, events: readonly AuditEntry[] = []): Promise<boolean> {
+    return inTransaction(this.#db, () => {
+      const revoked = this.#revokeSession.get(now, id) as { user_id: string } | undefined;
+      if (revoked) this.#record(events, revoked.user_id);
+      return revoked !== undefined;
+    });
   }
 
-  async revokeUserSessions(userId: string, now: string): Promise<number> {
-    return Number(
-      this.#db.prepare("UPDATE sessions SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL").run(now, userId)
-        .changes,
-    );
+  async revokeSessionByToken(
+    presented: PresentedRefreshToken,
+    now: string,
+    events: readonly AuditEntry[] = [],
+  ): Promise<string | undefined> {
+    return inTransaction(this.#db, () => {
+      const revoked = this.#db
+        .prepare(
+          `UPDATE sessions SET revoked_at = ?
+           WHERE id = ? AND refresh_generation = ? AND refresh_token_hash = ? AND revoked_at IS NULL
+           RETURNING user_id`,
+        )
+        .get(now, presented.sessionId, presented.generation, presented.tokenHash) as { user_id: string } | undefined;
+      if (revoked) this.#record(events, revoked.user_id);
+      return revoked?.user_id;
+    });
   }
 
   async purgeExpired(now: string, limit: number): Promise<number> {
-    const tokens = this.#db
-      .prepare(
-        "DELETE FROM refresh_tokens WHERE token_hash IN (SELECT token_hash FROM refresh_tokens WHERE expires_at <= ? LIMIT ?)",
-      )
-      .run(now, limit).changes;
-    const sessions = this.#db
-      .prepare(
-        "DELETE FROM sessions WHERE id IN (SELECT id FROM sessions WHERE expires_at <= ? OR revoked_at <= ? LIMIT ?)",
-      )
-      .run(now, now, limit).changes;
-    return Number(tokens) + Number(sessions);
+    return Number(
+      this.#db
+        .prepare(
+          `DELETE FROM sessions WHERE id IN (
+             SELECT id FROM sessions WHERE expires_at <= ? OR refresh_expires_at <= ? OR revoked_at <= ? LIMIT ?)`,
+        )
+        .run(now, now, now, limit).changes,
+    );
   }
 
   async recordEvent(event: Omit<AuditEvent, "id" | "createdAt">): Promise<void> {
-    const now = this.#clock();
-    this.#db
-      .prepare(
-        "INSERT INTO audit_events (id, user_id, type, outcome, client_address, created_at) VALUES (?, ?, ?, ?, ?, ?)",
-      )
-      .run(newId(now), event.userId, event.type, event.outcome, event.clientAddress, new Date(now).toISOString());
+    this.#record([event], event.userId);
   }
 
   async listEvents({ userId, limit, after, type, from, to }: AuditQuery): Promise<AuditEvent[]> {
@@ -343,6 +424,21 @@ class SqliteUserStore implements UserStore {
     if (this.#db.isOpen) this.#db.close();
   }
 
+  /** Inserts audit events; those without a user id are about `subject`. */
+  #record(events: readonly AuditEntry[], subject: string | null): void {
+    for (const event of events) {
+      const now = this.#clock();
+      this.#insertEvent.run(
+        newId(now),
+        event.userId === undefined ? subject : event.userId,
+        event.type,
+        event.outcome,
+        event.clientAddress,
+        new Date(now).toISOString(),
+      );
+    }
+  }
+
   #activeAdmins(): number {
     return Number((this.#countActiveAdmins.get() as { n: number }).n);
   }
@@ -370,6 +466,7 @@ function toRecord(row: UserRow | undefined): UserRecord | undefined {
     createdAt: row.created_at,
     updatedAt: row.updated_at,
     credentialsChangedAt: row.credentials_changed_at,
+    credentialStamp: row.credential_stamp,
   };
 }
 
@@ -390,6 +487,17 @@ function toEvent(row: AuditRow): AuditEvent {
     outcome: row.outcome,
     clientAddress: row.client_address,
     createdAt: row.created_at,
+  };
+}
+
+function tokenState(row: SessionRow): SessionTokenState {
+  return {
+    id: row.id,
+    userId: row.user_id,
+    generation: row.refresh_generation,
+    tokenHash: row.refresh_token_hash,
+    refreshExpiresAt: row.refresh_expires_at,
+    rotatedAt: row.rotated_at,
   };
 }
 

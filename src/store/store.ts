@@ -4,6 +4,24 @@
 // needs a transaction: a change never removes the last active admin
 // (LastActiveAdmin). openStore picks the backend from the parsed
 // DATABASE_URL, never by guessing.
+//
+// Every verb that writes more than one row is one transaction, so a crash,
+// a cut connection or a failed statement leaves all of it or none of it:
+// - create: the user and its sign-up event;
+// - update: the changes, with endSessions the new credential stamp, the
+//   credentials-changed time and the revocation of every session (password
+//   change, reset, deactivation, operator actions), and its audit events
+//   (role change, deactivation, password change);
+// - remove: the user, its sessions (cascade) and its deletion event;
+// - createSession: the session with its first refresh token, the ending of
+//   the oldest sessions past the per-user cap, and the login event with one
+//   event per session ended;
+// - rotateRefreshToken: spending the presented generation and storing the
+//   next, with the session's last use; it answers with the owner, so no
+//   read follows the commit;
+// - revokeSession, revokeSessionByToken: the revocation and its event.
+// A verb that has committed answers from what it wrote: nothing after the
+// commit can turn its success into a failure.
 import type { DatabaseLocation } from "../config.ts";
 import { openSqliteStore } from "./sqlite.ts";
 
@@ -16,8 +34,10 @@ export interface UserRecord {
   isAdmin: boolean;
   createdAt: string;
   updatedAt: string;
-  /** When the password last changed or the account was deactivated; older access tokens fail. */
+  /** When the password last changed or the account's sessions were last ended (information only). */
   credentialsChangedAt: string | null;
+  /** Random; replaced by every credential change and e-mail change. Access tokens carry it (guard.ts). */
+  credentialStamp: string;
 }
 
 export interface NewUser {
@@ -28,12 +48,29 @@ export interface NewUser {
   isAdmin?: boolean;
 }
 
-/** Only the fields present change; updatedAt is set by the store. */
-export type UserChanges = Partial<
-  Pick<UserRecord, "email" | "hashedPassword" | "fullName" | "isActive" | "isAdmin" | "credentialsChangedAt">
->;
+/** Only the fields present change; updatedAt (and the credential stamp on an e-mail change) are set by the store. */
+export type UserChanges = Partial<Pick<UserRecord, "email" | "hashedPassword" | "fullName" | "isActive" | "isAdmin">>;
 
-/** A signed-in session: one family of refresh tokens, each spent when it is rotated. */
+/** An audit event written in the same transaction as the change it describes. */
+export interface AuditEntry {
+  type: AuditEventType;
+  outcome: string;
+  clientAddress: string | null;
+  /** Defaults to the user the write is about (created, changed, removed, or the session's owner). */
+  userId?: string | null;
+}
+
+export interface WriteOptions {
+  /**
+   * Ends every session of the user and every access token issued to it so far, in the same
+   * transaction as the changes: a new credential stamp, credentials-changed time now, all sessions
+   * revoked.
+   */
+  endSessions?: boolean;
+  events?: readonly AuditEntry[];
+}
+
+/** A signed-in session: one family of refresh tokens; only its current generation is valid. */
 export interface SessionRecord {
   id: string;
   userId: string;
@@ -47,21 +84,39 @@ export interface SessionRecord {
 }
 
 export interface NewSession {
+  /** Chosen by the caller, because the first refresh token names it. */
+  id: string;
   userId: string;
   expiresAt: string;
   clientAddress: string | null;
   userAgent: string | null;
-  /** The first refresh token of the session (its hash only). */
+  /** The first refresh token of the session (generation 0; its hash only). */
   tokenHash: string;
   tokenExpiresAt: string;
 }
 
+/** What a presented refresh token claims to be: a generation of a session, and its hash. */
+export interface PresentedRefreshToken {
+  sessionId: string;
+  generation: number;
+  tokenHash: string;
+}
+
 export type Rotation =
-  | { outcome: "rotated"; session: SessionRecord }
-  /** The token was already spent: a reuse, unless within the grace window of its rotation. */
-  | { outcome: "spent"; sessionId: string; spentAt: string }
-  /** Unknown, expired, or its session ended. */
+  | { outcome: "rotated"; session: SessionRecord; user: UserRecord }
+  /**
+   * An older generation of a live session: a reuse, unless within the grace window of its rotation.
+   * spentAt is when the presented generation was replaced (the epoch when that is no longer known).
+   */
+  | { outcome: "spent"; sessionId: string; userId: string; spentAt: string }
+  /** Unknown, expired, not the current hash, or its session ended. */
   | { outcome: "invalid" };
+
+export interface SessionPage {
+  limit: number;
+  /** Keyset pagination, newest first: only sessions whose id sorts before this one. */
+  before?: string;
+}
 
 export const AUDIT_EVENT_TYPES = [
   "signup",
@@ -104,25 +159,36 @@ export interface AuditStore {
 }
 
 export interface SessionStore {
-  createSession(session: NewSession): Promise<SessionRecord>;
   /**
-   * Atomically spends a live refresh token and records its successor; only one of several
-   * concurrent rotations of one token can win. `now` and the expiries are ISO timestamps.
+   * Starts a session; when the user then has more than `maxPerUser` live sessions, the oldest end
+   * (each recorded as a session_revocation with outcome session_limit). One transaction.
+   */
+  createSession(
+    session: NewSession,
+    options: { maxPerUser: number; events?: readonly AuditEntry[] },
+  ): Promise<SessionRecord>;
+  /**
+   * Atomically replaces the presented generation with its successor (generation + 1); only one of
+   * several concurrent rotations of one token can win. `now` and the expiries are ISO timestamps.
    */
   rotateRefreshToken(
-    tokenHash: string,
+    presented: PresentedRefreshToken,
     successor: { tokenHash: string; expiresAt: string },
     now: string,
     client: { address: string | null; userAgent: string | null },
   ): Promise<Rotation>;
-  /** The session a refresh token belongs to, whatever its state. */
-  findSessionByToken(tokenHash: string): Promise<SessionRecord | undefined>;
   findSession(id: string): Promise<SessionRecord | undefined>;
-  /** Live sessions of a user, newest first. */
-  listSessions(userId: string, now: string): Promise<SessionRecord[]>;
-  revokeSession(id: string, now: string): Promise<boolean>;
-  revokeUserSessions(userId: string, now: string): Promise<number>;
-  /** Deletes up to `limit` expired rows (sessions and refresh tokens); answers how many. */
+  /** Live sessions of a user (not revoked, not expired, not idle past their refresh), newest first. */
+  listSessions(userId: string, now: string, page: SessionPage): Promise<SessionRecord[]>;
+  /** Revokes a live session; false when it was not live. */
+  revokeSession(id: string, now: string, events?: readonly AuditEntry[]): Promise<boolean>;
+  /** Revokes the session whose current refresh token this is; its owner's id, or undefined when none. */
+  revokeSessionByToken(
+    presented: PresentedRefreshToken,
+    now: string,
+    events?: readonly AuditEntry[],
+  ): Promise<string | undefined>;
+  /** Deletes up to `limit` sessions that have ended (expired, idle or revoked); answers how many. */
   purgeExpired(now: string, limit: number): Promise<number>;
 }
 
@@ -142,12 +208,12 @@ export interface UserStore extends SessionStore, AuditStore {
   /** Users in id order (UUIDv7: creation order), filtered, at most `limit`. */
   list(query: UserQuery): Promise<UserRecord[]>;
   countActiveAdmins(): Promise<number>;
-  /** Inserts a user; throws EmailTaken when the normalised e-mail exists. */
-  create(user: NewUser): Promise<UserRecord>;
+  /** Inserts a user (with its events); throws EmailTaken when the normalised e-mail exists. */
+  create(user: NewUser, options?: Pick<WriteOptions, "events">): Promise<UserRecord>;
   /** Applies the changes; undefined when no such user. Throws EmailTaken or LastActiveAdmin. */
-  update(id: string, changes: UserChanges): Promise<UserRecord | undefined>;
-  /** Deletes; false when no such user. Throws LastActiveAdmin. */
-  remove(id: string): Promise<boolean>;
+  update(id: string, changes: UserChanges, options?: WriteOptions): Promise<UserRecord | undefined>;
+  /** Deletes (with its events); false when no such user. Throws LastActiveAdmin. */
+  remove(id: string, options?: Pick<WriteOptions, "events">): Promise<boolean>;
   /** Resolves when the database answers; throws StoreUnavailable otherwise (for /readyz). */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -157,7 +223,7 @@ export interface UserStore extends SessionStore, AuditStore {
 export async function openStore(location: DatabaseLocation, clock: () => number = Date.now): Promise<UserStore> {
   switch (location.kind) {
     case "sqlite":
-      return openSqliteStore(location.path, clock);
+      return openSqliteStore(location.path, clock, { synchronous: location.synchronous });
     case "postgres": {
       // Loaded only when used: an SQLite deployment never pays for the pg driver's memory.
       const { openPostgresStore } = await import("./postgres.ts");

@@ -20,9 +20,7 @@ export async function ensureFirstAdmin(
   const existing = await store.findByEmail(admin.email);
   if (existing) {
     // Whoever held the account before keeps no session and no token into the new admin account.
-    const now = new Date().toISOString();
-    await store.update(existing.id, { hashedPassword, isAdmin: true, isActive: true, credentialsChangedAt: now });
-    await store.revokeUserSessions(existing.id, now);
+    await store.update(existing.id, { hashedPassword, isAdmin: true, isActive: true }, { endSessions: true });
     return "promoted";
   }
   await store.create({ email: admin.email, hashedPassword, isAdmin: true });

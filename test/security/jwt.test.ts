@@ -18,9 +18,9 @@ function header(token: string) {
 
 async function appWithSecrets(t: TestContext, secrets: string[], leeway = 0) {
   const testApp = await buildTestApp(t, { signingSecrets: secrets, clockLeewaySeconds: leeway });
-  await createUser(testApp.store, "ada@example.com", PASSWORD);
+  const { credentialStamp: stamp } = await createUser(testApp.store, "ada@example.com", PASSWORD);
   const me = (token: string) => testApp.app.inject({ method: "GET", url: "/me", headers: bearer(token) });
-  return { ...testApp, me };
+  return { ...testApp, me, stamp };
 }
 
 describe("secret rotation", () => {
@@ -50,8 +50,8 @@ describe("secret rotation", () => {
   });
 
   test("refuses a token whose kid names no configured secret, or that has no kid", async (t) => {
-    const { me, clock } = await appWithSecrets(t, [TEST_SECRET]);
-    const claims = { sub: "ada@example.com", iat: clock.seconds, exp: clock.seconds + 60 };
+    const { me, clock, stamp } = await appWithSecrets(t, [TEST_SECRET]);
+    const claims = { sub: "ada@example.com", iat: clock.seconds, exp: clock.seconds + 60, stamp };
     for (const kid of ["unknown", "", undefined, 42]) {
       const response = await me(mintToken(claims, { header: { kid } }));
       assert.equal(response.statusCode, 401, String(kid));
@@ -60,8 +60,8 @@ describe("secret rotation", () => {
   });
 
   test("refuses a token signed with another secret but carrying a valid kid", async (t) => {
-    const { me, clock } = await appWithSecrets(t, [TEST_SECRET]);
-    const claims = { sub: "ada@example.com", iat: clock.seconds, exp: clock.seconds + 60 };
+    const { me, clock, stamp } = await appWithSecrets(t, [TEST_SECRET]);
+    const claims = { sub: "ada@example.com", iat: clock.seconds, exp: clock.seconds + 60, stamp };
     const forged = mintToken(claims, { secret: NEW_SECRET, header: { kid: keyId(TEST_SECRET) } });
     assert.equal((await me(forged)).statusCode, 401);
   });
@@ -84,16 +84,22 @@ describe("clock leeway", () => {
   });
 
   test("refuses nbf and iat further in the future than the leeway, accepts them within it", async (t) => {
-    const { me, clock } = await appWithSecrets(t, [TEST_SECRET], 5);
+    const { me, clock, stamp } = await appWithSecrets(t, [TEST_SECRET], 5);
     const now = clock.seconds;
-    assert.equal((await me(mintToken({ sub: "ada@example.com", iat: now + 5, exp: now + 600 }))).statusCode, 200);
-    assert.equal((await me(mintToken({ sub: "ada@example.com", iat: now + 6, exp: now + 600 }))).statusCode, 401);
     assert.equal(
-      (await me(mintToken({ sub: "ada@example.com", iat: now, nbf: now + 5, exp: now + 600 }))).statusCode,
+      (await me(mintToken({ sub: "ada@example.com", stamp, iat: now + 5, exp: now + 600 }))).statusCode,
       200,
     );
     assert.equal(
-      (await me(mintToken({ sub: "ada@example.com", iat: now, nbf: now + 6, exp: now + 600 }))).statusCode,
+      (await me(mintToken({ sub: "ada@example.com", stamp, iat: now + 6, exp: now + 600 }))).statusCode,
+      401,
+    );
+    assert.equal(
+      (await me(mintToken({ sub: "ada@example.com", stamp, iat: now, nbf: now + 5, exp: now + 600 }))).statusCode,
+      200,
+    );
+    assert.equal(
+      (await me(mintToken({ sub: "ada@example.com", stamp, iat: now, nbf: now + 6, exp: now + 600 }))).statusCode,
       401,
     );
   });
@@ -109,8 +115,8 @@ describe("header tricks (RFC 8725)", () => {
   ];
   for (const [name, extra] of cases) {
     test(`refuses a token with ${name}`, async (t) => {
-      const { me, clock } = await appWithSecrets(t, [TEST_SECRET]);
-      const claims = { sub: "ada@example.com", iat: clock.seconds, exp: clock.seconds + 60 };
+      const { me, clock, stamp } = await appWithSecrets(t, [TEST_SECRET]);
+      const claims = { sub: "ada@example.com", iat: clock.seconds, exp: clock.seconds + 60, stamp };
       const expected = name === "an embedded jwk" ? 200 : 401;
       // An embedded jwk is simply ignored: the key always comes from configuration.
       assert.equal((await me(mintToken(claims, { header: extra }))).statusCode, expected);

@@ -1,0 +1,40 @@
+// How a presented refresh token relates to its session, judged alike by
+// both backends inside the rotation's transaction. A refresh token names its
+// session and generation, and only the current generation's hash is stored:
+// the current generation with the right hash rotates; any older generation
+// was spent by an earlier rotation, so presenting it is a reuse (the caller
+// decides about the grace window); anything else is invalid. Older
+// generations cannot be checked against a hash any more, which is why a
+// reuse only ever ends the session it names: whoever knows a session's id
+// (its owner, or the holder of one of its access tokens) could end it
+// through POST /auth/revoke as well.
+import type { PresentedRefreshToken, Rotation } from "./store.ts";
+
+/** When a generation was spent but that time is no longer stored: long past any grace window. */
+const LONG_AGO = new Date(0).toISOString();
+
+export interface SessionTokenState {
+  id: string;
+  userId: string;
+  generation: number;
+  tokenHash: string | null;
+  /** ISO timestamps, compared as strings. */
+  refreshExpiresAt: string;
+  rotatedAt: string | null;
+}
+
+export function judgePresentedToken(
+  state: SessionTokenState,
+  presented: PresentedRefreshToken,
+  now: string,
+): Rotation | "current" {
+  if (presented.generation === state.generation) {
+    if (presented.tokenHash !== state.tokenHash || state.refreshExpiresAt <= now) return { outcome: "invalid" };
+    return "current";
+  }
+  if (presented.generation < state.generation) {
+    const spentAt = presented.generation === state.generation - 1 ? (state.rotatedAt ?? LONG_AGO) : LONG_AGO;
+    return { outcome: "spent", sessionId: state.id, userId: state.userId, spentAt };
+  }
+  return { outcome: "invalid" };
+}

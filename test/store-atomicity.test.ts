@@ -1,0 +1,216 @@
+// Every multi-write verb of the store is all or nothing (store.ts lists
+// them). A trigger that fails the verb's last statement stands in for a
+// crash, a cut connection or a full disk at that point; afterwards nothing
+// of the verb may be visible. Runs on SQLite (a real file) and, in the
+// PostgreSQL run, on a fresh PostgreSQL schema.
+import assert from "node:assert/strict";
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { DatabaseSync } from "node:sqlite";
+import { describe, type TestContext, test } from "node:test";
+import pg from "pg";
+import { newId } from "../src/store/ids.ts";
+import { openPostgresStore } from "../src/store/postgres.ts";
+import { openSqliteStore } from "../src/store/sqlite.ts";
+import type { AuditEntry, UserStore } from "../src/store/store.ts";
+
+type Operation = "INSERT" | "UPDATE" | "DELETE";
+
+interface Faultable {
+  store: UserStore;
+  /** Makes every `operation` on `table` fail until clear(). */
+  failOn(table: string, operation: Operation): Promise<void>;
+  clear(): Promise<void>;
+}
+
+async function faultableStore(t: TestContext): Promise<Faultable> {
+  if (process.env.TEST_BACKEND === "postgres") {
+    const url = process.env.POSTGRES_URL as string;
+    const schema = `atomic_${randomBytes(6).toString("hex")}`;
+    const store = await openPostgresStore({ url, schema, poolSize: 2, timeoutMs: 10_000 });
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    await admin.query(
+      `CREATE FUNCTION ${schema}.injected_fault() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'injected fault'; END $$`,
+    );
+    const triggers: string[] = [];
+    t.after(async () => {
+      await store.close();
+      await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+      await admin.end();
+    });
+    return {
+      store,
+      async failOn(table, operation) {
+        const name = `fail_${table}_${operation}`.toLowerCase();
+        await admin.query(
+          `CREATE TRIGGER ${name} BEFORE ${operation} ON ${schema}.${table} FOR EACH ROW EXECUTE FUNCTION ${schema}.injected_fault()`,
+        );
+        triggers.push(`DROP TRIGGER ${name} ON ${schema}.${table}`);
+      },
+      async clear() {
+        for (const drop of triggers.splice(0)) await admin.query(drop);
+      },
+    };
+  }
+  const dir = mkdtempSync(join(tmpdir(), "atomicity-"));
+  const path = join(dir, "users.db");
+  const store = openSqliteStore(path);
+  // A second connection to the same file, as another process would have.
+  const admin = new DatabaseSync(path);
+  const triggers: string[] = [];
+  t.after(async () => {
+    admin.close();
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  return {
+    store,
+    async failOn(table, operation) {
+      const name = `fail_${table}_${operation}`.toLowerCase();
+      admin.exec(
+        `CREATE TRIGGER ${name} BEFORE ${operation} ON ${table} BEGIN SELECT RAISE(ABORT, 'injected fault'); END`,
+      );
+      triggers.push(`DROP TRIGGER ${name}`);
+    },
+    async clear() {
+      for (const drop of triggers.splice(0)) admin.exec(drop);
+    },
+  };
+}
+
+const EVENT: AuditEntry = { type: "password_change", outcome: "success", clientAddress: "127.0.0.1" };
+const iso = (offsetSeconds = 0) => new Date(Date.now() + offsetSeconds * 1000).toISOString();
+
+async function withSession(store: UserStore) {
+  const user = await store.create({ email: "ada@example.com", hashedPassword: "old-hash" });
+  const session = await store.createSession(
+    {
+      id: newId(),
+      userId: user.id,
+      expiresAt: iso(3600),
+      clientAddress: null,
+      userAgent: null,
+      tokenHash: "hash-0",
+      tokenExpiresAt: iso(3600),
+    },
+    { maxPerUser: 10 },
+  );
+  return { user, session };
+}
+
+async function liveSessions(store: UserStore, userId: string): Promise<number> {
+  return (await store.listSessions(userId, iso(), { limit: 100 })).length;
+}
+
+describe("multi-write store verbs are all or nothing", () => {
+  for (const [lastStatement, table, operation] of [
+    ["the audit event", "audit_events", "INSERT"],
+    ["the revocation of the sessions", "sessions", "UPDATE"],
+  ] as const) {
+    test(`a password change that fails at ${lastStatement} leaves the password, stamp and sessions as they were`, async (t) => {
+      const { store, failOn, clear } = await faultableStore(t);
+      const { user } = await withSession(store);
+      await failOn(table, operation);
+      await assert.rejects(
+        store.update(user.id, { hashedPassword: "new-hash" }, { endSessions: true, events: [EVENT] }),
+      );
+      await clear();
+      const after = await store.findById(user.id);
+      assert.equal(after?.hashedPassword, "old-hash");
+      assert.equal(after?.credentialStamp, user.credentialStamp);
+      assert.equal(after?.credentialsChangedAt, null);
+      assert.equal(await liveSessions(store, user.id), 1);
+    });
+  }
+
+  test("a password change that commits does all of it: password, new stamp, sessions ended, event", async (t) => {
+    const { store } = await faultableStore(t);
+    const { user } = await withSession(store);
+    await store.update(user.id, { hashedPassword: "new-hash" }, { endSessions: true, events: [EVENT] });
+    const after = await store.findById(user.id);
+    assert.equal(after?.hashedPassword, "new-hash");
+    assert.notEqual(after?.credentialStamp, user.credentialStamp);
+    assert.ok(after?.credentialsChangedAt);
+    assert.equal(await liveSessions(store, user.id), 0);
+    assert.deepEqual(
+      (await store.listEvents({ userId: user.id, limit: 10 })).map((event) => event.type),
+      ["password_change"],
+    );
+  });
+
+  test("a sign-up whose event cannot be written creates no user", async (t) => {
+    const { store, failOn } = await faultableStore(t);
+    await failOn("audit_events", "INSERT");
+    await assert.rejects(
+      store.create(
+        { email: "ada@example.com", hashedPassword: "h" },
+        { events: [{ type: "signup", outcome: "success", clientAddress: null }] },
+      ),
+    );
+    assert.equal(await store.findByEmail("ada@example.com"), undefined);
+  });
+
+  test("a deletion whose event cannot be written deletes nothing", async (t) => {
+    const { store, failOn } = await faultableStore(t);
+    const { user } = await withSession(store);
+    await failOn("audit_events", "INSERT");
+    await assert.rejects(
+      store.remove(user.id, { events: [{ type: "deletion", outcome: "by_self", clientAddress: null }] }),
+    );
+    assert.ok(await store.findById(user.id));
+    assert.equal(await liveSessions(store, user.id), 1);
+  });
+
+  test("a role change or deactivation whose event cannot be written changes nothing", async (t) => {
+    const { store, failOn } = await faultableStore(t);
+    const { user } = await withSession(store);
+    await failOn("audit_events", "INSERT");
+    await assert.rejects(
+      store.update(
+        user.id,
+        { isActive: false, isAdmin: true },
+        { endSessions: true, events: [{ type: "deactivation", outcome: "success", clientAddress: null }] },
+      ),
+    );
+    const after = await store.findById(user.id);
+    assert.equal(after?.isActive, true);
+    assert.equal(after?.isAdmin, false);
+    assert.equal(await liveSessions(store, user.id), 1);
+  });
+
+  test("a login whose event cannot be written leaves no session", async (t) => {
+    const { store, failOn } = await faultableStore(t);
+    const user = await store.create({ email: "ada@example.com", hashedPassword: "h" });
+    await failOn("audit_events", "INSERT");
+    await assert.rejects(
+      store.createSession(
+        {
+          id: newId(),
+          userId: user.id,
+          expiresAt: iso(3600),
+          clientAddress: null,
+          userAgent: null,
+          tokenHash: "hash-0",
+          tokenExpiresAt: iso(3600),
+        },
+        { maxPerUser: 10, events: [{ type: "login", outcome: "success", clientAddress: null }] },
+      ),
+    );
+    assert.equal(await liveSessions(store, user.id), 0);
+  });
+
+  test("a logout whose event cannot be written leaves the session live", async (t) => {
+    const { store, failOn } = await faultableStore(t);
+    const { user, session } = await withSession(store);
+    await failOn("audit_events", "INSERT");
+    await assert.rejects(
+      store.revokeSession(session.id, iso(), [
+        { type: "session_revocation", outcome: "logged_out", clientAddress: null },
+      ]),
+    );
+    assert.equal(await liveSessions(store, user.id), 1);
+  });
+});
