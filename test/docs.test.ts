@@ -30,6 +30,34 @@ describe("OpenAPI document and docs page", () => {
     assert.ok(doc.paths["/auth/revoke"].post.requestBody.content["application/x-www-form-urlencoded"]);
   });
 
+  test("marks the token form's requirements as the server enforces them", async (t) => {
+    const { app, doc } = await openApi(t);
+    const tokenForm = doc.paths["/auth/token"].post.requestBody.content["application/x-www-form-urlencoded"].schema;
+    const form = tokenForm.$ref ? doc.components.schemas[tokenForm.$ref.split("/").pop()] : tokenForm;
+    // refresh_token when grant_type is refresh_token; username and password when it is password or left out.
+    // (The OpenAPI generator writes JSON Schema's const as a one-value enum.)
+    assert.deepEqual(form.if, { properties: { grant_type: { enum: ["refresh_token"] } }, required: ["grant_type"] });
+    assert.deepEqual(form.else.if, { properties: { grant_type: { enum: ["password"] } } });
+    assert.deepEqual(form.then, { required: ["refresh_token"] });
+    assert.deepEqual(form.else.then, { required: ["username", "password"] });
+    assert.equal(form.required, undefined, "no field is required whatever the grant");
+    // ...and the server agrees, field by field.
+    const post = (fields: Record<string, string>) =>
+      app.inject({
+        method: "POST",
+        url: "/auth/token",
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+        payload: new URLSearchParams(fields).toString(),
+      });
+    assert.equal((await post({ password: "x" })).json().detail, "body.username: field required");
+    assert.equal(
+      (await post({ grant_type: "password", username: "a" })).json().detail,
+      "body.password: field required",
+    );
+    assert.equal((await post({ grant_type: "refresh_token" })).json().detail, "body.refresh_token: field required");
+    assert.equal((await post({ grant_type: "client_credentials" })).statusCode, 400, "other grants: 400, not 422");
+  });
+
   test("declares an OAuth2 password-flow scheme whose tokenUrl is /auth/token", async (t) => {
     const { doc } = await openApi(t);
     assert.deepEqual(doc.components.securitySchemes.OAuth2PasswordBearer.flows, {

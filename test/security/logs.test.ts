@@ -5,6 +5,7 @@ import assert from "node:assert/strict";
 import { Writable } from "node:stream";
 import { describe, test } from "node:test";
 import { buildApp } from "../../src/app.ts";
+import { generatePrivateKeyPem } from "../../src/auth/keys.ts";
 import { openSqliteStore } from "../../src/store/sqlite.ts";
 import { TEST_SECRET, testConfig } from "../helpers.ts";
 
@@ -72,5 +73,64 @@ describe("logs never leak", () => {
     ];
     for (const [name, value] of secrets) assert.ok(!log.includes(value), `the log holds the ${name}`);
     assert.doesNotMatch(log, /\$argon2id\$/);
+  });
+
+  test("hold no private key, introspection secret or introspected token at trace level", async (t) => {
+    let log = "";
+    const stream = new Writable({
+      write(chunk, _encoding, done) {
+        log += chunk.toString();
+        done();
+      },
+    });
+    const pem = generatePrivateKeyPem("EdDSA");
+    const client = { id: "orders-api", secret: "an-introspection-secret-of-32-bytes-or-more" };
+    const store = openSqliteStore(":memory:");
+    const config = testConfig({
+      logLevel: "trace",
+      signingAlgorithm: "EdDSA",
+      signingSecrets: [],
+      signingKeys: [pem],
+      introspectionClients: [client],
+    });
+    const app = await buildApp({ config, store, logStream: stream });
+    t.after(async () => {
+      await app.close();
+      await store.close();
+    });
+    await app.inject({ method: "POST", url: "/users", payload: { email: "ada@example.com", password: PASSWORD } });
+    const token = (
+      await app.inject({
+        method: "POST",
+        url: "/auth/token",
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+        payload: new URLSearchParams({ username: "ada@example.com", password: PASSWORD }).toString(),
+      })
+    ).json().access_token as string;
+    const basic = Buffer.from(`${client.id}:${client.secret}`).toString("base64");
+    for (const secret of [client.secret, "a-wrong-secret"]) {
+      await app.inject({
+        method: "POST",
+        url: "/auth/introspect",
+        headers: {
+          "content-type": "application/x-www-form-urlencoded",
+          authorization: `Basic ${Buffer.from(`${client.id}:${secret}`).toString("base64")}`,
+        },
+        payload: new URLSearchParams({ token }).toString(),
+      });
+    }
+    await app.inject({ method: "GET", url: "/.well-known/jwks.json" });
+    assert.equal(log.split("\n").filter((line) => line.includes('"msg":"request completed"')).length, 5);
+    const [, payload, signature] = token.split(".");
+    const keyBody = pem.split("\n").filter((line) => line !== "" && !line.startsWith("-----"));
+    const secrets: [string, string][] = [
+      ["token payload", payload!],
+      ["token signature", signature!],
+      ["introspection secret", client.secret],
+      ["Basic credentials", basic],
+      ...keyBody.map((line): [string, string] => ["private key", line]),
+    ];
+    for (const [name, value] of secrets) assert.ok(!log.includes(value), `the log holds the ${name}`);
+    assert.doesNotMatch(log, /PRIVATE KEY/);
   });
 });
