@@ -7,6 +7,7 @@ import { randomUUID } from "node:crypto";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, LogController } from "fastify";
 import type { DestinationStream } from "pino";
+import { accessLogHook, loggedUrl } from "./access-log.ts";
 import { createAddresses } from "./addresses.ts";
 import { createAudit } from "./audit.ts";
 import { createGuards } from "./auth/guard.ts";
@@ -15,6 +16,7 @@ import { createPasswordHasher } from "./auth/passwords.ts";
 import { type CounterStore, createRateLimits, MemoryCounterStore } from "./auth/rate-limits.ts";
 import { createSessions } from "./auth/sessions.ts";
 import { type Clock, createTokenService } from "./auth/tokens.ts";
+import { createUserLookup } from "./auth/user-cache.ts";
 import { documentCommonResponses, documentResponseHeaders } from "./common-responses.ts";
 import type { Config } from "./config.ts";
 import { registerDocs } from "./docs.ts";
@@ -66,19 +68,9 @@ function requestId(request: { headers: Record<string, string | string[] | undefi
   return typeof incoming === "string" && SANE_REQUEST_ID.test(incoming) ? incoming : randomUUID();
 }
 
-/** Query parameters whose values never reach a log, should a client put a secret in a URL. */
-const SECRET_QUERY_PARAMETER = /token|password|secret|key|code|assertion/i;
-
-/** The request as logged: method, path with secret-looking query values censored, client address. */
+/** The request as logged on other lines (errors, warnings): method, censored path, client address. */
 function serializeRequest(request: FastifyRequest): Record<string, unknown> {
-  const query = request.url.indexOf("?");
-  let url = request.url;
-  if (query >= 0) {
-    const params = new URLSearchParams(request.url.slice(query + 1));
-    for (const name of new Set(params.keys())) if (SECRET_QUERY_PARAMETER.test(name)) params.set(name, "[redacted]");
-    url = `${request.url.slice(0, query)}?${params}`;
-  }
-  return { method: request.method, url, remoteAddress: request.ip };
+  return { method: request.method, url: loggedUrl(request.url), remoteAddress: request.ip };
 }
 
 /**
@@ -156,10 +148,8 @@ export async function buildApp({
     reply.header("x-content-type-options", "nosniff").header("x-request-id", request.id);
     done();
   });
-  app.addHook("onResponse", function accessLog(request, reply, done) {
-    request.log.info({ req: request, res: reply, responseTime: reply.elapsedTime }, "request completed");
-    done();
-  });
+  const accessLog = accessLogHook(app);
+  if (accessLog) app.addHook("onResponse", accessLog);
   // Off unless origins are configured: then only those origins, and no cookies (bearer tokens only).
   // A browser app needs every method the API uses, the two request headers it sends, and to read
   // the request id, the 401 challenge and the back-off hint.
@@ -200,7 +190,7 @@ export async function buildApp({
   }
   const counterStore = counters ?? new MemoryCounterStore(clock);
   const limits = createRateLimits(config.rateLimit, counterStore, clock);
-  const guards = createGuards(tokens, store);
+  const guards = createGuards(tokens, createUserLookup(store, config.userCache, clock));
   const audit = createAudit(store);
   const sessions = createSessions(store, config.sessions, clock);
   housekeeping(app, store, clock, config.auditRetentionDays);

@@ -59,6 +59,8 @@ export interface Config {
   sessions: { idleSeconds: number; absoluteSeconds: number; reuseGraceSeconds: number; maxPerUser: number };
   /** Audit events older than this are pruned. */
   auditRetentionDays: number;
+  /** The token check's user cache (src/auth/user-cache.ts); ttlMs 0 turns it off. */
+  userCache: { ttlMs: number; maxEntries: number };
   /** Prometheus metrics on their own address; off when unset, so they are never public by accident. */
   metrics?: { host: string; port: number };
   /** How long SIGTERM waits for requests in flight before the process exits anyway. */
@@ -146,6 +148,10 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): LoadedConfig 
     ),
     shutdownTimeoutMs: parseInteger(env, "SHUTDOWN_TIMEOUT_MS", 10_000, 0, 600_000),
     auditRetentionDays: parseInteger(env, "AUDIT_RETENTION_DAYS", 90, 1, 3650),
+    userCache: {
+      ttlMs: parseInteger(env, "USER_CACHE_TTL_MS", 5000, 0, 60_000),
+      maxEntries: parseInteger(env, "USER_CACHE_SIZE", 10_000, 1, 1_000_000),
+    },
     metrics:
       setting(env, "METRICS_PORT") === undefined
         ? undefined

@@ -76,11 +76,13 @@ describe("error responses", () => {
     // Every verb fails the way a corrupt database would.
     const brokenStore = new Proxy({} as UserStore, {
       get: (_target, verb) =>
-        verb === "close"
-          ? async () => {}
-          : async () => {
-              throw new Error("database file /secret/path is corrupt");
-            },
+        verb === "userChanges"
+          ? { usable: () => false, subscribe: () => {} }
+          : verb === "close"
+            ? async () => {}
+            : async () => {
+                throw new Error("database file /secret/path is corrupt");
+              },
     });
     const app = await buildApp({ config: testConfig({ logLevel: "error" }), store: brokenStore, logStream: stream });
     t.after(() => app.close());

@@ -47,6 +47,7 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     corsOrigins: [],
     shutdownTimeoutMs: 10_000,
     auditRetentionDays: 90,
+    userCache: { ttlMs: 5000, maxEntries: 10_000 },
     sessions: { idleSeconds: 14 * 86_400, absoluteSeconds: 30 * 86_400, reuseGraceSeconds: 10, maxPerUser: 50 },
     signupOpen: true,
     ...overrides,

@@ -4,8 +4,9 @@
 // success request.user is the caller.
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { COULD_NOT_VALIDATE_CREDENTIALS, forbidden, NOT_AUTHENTICATED, unauthorized } from "../errors.ts";
-import type { UserRecord, UserStore } from "../store/store.ts";
+import type { UserRecord } from "../store/store.ts";
 import { type AccessClaims, InvalidToken, type TokenService } from "./tokens.ts";
+import type { UserLookup } from "./user-cache.ts";
 
 declare module "fastify" {
   interface FastifyRequest {
@@ -29,7 +30,7 @@ export interface Guards {
 /** `Bearer <token>`; the scheme name is case-insensitive (RFC 9110 section 11.1). */
 const BEARER = /^bearer +([^ ]+) *$/i;
 
-export function createGuards(tokens: TokenService, store: UserStore): Guards {
+export function createGuards(tokens: TokenService, users: UserLookup): Guards {
   async function authenticate(request: FastifyRequest): Promise<void> {
     // 1. Read the token from the Authorization header (never from the query string).
     const match = BEARER.exec(request.headers.authorization ?? "");
@@ -49,7 +50,8 @@ export function createGuards(tokens: TokenService, store: UserStore): Guards {
     //    spec's check; see the README): a token issued before a password change, a
     //    deactivation or an e-mail change, or to an earlier holder of the e-mail (deleted,
     //    or renamed away), never matches, even within the same second.
-    const user = await store.findByEmail(claims.sub);
+    //    The lookup may be answered from memory (user-cache.ts), never with a stale user.
+    const user = await users.findByEmail(claims.sub);
     if (user === undefined || !user.isActive || claims.stamp !== user.credentialStamp) {
       throw unauthorized(COULD_NOT_VALIDATE_CREDENTIALS);
     }

@@ -12,8 +12,10 @@
 import pg from "pg";
 import { EmailTaken, HttpError, LastActiveAdmin, StoreUnavailable } from "../errors.ts";
 import { normalizeEmail } from "../users/email.ts";
+import { ChangeListeners } from "./change-feed.ts";
 import { newCredentialStamp, newId } from "./ids.ts";
 import { pending } from "./migrations.ts";
+import { PostgresChangeFeed, USER_CHANGES_CHANNEL } from "./postgres-changes.ts";
 import { judgePresentedToken } from "./rotation.ts";
 import type {
   AuditEntry,
@@ -89,15 +91,14 @@ export async function openPostgresStore(options: PostgresOptions): Promise<Postg
   if (options.schema !== undefined && !/^[a-z_][a-z0-9_]{0,62}$/.test(options.schema)) {
     throw new Error("schema names are lower-case letters, digits and underscores");
   }
-  const pool = new pg.Pool({
+  const connection: pg.ClientConfig = {
     connectionString: options.url,
-    max: options.poolSize,
     connectionTimeoutMillis: options.timeoutMs,
     query_timeout: options.timeoutMs,
     statement_timeout: options.timeoutMs,
-    idleTimeoutMillis: 30_000,
     ...(options.schema ? { options: `-c search_path=${options.schema}` } : {}),
-  });
+  };
+  const pool = new pg.Pool({ ...connection, max: options.poolSize, idleTimeoutMillis: 30_000 });
   // A client losing its server must not crash the process, idle (the pool's "error") or checked
   // out (the client's own "error", which the pool does not listen to then). The statement in flight
   // fails with the same error and becomes a 503; the broken client is discarded, not pooled again.
@@ -105,7 +106,7 @@ export async function openPostgresStore(options: PostgresOptions): Promise<Postg
   pool.on("connect", (client) => {
     client.on("error", () => {});
   });
-  const store = new PostgresUserStore(pool, options.clock ?? Date.now);
+  const store = new PostgresUserStore(pool, connection, options.clock ?? Date.now);
   try {
     if (options.schema) await guard(() => pool.query(`CREATE SCHEMA IF NOT EXISTS ${options.schema}`));
     await store.migrate();
@@ -138,12 +139,15 @@ async function guard<T>(work: () => Promise<T>): Promise<T> {
 }
 
 export class PostgresUserStore implements UserStore {
+  readonly userChanges: PostgresChangeFeed;
+  readonly #changes = new ChangeListeners();
   readonly #pool: pg.Pool;
   readonly #clock: () => number;
 
-  constructor(pool: pg.Pool, clock: () => number) {
+  constructor(pool: pg.Pool, connection: pg.ClientConfig, clock: () => number) {
     this.#pool = pool;
     this.#clock = clock;
+    this.userChanges = new PostgresChangeFeed(connection, this.#changes);
   }
 
   async migrate(): Promise<number[]> {
@@ -271,7 +275,7 @@ export class PostgresUserStore implements UserStore {
     values.push(id);
     const sql = `UPDATE users SET ${assignments.join(", ")} WHERE id = $${values.length} RETURNING *`;
     const canRemoveAnAdmin = changes.isAdmin === false || changes.isActive === false;
-    return this.#write(canRemoveAnAdmin, async (client) => {
+    return this.#writeUser(id, canRemoveAnAdmin, async (client) => {
       const updated = toRecord((await client.query<UserRow>(sql, values)).rows[0]);
       if (updated === undefined) return undefined;
       if (endSessions) {
@@ -283,7 +287,7 @@ export class PostgresUserStore implements UserStore {
   }
 
   async remove(id: string, { events = [] }: Pick<WriteOptions, "events"> = {}): Promise<boolean> {
-    return this.#write(true, async (client) => {
+    return this.#writeUser(id, true, async (client) => {
       const removed = ((await client.query("DELETE FROM users WHERE id = $1", [id])).rowCount ?? 0) > 0;
       if (removed) await this.#record(client, events, id);
       return removed;
@@ -521,7 +525,30 @@ export class PostgresUserStore implements UserStore {
   }
 
   async close(): Promise<void> {
+    await this.userChanges.close();
     if (!this.#pool.ended) await this.#pool.end();
+  }
+
+  /**
+   * A write to one user: it notifies every instance inside its transaction (delivered only if it
+   * commits), and this instance's listeners right after the commit, before the caller answers.
+   */
+  async #writeUser<T>(
+    userId: string,
+    canRemoveAnAdmin: boolean,
+    write: (client: pg.PoolClient) => Promise<T>,
+  ): Promise<T> {
+    const result = await this.#write(canRemoveAnAdmin, async (client) => {
+      const written = await write(client);
+      await client.query({
+        name: "notify_user_change",
+        text: `SELECT pg_notify('${USER_CHANGES_CHANNEL}', $1)`,
+        values: [userId],
+      });
+      return written;
+    });
+    this.#changes.changed(userId);
+    return result;
   }
 
   /** Runs a write in a transaction; when it may remove an admin, under the admin lock and with the check. */

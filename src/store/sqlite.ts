@@ -11,6 +11,7 @@ import { dirname } from "node:path";
 import { DatabaseSync, type SQLInputValue, type StatementSync } from "node:sqlite";
 import { EmailTaken, LastActiveAdmin } from "../errors.ts";
 import { normalizeEmail } from "../users/email.ts";
+import { ChangeListeners, localFeed } from "./change-feed.ts";
 import { newCredentialStamp, newId } from "./ids.ts";
 import { pending } from "./migrations.ts";
 import { judgePresentedToken, type SessionTokenState } from "./rotation.ts";
@@ -24,6 +25,7 @@ import type {
   Rotation,
   SessionPage,
   SessionRecord,
+  UserChangeFeed,
   UserChanges,
   UserQuery,
   UserRecord,
@@ -130,6 +132,8 @@ function rethrowUnique(error: unknown): never {
 }
 
 class SqliteUserStore implements UserStore {
+  readonly userChanges: UserChangeFeed;
+  readonly #changes = new ChangeListeners();
   readonly #db: DatabaseSync;
   readonly #clock: () => number;
   readonly #findByEmail: StatementSync;
@@ -147,6 +151,17 @@ class SqliteUserStore implements UserStore {
   constructor(db: DatabaseSync, clock: () => number) {
     this.#db = db;
     this.#clock = clock;
+    // Another process writing the same file (the CLI, say) moves data_version; our own commits do not,
+    // and they tell the listeners themselves.
+    const dataVersion = db.prepare("PRAGMA data_version");
+    let seenVersion = (dataVersion.get() as { data_version: number }).data_version;
+    this.userChanges = localFeed(this.#changes, () => {
+      const version = (dataVersion.get() as { data_version: number }).data_version;
+      if (version !== seenVersion) {
+        seenVersion = version;
+        this.#changes.changed(null);
+      }
+    });
     this.#findByEmail = db.prepare("SELECT * FROM users WHERE email = ?");
     this.#findById = db.prepare("SELECT * FROM users WHERE id = ?");
     this.#insert = db.prepare(
@@ -258,7 +273,7 @@ class SqliteUserStore implements UserStore {
     }
     const statement = this.#db.prepare(`UPDATE users SET ${assignments.join(", ")} WHERE id = ? RETURNING *`);
     try {
-      return this.#keepingAnActiveAdmin(() => {
+      return this.#tellingListeners(id, () => {
         const row = statement.get(...values, id) as unknown as UserRow | undefined;
         if (row === undefined) return undefined;
         if (endSessions) {
@@ -273,7 +288,7 @@ class SqliteUserStore implements UserStore {
   }
 
   async remove(id: string, { events = [] }: Pick<WriteOptions, "events"> = {}): Promise<boolean> {
-    return this.#keepingAnActiveAdmin(() => {
+    return this.#tellingListeners(id, () => {
       const removed = Number(this.#delete.run(id).changes) > 0;
       if (removed) this.#record(events, id);
       return removed;
@@ -441,6 +456,13 @@ class SqliteUserStore implements UserStore {
 
   #activeAdmins(): number {
     return Number((this.#countActiveAdmins.get() as { n: number }).n);
+  }
+
+  /** A write to one user, kept from removing the last admin; the listeners hear of it once it has committed. */
+  #tellingListeners<T>(userId: string, write: () => T): T {
+    const result = this.#keepingAnActiveAdmin(write);
+    this.#changes.changed(userId);
+    return result;
   }
 
   /** Runs a write and rolls it back if it took the active-admin count from some to none. */

@@ -201,7 +201,23 @@ export interface UserQuery {
   isAdmin?: boolean;
 }
 
+/**
+ * Tells who listens when a user's record changes, so that a cache of users (the token check's) can
+ * drop what went stale. Changes made through this store are told synchronously after their commit;
+ * changes made by other processes (other instances, the CLI) arrive through the backend's own channel
+ * (PostgreSQL's LISTEN/NOTIFY; SQLite's data_version). While that channel is not known to work,
+ * usable() is false and a cache must not be used.
+ */
+export interface UserChangeFeed {
+  /** Whether every committed change reaches the listeners now. May tell listeners "anything changed" first. */
+  usable(): boolean;
+  /** The listener gets the id of the user that changed, or null when anything may have changed. */
+  subscribe(listener: (userId: string | null) => void): void;
+}
+
 export interface UserStore extends SessionStore, AuditStore {
+  /** Changes to users, for caches (see UserChangeFeed). */
+  readonly userChanges: UserChangeFeed;
   /** The user whose normalised e-mail equals the normalised argument, if any. */
   findByEmail(email: string): Promise<UserRecord | undefined>;
   findById(id: string): Promise<UserRecord | undefined>;
