@@ -1,4 +1,4 @@
-// Child processes for the benchmark: the real service (src/server.ts) and
+// Child processes for the benchmark: the real service (src/start.ts) and
 // the bare baseline, each started with the project's Node and stopped with
 // SIGTERM; plus a sampler of a process's resident memory.
 import { type ChildProcess, spawn } from "node:child_process";

@@ -17,6 +17,7 @@ import { type CounterStore, createRateLimits, MemoryCounterStore } from "./auth/
 import { createSessions } from "./auth/sessions.ts";
 import { type Clock, createTokenService } from "./auth/tokens.ts";
 import { createUserLookup } from "./auth/user-cache.ts";
+import { withVerifiedTokenCache } from "./auth/verified-tokens.ts";
 import { documentCommonResponses, documentResponseHeaders } from "./common-responses.ts";
 import type { Config } from "./config.ts";
 import { registerDocs } from "./docs.ts";
@@ -172,13 +173,16 @@ export async function buildApp({
       ? keySetFromSecrets(config.signingSecrets)
       : keySetFromPrivateKeys(config.signingAlgorithm, config.signingKeys);
   const addresses = createAddresses(app, config);
-  const tokens = createTokenService({
-    keys,
-    issuer: addresses.issuer,
-    audience: addresses.audience,
-    clock,
-    leewaySeconds: config.clockLeewaySeconds,
-  });
+  const tokens = withVerifiedTokenCache(
+    createTokenService({
+      keys,
+      issuer: addresses.issuer,
+      audience: addresses.audience,
+      clock,
+      leewaySeconds: config.clockLeewaySeconds,
+    }),
+    { clock, leewaySeconds: config.clockLeewaySeconds },
+  );
   const hasher = createPasswordHasher(config.argon2);
   const passwords = metrics ? metrics.instrumentHasher(hasher) : hasher;
   if (metrics) {

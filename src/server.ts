@@ -6,14 +6,13 @@
 import { once } from "node:events";
 import { createServer, type Server } from "node:http";
 import pino, { type DestinationStream } from "pino";
-import pretty from "pino-pretty";
 import { buildApp } from "./app.ts";
 import { createPasswordHasher } from "./auth/passwords.ts";
 import type { CounterStore } from "./auth/rate-limits.ts";
 import { type Config, loadConfig } from "./config.ts";
 import { readEnvironment } from "./env.ts";
 import { ConfigError } from "./errors.ts";
-import { createMetrics, type Metrics } from "./metrics.ts";
+import type { Metrics } from "./metrics.ts";
 import { openStore, type UserStore } from "./store/store.ts";
 import { ensureFirstAdmin } from "./users/first-admin.ts";
 
@@ -27,8 +26,10 @@ function fail(message: string, code: number): never {
  * gathered into 4 KiB writes (one write(2) per dozen lines under load, none queued in memory) and
  * flushed at least every 200 ms, so a quiet service still logs promptly.
  */
-function logDestination(): { stream: DestinationStream; flush(): void } {
+async function logDestination(): Promise<{ stream: DestinationStream; flush(): void }> {
   if (process.stdout.isTTY) {
+    // Loaded only for a person at a terminal: a deployment never pays for it.
+    const { default: pretty } = await import("pino-pretty");
     return {
       stream: pretty({ colorize: true, sync: true, translateTime: "SYS:HH:MM:ss.l", ignore: "pid,hostname" }),
       flush() {},
@@ -87,8 +88,9 @@ async function main(): Promise<void> {
   }
   const { config, notices } = loaded;
   const { store, counters } = await openStores(config);
-  const logs = logDestination();
-  const metrics = config.metrics ? createMetrics() : undefined;
+  const logs = await logDestination();
+  // Loaded only when METRICS_PORT is set: prom-client costs start-up time and memory.
+  const metrics = config.metrics ? (await import("./metrics.ts")).createMetrics() : undefined;
   const app = await buildApp({
     config,
     store,

@@ -7,7 +7,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 
-export const SERVER = resolve(import.meta.dirname, "../src/server.ts");
+export const SERVER = resolve(import.meta.dirname, "../src/start.ts");
 export const CLI = resolve(import.meta.dirname, "../src/cli.ts");
 
 /** Environment for a child: the parent's PATH only, nothing of the service's own settings. */
@@ -28,7 +28,7 @@ export interface RunningService {
   stop: () => Promise<number | null>;
 }
 
-/** Starts src/server.ts and waits for its "listening" log line (PORT=0 picks a free port). */
+/** Starts the service (src/start.ts, as npm start does) and waits for its "listening" log line (PORT=0 picks a free port). */
 export async function startService(
   cwd: string,
   env: Record<string, string> = {},

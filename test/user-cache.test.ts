@@ -158,7 +158,7 @@ async function refusedWithinASecond(base: string, token: string): Promise<number
 }
 
 describe("user cache with another process writing the same SQLite file", () => {
-  test("a deactivation by the CLI refuses the user's token at once", async (t) => {
+  test("a deactivation by the CLI refuses the user's token within a tenth of a second", async (t) => {
     const dir = scratchDir(t);
     const env = { DATABASE_URL: "sqlite:users.db", SIGNING_SECRET: "s".repeat(40), LOG_LEVEL: "info" };
     const service = await startService(dir, env);
@@ -174,7 +174,8 @@ describe("user cache with another process writing the same SQLite file", () => {
     assert.equal(await bearerStatus(service.baseUrl, access_token), 200, "now cached");
     const cli = await run([CLI, "users", "deactivate", "ada@example.com"], { cwd: dir, env });
     assert.equal(cli.code, 0, cli.stderr);
-    assert.equal(await bearerStatus(service.baseUrl, access_token), 401, "refused on the very next request");
+    // Another process's write is noticed within DATA_VERSION_CHECK_MS (100 ms), well inside one second.
+    await refusedWithinASecond(service.baseUrl, access_token);
   });
 });
 

@@ -92,6 +92,7 @@ export function createTokenService({
   });
   // One verifier per key, chosen by kid. Expiry, iss and aud are checked below against the
   // injected clock and the current settings; signature, algorithm, typ and crit stay the library's job.
+  // (Verified tokens are remembered one level up, in verified-tokens.ts.)
   const verifiers = new Map(
     keySet.keys.map((key) => [
       key.kid,
@@ -101,7 +102,6 @@ export function createTokenService({
         checkTyp: ACCESS_TOKEN_TYP,
         ignoreExpiration: true,
         ignoreNotBefore: true,
-        cache: 10_000,
       }),
     ]),
   );

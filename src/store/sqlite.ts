@@ -33,6 +33,9 @@ import type {
   WriteOptions,
 } from "./store.ts";
 
+/** How often the user cache asks whether another process wrote the file (see the constructor). */
+export const DATA_VERSION_CHECK_MS = 100;
+
 /** SQLITE_CONSTRAINT_UNIQUE and SQLITE_CONSTRAINT_PRIMARYKEY extended result codes. */
 const UNIQUE_VIOLATIONS = new Set([2067, 1555]);
 
@@ -152,11 +155,17 @@ class SqliteUserStore implements UserStore {
     this.#db = db;
     this.#clock = clock;
     // Another process writing the same file (the CLI, say) moves data_version; our own commits do not,
-    // and they tell the listeners themselves.
+    // and they tell the listeners themselves. Reading it costs about as much as a cached lookup saves,
+    // so it is read at most every DATA_VERSION_CHECK_MS: another process's change is seen within that.
     const dataVersion = db.prepare("PRAGMA data_version");
-    let seenVersion = (dataVersion.get() as { data_version: number }).data_version;
+    const readVersion = () => (dataVersion.get() as { data_version: number }).data_version;
+    let seenVersion = readVersion();
+    let checkedAt = 0;
     this.userChanges = localFeed(this.#changes, () => {
-      const version = (dataVersion.get() as { data_version: number }).data_version;
+      const now = Date.now();
+      if (now - checkedAt < DATA_VERSION_CHECK_MS) return;
+      checkedAt = now;
+      const version = readVersion();
       if (version !== seenVersion) {
         seenVersion = version;
         this.#changes.changed(null);
