@@ -8,11 +8,9 @@
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { resolve } from "node:path";
-import { after, before, describe, test } from "node:test";
-import type { FastifyInstance } from "fastify";
+import { describe, type TestContext, test } from "node:test";
 import * as oauth from "oauth4webapi";
 import { buildApp } from "../src/app.ts";
-import type { UserStore } from "../src/store/store.ts";
 import { createUser, openTestStore, testConfig } from "./helpers.ts";
 import { run } from "./process.ts";
 
@@ -24,25 +22,22 @@ const authlibMissing = spawnSync(PYTHON, ["-c", "import authlib, requests"]).sta
 const SKIP_MESSAGE = `authlib or requests is missing for ${PYTHON}: apt-get install -y python3-authlib python3-requests`;
 if (authlibMissing && process.env.CI === "true") throw new Error(`${SKIP_MESSAGE}; CI requires them`);
 
+/** The service listening on a free port, on its own store (SQLite, or PostgreSQL in the second run). */
+async function listeningService(t: TestContext): Promise<string> {
+  const store = await openTestStore(t);
+  await createUser(store, EMAIL, PASSWORD);
+  // No issuer setting: the issuer is the listen address, as a fresh install's would be.
+  const app = await buildApp({ config: testConfig({ tokenIssuer: undefined, tokenAudience: undefined }), store });
+  t.after(async () => {
+    await app.close();
+    await store.close();
+  });
+  return app.listen({ host: "127.0.0.1", port: 0 });
+}
+
 describe("OAuth client libraries against the service", () => {
-  let app: FastifyInstance;
-  let store: UserStore;
-  let baseUrl: string;
-
-  before(async (t) => {
-    store = await openTestStore(t as never);
-    await createUser(store, EMAIL, PASSWORD);
-    // No issuer setting: the issuer is the listen address, as a fresh install's would be.
-    app = await buildApp({ config: testConfig({ tokenIssuer: undefined, tokenAudience: undefined }), store });
-    baseUrl = await app.listen({ host: "127.0.0.1", port: 0 });
-  });
-
-  after(async () => {
-    await app?.close();
-    await store?.close();
-  });
-
-  test("oauth4webapi: discovery, password grant, refresh with rotation, revoke, and errors as its own", async () => {
+  test("oauth4webapi: discovery, password grant, refresh with rotation, revoke, and errors as its own", async (t) => {
+    const baseUrl = await listeningService(t);
     const insecure = { [oauth.allowInsecureRequests]: true }; // plain http on loopback, in this test only
     const issuer = new URL(baseUrl);
     const as = await oauth.processDiscoveryResponse(
@@ -123,7 +118,8 @@ describe("OAuth client libraries against the service", () => {
 
   test("Python authlib: password grant, refresh with rotation, revoke, and OAuthError for a wrong password", {
     skip: authlibMissing ? SKIP_MESSAGE : false,
-  }, async () => {
+  }, async (t) => {
+    const baseUrl = await listeningService(t);
     // Asynchronously: the service runs in this process and must keep answering meanwhile.
     const { code, stdout, stderr } = await run([AUTHLIB_SCRIPT, baseUrl, EMAIL, PASSWORD], {
       cwd: import.meta.dirname,

@@ -13,15 +13,21 @@ const PASSWORD = "correct horse battery staple";
 const NEW_PASSWORD = "an entirely new passphrase";
 const WRONG_PASSWORD = "guessing-attempt-123";
 
+/** A log destination that keeps every line, for the test to search. */
+function captureLog(): { stream: Writable; text: () => string } {
+  let log = "";
+  const stream = new Writable({
+    write(chunk, _encoding, done) {
+      log += chunk.toString();
+      done();
+    },
+  });
+  return { stream, text: () => log };
+}
+
 describe("logs never leak", () => {
   test("hold no password, token, hash or signing secret after a full flow at trace level", async (t) => {
-    let log = "";
-    const stream = new Writable({
-      write(chunk, _encoding, done) {
-        log += chunk.toString();
-        done();
-      },
-    });
+    const { stream, text } = captureLog();
     const store = openSqliteStore(":memory:");
     const app = await buildApp({ config: testConfig({ logLevel: "trace" }), store, logStream: stream });
     t.after(async () => {
@@ -59,6 +65,7 @@ describe("logs never leak", () => {
     });
     const hash = (await store.findByEmail("ada@example.com"))!.hashedPassword;
 
+    const log = text();
     const completed = log.split("\n").filter((line) => line.includes('"msg":"request completed"'));
     assert.equal(completed.length, 10, "every request of the flow was logged");
     const [, payload, signature] = token.split(".");
@@ -76,13 +83,7 @@ describe("logs never leak", () => {
   });
 
   test("hold no private key, introspection secret or introspected token at trace level", async (t) => {
-    let log = "";
-    const stream = new Writable({
-      write(chunk, _encoding, done) {
-        log += chunk.toString();
-        done();
-      },
-    });
+    const { stream, text } = captureLog();
     const pem = generatePrivateKeyPem("EdDSA");
     const client = { id: "orders-api", secret: "an-introspection-secret-of-32-bytes-or-more" };
     const store = openSqliteStore(":memory:");
@@ -120,6 +121,7 @@ describe("logs never leak", () => {
       });
     }
     await app.inject({ method: "GET", url: "/.well-known/jwks.json" });
+    const log = text();
     assert.equal(log.split("\n").filter((line) => line.includes('"msg":"request completed"')).length, 5);
     const [, payload, signature] = token.split(".");
     const keyBody = pem.split("\n").filter((line) => line !== "" && !line.startsWith("-----"));
