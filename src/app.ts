@@ -8,9 +8,11 @@ import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, LogController } from "fastify";
 import type { DestinationStream } from "pino";
 import { accessLogHook, loggedUrl } from "./access-log.ts";
+import { createAddresses } from "./addresses.ts";
 import { createAudit } from "./audit.ts";
 import { createAccountRecovery } from "./auth/account-recovery.ts";
 import { createGuards } from "./auth/guard.ts";
+import { keySetFromPrivateKeys, keySetFromSecrets } from "./auth/keys.ts";
 import { createPasswordPolicy } from "./auth/password-policy.ts";
 import { createPasswordHasher } from "./auth/passwords.ts";
 import { type CounterStore, createRateLimits, MemoryCounterStore } from "./auth/rate-limits.ts";
@@ -18,6 +20,7 @@ import { createSessions } from "./auth/sessions.ts";
 import { type Clock, createTokenService } from "./auth/tokens.ts";
 import { createUserLookup } from "./auth/user-cache.ts";
 import { withVerifiedTokenCache } from "./auth/verified-tokens.ts";
+import { documentCommonResponses, documentResponseHeaders } from "./common-responses.ts";
 import type { Config } from "./config.ts";
 import { registerDocs } from "./docs.ts";
 import { handleError, handleNotFound } from "./error-handler.ts";
@@ -30,9 +33,11 @@ import { registerAccountPages } from "./pages/account-pages.ts";
 import { accountRoutes } from "./routes/account.ts";
 import { eventRoutes } from "./routes/events.ts";
 import { healthRoutes } from "./routes/health.ts";
+import { introspectRoutes } from "./routes/introspect.ts";
 import { meRoutes } from "./routes/me.ts";
 import { tokenRoutes } from "./routes/token.ts";
 import { userRoutes } from "./routes/users.ts";
+import { wellKnownRoutes } from "./routes/well-known.ts";
 import type { UserStore } from "./store/store.ts";
 import { createValidatorCompiler } from "./validation.ts";
 
@@ -160,19 +165,36 @@ export async function buildApp({
   const accessLog = accessLogHook(app);
   if (accessLog) app.addHook("onResponse", accessLog);
   // Off unless origins are configured: then only those origins, and no cookies (bearer tokens only).
+  // A browser app needs every method the API uses, the two request headers it sends, and to read
+  // the request id, the 401 challenge and the back-off hint.
   if (config.corsOrigins.length > 0) {
     await app.register((await import("@fastify/cors")).default, {
       origin: config.corsOrigins,
       credentials: false,
+      methods: ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"],
+      allowedHeaders: ["Authorization", "Content-Type", "X-Request-Id"],
+      exposedHeaders: ["X-Request-Id", "WWW-Authenticate", "Retry-After"],
       maxAge: 600,
     });
   }
 
   await registerDocs(app);
   await registerAccountPages(app);
+  documentResponseHeaders(app);
 
+  const keys =
+    config.signingAlgorithm === "HS256"
+      ? keySetFromSecrets(config.signingSecrets)
+      : keySetFromPrivateKeys(config.signingAlgorithm, config.signingKeys);
+  const addresses = createAddresses(app, config);
   const tokens = withVerifiedTokenCache(
-    createTokenService({ secrets: config.signingSecrets, clock, leewaySeconds: config.clockLeewaySeconds }),
+    createTokenService({
+      keys,
+      issuer: addresses.issuer,
+      audience: addresses.audience,
+      clock,
+      leewaySeconds: config.clockLeewaySeconds,
+    }),
     { clock, leewaySeconds: config.clockLeewaySeconds },
   );
   const hasher = createPasswordHasher(config.argon2);
@@ -220,7 +242,9 @@ export async function buildApp({
   });
 
   await app.register(healthRoutes, { store, counters: counterStore });
+  await app.register(wellKnownRoutes, { keys, addresses });
   await app.register(async function apiRoutes(api) {
+    documentCommonResponses(api);
     // Every API response may carry a token or a user's record: never cache one.
     api.addHook("onRequest", function noStore(_request: FastifyRequest, reply: FastifyReply, done: () => void) {
       reply.header("cache-control", "no-store");
@@ -247,6 +271,7 @@ export async function buildApp({
     });
     await api.register(accountRoutes, { recovery, limits });
     await api.register(eventRoutes, { store, guards });
+    await api.register(introspectRoutes, { store, guards, tokens, clients: config.introspectionClients, clock });
   });
 
   await app.ready();

@@ -2,8 +2,10 @@
 // read from a hidden prompt or from standard input, never from arguments
 // (they would land in shell history and the process table).
 
+import { writeFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { Compile } from "typebox/compile";
+import { type AsymmetricAlgorithm, generatePrivateKeyPem, parsePrivateKey } from "./auth/keys.ts";
 import { createPasswordPolicy } from "./auth/password-policy.ts";
 import { createPasswordHasher, isSupportedHash } from "./auth/passwords.ts";
 import { type Config, DEFAULT_DATABASE_URL, generateSecret, loadConfig } from "./config.ts";
@@ -42,6 +44,9 @@ Commands:
   migrate                Bring the database schema up to date and exit (the service also does
                          this at start-up; several instances at once apply each step once).
   secret generate        Print a new random signing secret (256 bits, base64url) for SIGNING_SECRET.
+  key generate <EdDSA|ES256> <file>
+                         Write a new private key for SIGNING_KEY_FILE to <file> (PEM, owner-only,
+                         never overwriting a file) and print its kid. The key itself is never printed.
   serve                  Start the service (the same as npm start).
   help                   Show this text.
 
@@ -262,6 +267,20 @@ async function retryMail(args: string[]): Promise<void> {
   });
 }
 
+/** A new signing key straight into an owner-only file: a private key never passes through a terminal. */
+function generateKeyFile(args: string[]): void {
+  const [algorithm, file] = args;
+  if (args.length !== 2 || (algorithm !== "EdDSA" && algorithm !== "ES256"))
+    throw new UsageError("key generate takes an algorithm (EdDSA or ES256) and a file");
+  const pem = generatePrivateKeyPem(algorithm as AsymmetricAlgorithm);
+  try {
+    writeFileSync(file as string, pem, { mode: 0o600, flag: "wx" });
+  } catch (error) {
+    throw new CliError(`cannot write ${file}: ${(error as NodeJS.ErrnoException).code}`);
+  }
+  process.stdout.write(`${parsePrivateKey(algorithm as AsymmetricAlgorithm, pem).kid}\n`);
+}
+
 async function migrate(): Promise<void> {
   const { config } = loadConfig(readEnvironment());
   let store: UserStore;
@@ -343,6 +362,7 @@ async function main(argv: string[]): Promise<number> {
     else if (group === "migrate" && command === undefined) await migrate();
     else if (group === "secret" && command === "generate" && args.length === 0)
       process.stdout.write(`${generateSecret()}\n`);
+    else if (group === "key" && command === "generate") generateKeyFile(args);
     else if (group === "serve" && command === undefined) await import("./start.ts");
     else throw new UsageError(`unknown command: ${[group, command, ...args].filter(Boolean).join(" ")}`);
     return 0;

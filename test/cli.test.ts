@@ -1,10 +1,11 @@
 // The operator's command line: creating a user with a piped password, and
 // clear failures with non-zero exit codes.
 import assert from "node:assert/strict";
-import { writeFileSync } from "node:fs";
+import { readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import bcrypt from "bcryptjs";
+import { parsePrivateKey } from "../src/auth/keys.ts";
 import { createPasswordHasher } from "../src/auth/passwords.ts";
 import { openSqliteStore } from "../src/store/sqlite.ts";
 import { passwords } from "./helpers.ts";
@@ -284,6 +285,26 @@ describe("npm run cli", () => {
     assert.equal(first.code, 0);
     assert.match(first.stdout, /^[A-Za-z0-9_-]{43}\n$/);
     assert.notEqual(first.stdout, second.stdout);
+  });
+
+  test("key generate writes an owner-only private key for SIGNING_KEY_FILE, prints its kid, never overwrites", async (t) => {
+    const cwd = scratchDir(t);
+    for (const algorithm of ["EdDSA", "ES256"] as const) {
+      const file = `${algorithm}.pem`;
+      const made = await run([CLI, "key", "generate", algorithm, file], { cwd });
+      assert.equal(made.code, 0, made.stderr);
+      assert.equal(statSync(join(cwd, file)).mode & 0o777, 0o600);
+      const pem = readFileSync(join(cwd, file), "utf8");
+      assert.equal(made.stdout, `${parsePrivateKey(algorithm, pem).kid}\n`);
+      assert.doesNotMatch(made.stdout, /PRIVATE/);
+      const again = await run([CLI, "key", "generate", algorithm, file], { cwd });
+      assert.equal(again.code, 1);
+      assert.match(again.stderr, /^error: cannot write .*: EEXIST/);
+      assert.equal(readFileSync(join(cwd, file), "utf8"), pem, "the existing key is untouched");
+    }
+    const usage = await run([CLI, "key", "generate", "RS256", "x.pem"], { cwd });
+    assert.equal(usage.code, 2);
+    assert.match(usage.stderr, /^error: key generate takes an algorithm \(EdDSA or ES256\) and a file/);
   });
 
   test("serve starts the service, which answers and stops cleanly on SIGTERM", async (t) => {

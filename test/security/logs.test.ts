@@ -5,6 +5,7 @@ import assert from "node:assert/strict";
 import { Writable } from "node:stream";
 import { describe, test } from "node:test";
 import { buildApp } from "../../src/app.ts";
+import { generatePrivateKeyPem } from "../../src/auth/keys.ts";
 import { openSqliteStore } from "../../src/store/sqlite.ts";
 import { TEST_SECRET, testConfig } from "../helpers.ts";
 import { MailServer, tokenIn } from "../mail-server.ts";
@@ -13,15 +14,21 @@ const PASSWORD = "correct horse battery staple";
 const NEW_PASSWORD = "an entirely new passphrase";
 const WRONG_PASSWORD = "guessing-attempt-123";
 
+/** A log destination that keeps every line, for the test to search. */
+function captureLog(): { stream: Writable; text: () => string } {
+  let log = "";
+  const stream = new Writable({
+    write(chunk, _encoding, done) {
+      log += chunk.toString();
+      done();
+    },
+  });
+  return { stream, text: () => log };
+}
+
 describe("logs never leak", () => {
   test("hold no password, token, hash or signing secret after a full flow at trace level", async (t) => {
-    let log = "";
-    const stream = new Writable({
-      write(chunk, _encoding, done) {
-        log += chunk.toString();
-        done();
-      },
-    });
+    const { stream, text } = captureLog();
     const store = openSqliteStore(":memory:");
     const app = await buildApp({ config: testConfig({ logLevel: "trace" }), store, logStream: stream });
     t.after(async () => {
@@ -59,6 +66,7 @@ describe("logs never leak", () => {
     });
     const hash = (await store.findByEmail("ada@example.com"))!.hashedPassword;
 
+    const log = text();
     const completed = log.split("\n").filter((line) => line.includes('"msg":"request completed"'));
     assert.equal(completed.length, 10, "every request of the flow was logged");
     const [, payload, signature] = token.split(".");
@@ -121,5 +129,59 @@ describe("logs never leak", () => {
     assert.ok(!log.includes(token), "the log holds the reset token");
     assert.ok(!log.includes(NEW_PASSWORD), "the log holds the new password");
     assert.ok(!log.includes("smtp-pass-hunter2"), "the log holds the SMTP password");
+  });
+
+  test("hold no private key, introspection secret or introspected token at trace level", async (t) => {
+    const { stream, text } = captureLog();
+    const pem = generatePrivateKeyPem("EdDSA");
+    const client = { id: "orders-api", secret: "an-introspection-secret-of-32-bytes-or-more" };
+    const store = openSqliteStore(":memory:");
+    const config = testConfig({
+      logLevel: "trace",
+      signingAlgorithm: "EdDSA",
+      signingSecrets: [],
+      signingKeys: [pem],
+      introspectionClients: [client],
+    });
+    const app = await buildApp({ config, store, logStream: stream });
+    t.after(async () => {
+      await app.close();
+      await store.close();
+    });
+    await app.inject({ method: "POST", url: "/users", payload: { email: "ada@example.com", password: PASSWORD } });
+    const token = (
+      await app.inject({
+        method: "POST",
+        url: "/auth/token",
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+        payload: new URLSearchParams({ username: "ada@example.com", password: PASSWORD }).toString(),
+      })
+    ).json().access_token as string;
+    const basic = Buffer.from(`${client.id}:${client.secret}`).toString("base64");
+    for (const secret of [client.secret, "a-wrong-secret"]) {
+      await app.inject({
+        method: "POST",
+        url: "/auth/introspect",
+        headers: {
+          "content-type": "application/x-www-form-urlencoded",
+          authorization: `Basic ${Buffer.from(`${client.id}:${secret}`).toString("base64")}`,
+        },
+        payload: new URLSearchParams({ token }).toString(),
+      });
+    }
+    await app.inject({ method: "GET", url: "/.well-known/jwks.json" });
+    const log = text();
+    assert.equal(log.split("\n").filter((line) => line.includes('"msg":"request completed"')).length, 5);
+    const [, payload, signature] = token.split(".");
+    const keyBody = pem.split("\n").filter((line) => line !== "" && !line.startsWith("-----"));
+    const secrets: [string, string][] = [
+      ["token payload", payload!],
+      ["token signature", signature!],
+      ["introspection secret", client.secret],
+      ["Basic credentials", basic],
+      ...keyBody.map((line): [string, string] => ["private key", line]),
+    ];
+    for (const [name, value] of secrets) assert.ok(!log.includes(value), `the log holds the ${name}`);
+    assert.doesNotMatch(log, /PRIVATE KEY/);
   });
 });
