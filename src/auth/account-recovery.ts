@@ -178,9 +178,8 @@ export function createAccountRecovery({
         clientAddress,
       );
       if (changed) sender.wake();
-      const user = await store.findById(redemption.user.id);
-      if (!user) throw refused("invalid");
-      return user;
+      // The user as the confirming transaction wrote it: no read after the commit.
+      return redemption.user;
     },
 
     async emailChanges(target, email, bySelf) {
