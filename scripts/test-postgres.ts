@@ -2,12 +2,13 @@
 // test builds its app on a fresh schema at POSTGRES_URL (see
 // test/helpers.ts), dropped afterwards. Without POSTGRES_URL the run is
 // skipped with a message, except under CI=true, where that is a failure.
-// The process, CLI and config tests do not touch the database backend and
-// run once, in the main suite.
+// The process, CLI, config and resource-server tests do not touch the
+// database backend and run once, in the main suite.
 import { spawnSync } from "node:child_process";
 import { globSync } from "node:fs";
 
-const BACKEND_INDEPENDENT = /^test\/(server|cli|config|scale-out|faults)\.test\.ts$|^test\/browser\//;
+const BACKEND_INDEPENDENT =
+  /^test\/(server|cli|config|scale-out|faults|mail-file|mail-outage|resource-server)\.test\.ts$|^test\/browser\//;
 
 if (!process.env.POSTGRES_URL) {
   const message =

@@ -16,23 +16,36 @@ import Fastify, {
 } from "fastify";
 import type { DestinationStream } from "pino";
 import { accessLogHook, loggedUrl } from "./access-log.ts";
+import { createAddresses } from "./addresses.ts";
 import { createAudit } from "./audit.ts";
+import { createAccountRecovery } from "./auth/account-recovery.ts";
 import { createGuards } from "./auth/guard.ts";
+import { keySetFromPrivateKeys, keySetFromSecrets } from "./auth/keys.ts";
+import { createPasswordPolicy } from "./auth/password-policy.ts";
 import { createPasswordHasher } from "./auth/passwords.ts";
 import { type CounterStore, createRateLimits, MemoryCounterStore } from "./auth/rate-limits.ts";
 import { createSessions } from "./auth/sessions.ts";
 import { type Clock, createTokenService } from "./auth/tokens.ts";
 import { createUserLookup } from "./auth/user-cache.ts";
 import { withVerifiedTokenCache } from "./auth/verified-tokens.ts";
+import { documentCommonResponses, documentResponseHeaders } from "./common-responses.ts";
 import type { Config } from "./config.ts";
 import { registerDocs } from "./docs.ts";
 import { handleError, handleNotFound } from "./error-handler.ts";
+import { createAccountMails } from "./mail/messages.ts";
+import { createSealer } from "./mail/seal.ts";
+import { createMailSender } from "./mail/sender.ts";
+import { createMailTransport } from "./mail/transport.ts";
 import type { Metrics } from "./metrics.ts";
+import { registerAccountPages } from "./pages/account-pages.ts";
+import { accountRoutes } from "./routes/account.ts";
 import { eventRoutes } from "./routes/events.ts";
 import { healthRoutes } from "./routes/health.ts";
+import { introspectRoutes } from "./routes/introspect.ts";
 import { meRoutes } from "./routes/me.ts";
 import { tokenRoutes } from "./routes/token.ts";
 import { userRoutes } from "./routes/users.ts";
+import { wellKnownRoutes } from "./routes/well-known.ts";
 import type { UserStore } from "./store/store.ts";
 import { createValidatorCompiler } from "./validation.ts";
 
@@ -78,17 +91,22 @@ function serializeRequest(request: FastifyRequest): Record<string, unknown> {
 }
 
 /**
- * Every ten minutes, deletes expired sessions and refresh tokens, and audit events past their
- * retention, a thousand rows per statement, yielding between batches so that requests are never
- * held up behind a long delete.
+ * Every ten minutes, deletes expired sessions and refresh tokens, audit events past their retention,
+ * old link tokens and sent mail, a thousand rows per statement, yielding between batches so that
+ * requests are never held up behind a long delete.
  */
 function housekeeping(app: FastifyInstance, store: UserStore, clock: Clock, retentionDays: number): void {
   const purge = async () => {
     try {
       const now = clock();
       const auditCutoff = new Date(now - retentionDays * 86_400_000).toISOString();
+      // Link tokens are kept a week past their expiry (so a late click still hears "expired"), sent mail
+      // as long as audit events.
+      const tokenCutoff = new Date(now - 7 * 86_400_000).toISOString();
       while (
-        (await store.purgeExpired(new Date(now).toISOString(), 1000)) + (await store.pruneEvents(auditCutoff, 1000)) >
+        (await store.purgeExpired(new Date(now).toISOString(), 1000)) +
+          (await store.pruneEvents(auditCutoff, 1000)) +
+          (await store.pruneAccountRecords(tokenCutoff, auditCutoff, 1000)) >
         0
       ) {
         await new Promise((resolve) => setImmediate(resolve));
@@ -218,18 +236,36 @@ export async function buildApp({
   const accessLog = accessLogHook(app);
   if (accessLog) app.addHook("onResponse", accessLog);
   // Off unless origins are configured: then only those origins, and no cookies (bearer tokens only).
+  // A browser app needs every method the API uses, the two request headers it sends, and to read
+  // the request id, the 401 challenge and the back-off hint.
   if (config.corsOrigins.length > 0) {
     await app.register((await import("@fastify/cors")).default, {
       origin: config.corsOrigins,
       credentials: false,
+      methods: ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"],
+      allowedHeaders: ["Authorization", "Content-Type", "X-Request-Id"],
+      exposedHeaders: ["X-Request-Id", "WWW-Authenticate", "Retry-After"],
       maxAge: 600,
     });
   }
 
   await registerDocs(app);
+  await registerAccountPages(app);
+  documentResponseHeaders(app);
 
+  const keys =
+    config.signingAlgorithm === "HS256"
+      ? keySetFromSecrets(config.signingSecrets)
+      : keySetFromPrivateKeys(config.signingAlgorithm, config.signingKeys);
+  const addresses = createAddresses(app, config);
   const tokens = withVerifiedTokenCache(
-    createTokenService({ secrets: config.signingSecrets, clock, leewaySeconds: config.clockLeewaySeconds }),
+    createTokenService({
+      keys,
+      issuer: addresses.issuer,
+      audience: addresses.audience,
+      clock,
+      leewaySeconds: config.clockLeewaySeconds,
+    }),
     { clock, leewaySeconds: config.clockLeewaySeconds },
   );
   const hasher = createPasswordHasher(config.argon2);
@@ -247,18 +283,66 @@ export async function buildApp({
   const audit = createAudit(store);
   const sessions = createSessions(store, config.sessions, clock);
   housekeeping(app, store, clock, config.auditRetentionDays);
+  const policy = createPasswordPolicy({ listCheck: config.passwordListCheck });
+  const mails = createAccountMails(
+    { from: config.mail.from, ...config.accountRecovery },
+    createSealer(config.signingSecrets),
+  );
+  const sender = createMailSender({
+    store,
+    transport: createMailTransport(config.mail.transport),
+    mails,
+    settings: config.mail,
+    clock,
+    log: app.log,
+    audit,
+    ...(metrics ? { onDelivery: (kind, result) => metrics.observeMail(kind, result) } : {}),
+  });
+  app.addHook("onClose", async function stopMailSender() {
+    await sender.stop();
+  });
+  const recovery = createAccountRecovery({
+    store,
+    passwords,
+    policy,
+    audit,
+    mails,
+    sender,
+    settings: config.accountRecovery,
+    clock,
+  });
 
   await app.register(healthRoutes, { store, counters: counterStore, ...(draining ? { draining } : {}) });
+  await app.register(wellKnownRoutes, { keys, addresses });
   await app.register(async function apiRoutes(api) {
+    documentCommonResponses(api);
     // Every API response may carry a token or a user's record: never cache one.
     api.addHook("onRequest", function noStore(_request: FastifyRequest, reply: FastifyReply, done: () => void) {
       reply.header("cache-control", "no-store");
       done();
     });
-    await api.register(tokenRoutes, { store, tokens, passwords, limits, sessions, audit });
-    await api.register(meRoutes, { store, guards, passwords, sessions, audit });
-    await api.register(userRoutes, { store, guards, passwords, limits, signupOpen: config.signupOpen });
+    await api.register(tokenRoutes, {
+      store,
+      tokens,
+      passwords,
+      limits,
+      sessions,
+      audit,
+      verificationRequired: config.accountRecovery.verificationRequired,
+    });
+    await api.register(meRoutes, { store, guards, passwords, sessions, audit, policy, recovery });
+    await api.register(userRoutes, {
+      store,
+      guards,
+      passwords,
+      limits,
+      signupOpen: config.signupOpen,
+      policy,
+      recovery,
+    });
+    await api.register(accountRoutes, { recovery, limits });
     await api.register(eventRoutes, { store, guards });
+    await api.register(introspectRoutes, { store, guards, tokens, clients: config.introspectionClients, clock });
   });
 
   await app.ready();

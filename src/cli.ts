@@ -2,15 +2,18 @@
 // read from a hidden prompt or from standard input, never from arguments
 // (they would land in shell history and the process table).
 
+import { writeFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { Compile } from "typebox/compile";
+import { type AsymmetricAlgorithm, generatePrivateKeyPem, parsePrivateKey } from "./auth/keys.ts";
+import { createPasswordPolicy } from "./auth/password-policy.ts";
 import { createPasswordHasher, isSupportedHash } from "./auth/passwords.ts";
 import { type Config, DEFAULT_DATABASE_URL, generateSecret, loadConfig } from "./config.ts";
 import { readEnvironment } from "./env.ts";
 import { ConfigError, EmailTaken, LastActiveAdmin } from "./errors.ts";
 import { UserCreate } from "./schemas.ts";
 import { migrations } from "./store/migrations.ts";
-import { openStore, type UserStore } from "./store/store.ts";
+import { type MailStatus, openStore, type UserStore } from "./store/store.ts";
 import { normalizeEmail } from "./users/email.ts";
 
 const USAGE = `Usage: npm run cli -- <command>
@@ -32,11 +35,24 @@ Commands:
   users deactivate <email>
                          Deactivate a user: it can no longer log in, and its sessions and
                          access tokens end at once. The last active admin cannot be deactivated.
+  mail list [--status pending|sent|failed]
+                         The mail outbox, newest first (at most 1000): id, status, kind,
+                         recipient, attempts, created, next attempt or sent time, last error.
+  mail retry <id>|--all-failed
+                         Put one failed message, or every failed one, back in the queue: the
+                         running service sends it within seconds.
   migrate                Bring the database schema up to date and exit (the service also does
                          this at start-up; several instances at once apply each step once).
   secret generate        Print a new random signing secret (256 bits, base64url) for SIGNING_SECRET.
+  key generate <EdDSA|ES256> <file>
+                         Write a new private key for SIGNING_KEY_FILE to <file> (PEM, owner-only,
+                         never overwriting a file) and print its kid. The key itself is never printed.
   serve                  Start the service (the same as npm start).
   help                   Show this text.
+
+Passwords set here follow the service's rules: common or breached passwords (unless
+PASSWORD_LIST_CHECK=off) and passwords containing the e-mail are refused. Users created
+here count as verified: the operator vouches for the address.
 
 The settings (DATABASE_URL, default ${DEFAULT_DATABASE_URL}; the ARGON2_* parameters) are read
 from the environment or a .env file, and checked, exactly as the service does.`;
@@ -62,10 +78,16 @@ async function createUser(args: string[]): Promise<void> {
   if (problem) throw new CliError(`${problem.instancePath.slice(1) || "input"} ${problem.message}`);
 
   const { config } = loadConfig(readEnvironment());
+  checkPolicy(config, password, candidate.email);
   const store = await openStore(config.database);
   try {
     const hashedPassword = await createPasswordHasher(config.argon2).hash(password);
-    const user = await store.create({ email: candidate.email, hashedPassword, isAdmin });
+    const user = await store.create({
+      email: candidate.email,
+      hashedPassword,
+      isAdmin,
+      emailVerifiedAt: new Date().toISOString(),
+    });
     process.stdout.write(`created ${isAdmin ? "admin" : "user"} ${user.email} (id ${user.id})\n`);
   } catch (error) {
     if (error instanceof EmailTaken) throw new CliError(`a user with the e-mail ${candidate.email} already exists`);
@@ -134,6 +156,12 @@ async function importLine(store: UserStore, line: string): Promise<string> {
   }
 }
 
+/** The service's password rules (NIST SP 800-63B): the list check and the e-mail check. */
+function checkPolicy(config: Config, password: string, email: string): void {
+  const problem = createPasswordPolicy({ listCheck: config.passwordListCheck }).problem(password, email);
+  if (problem) throw new CliError(problem);
+}
+
 /** Opens the configured store for one command and always closes it. */
 async function withStore<T>(work: (store: UserStore, config: Config) => Promise<T>): Promise<T> {
   const { config } = loadConfig(readEnvironment());
@@ -175,6 +203,7 @@ async function setPassword(args: string[]): Promise<void> {
   await withStore(async (store, config) => {
     const user = await store.findByEmail(email);
     if (!user) throw new CliError(`no user with the e-mail ${normalizeEmail(email)}`);
+    checkPolicy(config, password, user.email);
     await store.update(
       user.id,
       { hashedPassword: await createPasswordHasher(config.argon2).hash(password) },
@@ -201,6 +230,55 @@ async function deactivate(args: string[]): Promise<void> {
     }
     process.stdout.write(`deactivated ${user.email}; its sessions have ended\n`);
   });
+}
+
+const MAIL_STATUSES: readonly MailStatus[] = ["pending", "sent", "failed"];
+
+async function listMail(args: string[]): Promise<void> {
+  let status: MailStatus | undefined;
+  if (args.length === 2 && args[0] === "--status" && (MAIL_STATUSES as readonly string[]).includes(args[1] ?? "")) {
+    status = args[1] as MailStatus;
+  } else if (args.length > 0) {
+    throw new UsageError("mail list takes only --status pending|sent|failed");
+  }
+  await withStore(async (store) => {
+    process.stdout.write("id\tstatus\tkind\trecipient\tattempts\tcreated_at\tnext_attempt_or_sent_at\tlast_error\n");
+    for (const message of await store.listMail({ limit: 1000, ...(status ? { status } : {}) })) {
+      const when =
+        message.status === "sent" ? message.sentAt : message.status === "pending" ? message.nextAttemptAt : "";
+      process.stdout.write(
+        `${[message.id, message.status, message.kind, message.recipient, message.attempts, message.createdAt, when ?? "", message.lastError ?? ""].join("\t")}\n`,
+      );
+    }
+  });
+}
+
+async function retryMail(args: string[]): Promise<void> {
+  const [target, ...rest] = args;
+  if (target === undefined || rest.length > 0) throw new UsageError("mail retry takes one message id or --all-failed");
+  const all = target === "--all-failed";
+  if (!all && !/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(target)) {
+    throw new UsageError("mail retry takes one message id (a UUID) or --all-failed");
+  }
+  await withStore(async (store) => {
+    const count = await store.retryFailedMail(all ? undefined : target.toLowerCase(), new Date().toISOString());
+    if (!all && count === 0) throw new CliError(`no failed message with the id ${target}`);
+    process.stdout.write(`${count} failed message${count === 1 ? "" : "s"} queued again\n`);
+  });
+}
+
+/** A new signing key straight into an owner-only file: a private key never passes through a terminal. */
+function generateKeyFile(args: string[]): void {
+  const [algorithm, file] = args;
+  if (args.length !== 2 || (algorithm !== "EdDSA" && algorithm !== "ES256"))
+    throw new UsageError("key generate takes an algorithm (EdDSA or ES256) and a file");
+  const pem = generatePrivateKeyPem(algorithm as AsymmetricAlgorithm);
+  try {
+    writeFileSync(file as string, pem, { mode: 0o600, flag: "wx" });
+  } catch (error) {
+    throw new CliError(`cannot write ${file}: ${(error as NodeJS.ErrnoException).code}`);
+  }
+  process.stdout.write(`${parsePrivateKey(algorithm as AsymmetricAlgorithm, pem).kid}\n`);
 }
 
 async function migrate(): Promise<void> {
@@ -279,9 +357,12 @@ async function main(argv: string[]): Promise<number> {
     if (group === "users" && command === "list") await listUsers(args);
     else if (group === "users" && command === "set-password") await setPassword(args);
     else if (group === "users" && command === "deactivate") await deactivate(args);
+    else if (group === "mail" && command === "list") await listMail(args);
+    else if (group === "mail" && command === "retry") await retryMail(args);
     else if (group === "migrate" && command === undefined) await migrate();
     else if (group === "secret" && command === "generate" && args.length === 0)
       process.stdout.write(`${generateSecret()}\n`);
+    else if (group === "key" && command === "generate") generateKeyFile(args);
     else if (group === "serve" && command === undefined) await import("./start.ts");
     else throw new UsageError(`unknown command: ${[group, command, ...args].filter(Boolean).join(" ")}`);
     return 0;

@@ -2,10 +2,20 @@
 // start-up and validated here. A bad value throws ConfigError naming the
 // setting; server.ts prints that one line and exits. Nothing else in the
 // code reads process.env. This module also owns the generated signing-secret
-// file used when SIGNING_SECRET is unset on the embedded SQLite default.
+// file used when SIGNING_SECRET is unset on the embedded SQLite default, and
+// the generated private-key file used when an asymmetric SIGNING_ALGORITHM is
+// chosen without SIGNING_KEY_FILE; both are owner-only.
 import { randomBytes } from "node:crypto";
 import { closeSync, fstatSync, linkSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
+import {
+  type AsymmetricAlgorithm,
+  generatePrivateKeyPem,
+  parsePrivateKey,
+  SIGNING_ALGORITHMS,
+  type SigningAlgorithm,
+} from "./auth/keys.ts";
+import { createPasswordPolicy } from "./auth/password-policy.ts";
 import { ConfigError } from "./errors.ts";
 
 export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
@@ -25,8 +35,23 @@ export interface Config {
   port: number;
   logLevel: LogLevel;
   database: DatabaseLocation;
-  /** HS256 keys: the first signs, every one verifies (rotation). */
+  /** HS256 (the spec's default), or EdDSA / ES256 with private keys. */
+  signingAlgorithm: SigningAlgorithm;
+  /** HS256 keys: the first signs, every one verifies (rotation). Empty under EdDSA and ES256. */
   signingSecrets: string[];
+  /** EdDSA / ES256 private keys as PEM: the first signs, every one verifies and is published. Empty under HS256. */
+  signingKeys: string[];
+  /**
+   * Where the service is reached from outside (absolute http(s) URL, no trailing slash): the tokens'
+   * issuer and the base of every link in a mail. Unset: the listen address.
+   */
+  publicUrl?: string;
+  /** The tokens' iss; unset means PUBLIC_URL, or else the listen address. */
+  tokenIssuer?: string;
+  /** The tokens' aud; unset means the issuer. */
+  tokenAudience?: string;
+  /** Resource servers that may call POST /auth/introspect with HTTP Basic (besides admins). */
+  introspectionClients: IntrospectionClient[];
   /** Clock skew tolerated when checking exp, nbf and iat. */
   clockLeewaySeconds: number;
   argon2: Argon2Params;
@@ -52,6 +77,39 @@ export interface Config {
   signupOpen: boolean;
   /** Created (or promoted) at start-up when no active admin exists. */
   firstAdmin?: { email: string; password: string };
+  mail: MailConfig;
+  accountRecovery: AccountRecoveryConfig;
+  /** NIST SP 800-63B 3.1.1.2: refuse passwords found on the shipped list of common and breached ones. */
+  passwordListCheck: boolean;
+}
+
+/** Where mail goes: a real SMTP server, or .eml files in a folder (the embedded default). */
+export type MailTransportSetting = { kind: "smtp"; url: string } | { kind: "file"; directory: string };
+
+export interface MailConfig {
+  transport: MailTransportSetting;
+  /** The From header of every message. */
+  from: string;
+  /** Deliveries tried before a message is marked failed. */
+  maxAttempts: number;
+  /** The first retry waits this long; each later one twice as long as the one before (capped at an hour). */
+  retryBaseSeconds: number;
+  /** How often the sender looks for due messages (it is also woken at once when this process queues one). */
+  pollIntervalMs: number;
+}
+
+export interface AccountRecoveryConfig {
+  passwordResetTtlSeconds: number;
+  emailVerificationTtlSeconds: number;
+  /** When true, an account whose address is not verified cannot log in, and e-mail changes wait for confirmation. */
+  verificationRequired: boolean;
+  /** Where the links in mails point: the service's own pages by default, or a team's own app. */
+  linkBaseUrl: string;
+}
+
+export interface IntrospectionClient {
+  id: string;
+  secret: string;
 }
 
 export interface Argon2Params {
@@ -71,6 +129,10 @@ export interface RateLimitConfig {
   loginPerAddress: number;
   /** Sign-ups from one address. */
   signupPerAddress: number;
+  /** Password-reset and verification mail requests from one address. */
+  mailRequestsPerAddress: number;
+  /** Password-reset and verification mail requests for one target e-mail. */
+  mailRequestsPerEmail: number;
 }
 
 export interface LoadedConfig {
@@ -88,12 +150,25 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): LoadedConfig 
     timeoutMs: parseInteger(env, "DB_TIMEOUT_MS", 2000, 100, 60_000),
     synchronous: parseSynchronous(setting(env, "SQLITE_SYNCHRONOUS") ?? "normal"),
   });
+  const host = setting(env, "HOST") ?? "127.0.0.1";
+  const port = parsePort(setting(env, "PORT") ?? "8000");
+  const signingAlgorithm = parseSigningAlgorithm(setting(env, "SIGNING_ALGORITHM"));
+  const rawPublicUrl = setting(env, "PUBLIC_URL");
+  const publicUrl = rawPublicUrl === undefined ? undefined : parseBaseUrl("PUBLIC_URL", rawPublicUrl);
+  // Links in mails need a base even when PUBLIC_URL is unset: the listen address, as a person at this
+  // machine would type it.
+  const linkBase = publicUrl ?? defaultPublicUrl(host, port);
   const config: Config = {
-    host: setting(env, "HOST") ?? "127.0.0.1",
-    port: parsePort(setting(env, "PORT") ?? "8000"),
+    host,
+    port,
     logLevel: parseLogLevel(setting(env, "LOG_LEVEL") ?? "info"),
     database,
-    signingSecrets: resolveSigningSecrets(setting(env, "SIGNING_SECRET"), database, notices),
+    signingAlgorithm,
+    ...resolveSigningMaterial(signingAlgorithm, env, database, cwd, notices),
+    ...(publicUrl === undefined ? {} : { publicUrl }),
+    ...optional("tokenIssuer", parsePublicUrl("TOKEN_ISSUER", setting(env, "TOKEN_ISSUER")) ?? publicUrl),
+    ...optional("tokenAudience", parseAudience(setting(env, "TOKEN_AUDIENCE"))),
+    introspectionClients: parseIntrospectionClients(setting(env, "INTROSPECTION_CLIENTS")),
     clockLeewaySeconds: parseInteger(env, "CLOCK_LEEWAY_SECONDS", 5, 0, 300),
     argon2: {
       memoryKib: parseInteger(env, "ARGON2_MEMORY_KIB", 19_456, 7_168, 4_194_304),
@@ -107,6 +182,8 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): LoadedConfig 
       loginPerAccount: parseInteger(env, "LOGIN_LIMIT_PER_ACCOUNT", 50, 1, 1_000_000),
       loginPerAddress: parseInteger(env, "LOGIN_LIMIT_PER_ADDRESS", 20, 1, 1_000_000),
       signupPerAddress: parseInteger(env, "SIGNUP_LIMIT_PER_ADDRESS", 10, 1, 1_000_000),
+      mailRequestsPerAddress: parseInteger(env, "MAIL_REQUEST_LIMIT_PER_ADDRESS", 10, 1, 1_000_000),
+      mailRequestsPerEmail: parseInteger(env, "MAIL_REQUEST_LIMIT_PER_EMAIL", 3, 1, 1_000_000),
     },
     trustProxy: parseTrustProxy(setting(env, "TRUST_PROXY") ?? "false"),
     corsOrigins: parseOrigins(setting(env, "CORS_ORIGINS")),
@@ -137,8 +214,36 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): LoadedConfig 
     },
     signupOpen: parseBoolean("SIGNUP_OPEN", setting(env, "SIGNUP_OPEN") ?? "true"),
     firstAdmin: parseFirstAdmin(setting(env, "FIRST_ADMIN_EMAIL"), env.FIRST_ADMIN_PASSWORD),
+    mail: {
+      transport: parseMailUrl(setting(env, "MAIL_URL"), database, cwd),
+      from: parseMailFrom(setting(env, "MAIL_FROM") ?? defaultMailFrom(linkBase)),
+      maxAttempts: parseInteger(env, "MAIL_MAX_ATTEMPTS", 10, 1, 100),
+      retryBaseSeconds: parseInteger(env, "MAIL_RETRY_BASE_SECONDS", 30, 1, 3600),
+      pollIntervalMs: 2000,
+    },
+    accountRecovery: {
+      passwordResetTtlSeconds: parseInteger(env, "PASSWORD_RESET_TTL_SECONDS", 1800, 60, 86_400),
+      emailVerificationTtlSeconds: parseInteger(env, "EMAIL_VERIFICATION_TTL_SECONDS", 86_400, 60, 30 * 86_400),
+      verificationRequired: parseBoolean(
+        "EMAIL_VERIFICATION_REQUIRED",
+        setting(env, "EMAIL_VERIFICATION_REQUIRED") ?? "false",
+      ),
+      linkBaseUrl: parseBaseUrl("ACCOUNT_LINK_BASE_URL", setting(env, "ACCOUNT_LINK_BASE_URL") ?? linkBase),
+    },
+    passwordListCheck: parseBoolean("PASSWORD_LIST_CHECK", setting(env, "PASSWORD_LIST_CHECK") ?? "on"),
   };
+  if (config.firstAdmin) {
+    // The bootstrap admin's password follows the same rules as every other new password.
+    const { email, password } = config.firstAdmin;
+    const problem = createPasswordPolicy({ listCheck: config.passwordListCheck }).problem(password, email);
+    if (problem) throw new ConfigError("FIRST_ADMIN_PASSWORD", problem);
+  }
   return { config, notices };
+}
+
+/** `{ name: value }` when there is a value, `{}` otherwise: optional settings stay absent, not undefined. */
+function optional<K extends string>(name: K, value: string | undefined): { [P in K]?: string } {
+  return (value === undefined ? {} : { [name]: value }) as { [P in K]?: string };
 }
 
 /** An empty value counts as unset, so `PORT=` in a .env file means "default". */
@@ -278,6 +383,66 @@ function parseFirstAdmin(email: string | undefined, password: string | undefined
   return { email, password };
 }
 
+/** Without PUBLIC_URL, links point at the address the service listens on (a wildcard becomes loopback). */
+function defaultPublicUrl(host: string, port: number): string {
+  const name = host === "0.0.0.0" || host === "::" ? "127.0.0.1" : host.includes(":") ? `[${host}]` : host;
+  return `http://${name}:${port || 8000}`;
+}
+
+/** no-reply at the public host name; "localhost" when that is an IP address, which is no mail domain. */
+function defaultMailFrom(publicUrl: string): string {
+  const host = new URL(publicUrl).hostname;
+  return `User service <no-reply@${/^[\d.]+$|^\[/.test(host) ? "localhost" : host}>`;
+}
+
+/** An absolute http(s) URL, kept without a trailing slash so that paths can be appended. */
+function parseBaseUrl(name: string, raw: string): string {
+  let url: URL | undefined;
+  try {
+    url = new URL(raw);
+  } catch {}
+  if (!url || !/^https?:$/.test(url.protocol) || url.search !== "" || url.hash !== "" || url.username !== "") {
+    throw new ConfigError(name, `must be an absolute http:// or https:// URL without query or fragment, got "${raw}"`);
+  }
+  return url.href.replace(/\/+$/, "");
+}
+
+/**
+ * MAIL_URL names the transport: smtp://user:pass@host:port (STARTTLS when offered), smtps://... (TLS from the
+ * start), or file:PATH for .eml files. Unset: file transport into a "mail" folder beside the SQLite file
+ * (or ./data/mail), the convention of Django's file e-mail backend. The raw value is never echoed (it may
+ * carry the SMTP password).
+ */
+function parseMailUrl(raw: string | undefined, database: DatabaseLocation, cwd: string): MailTransportSetting {
+  if (raw === undefined) {
+    const beside =
+      database.kind === "sqlite" && database.path !== ":memory:" ? dirname(database.path) : join(cwd, "data");
+    return { kind: "file", directory: join(beside, "mail") };
+  }
+  if (raw.startsWith("file:")) {
+    const path = raw.slice("file:".length);
+    if (path === "") throw new ConfigError("MAIL_URL", 'file: needs a folder, as in "file:data/mail"');
+    return { kind: "file", directory: resolve(cwd, path) };
+  }
+  let url: URL | undefined;
+  try {
+    url = new URL(raw);
+  } catch {}
+  if (!url || !/^smtps?:$/.test(url.protocol) || url.hostname === "") {
+    throw new ConfigError("MAIL_URL", 'must look like "smtp://user:password@host:587", "smtps://..." or "file:PATH"');
+  }
+  return { kind: "smtp", url: raw };
+}
+
+/** An address, optionally with a display name: "Team <no-reply@example.com>" or "no-reply@example.com". */
+function parseMailFrom(raw: string): string {
+  const address = /<([^<>]+)>\s*$/.exec(raw)?.[1] ?? raw;
+  if (!/^[^\s@<>]+@[^\s@<>]+$/.test(address) || /[\r\n]/.test(raw)) {
+    throw new ConfigError("MAIL_FROM", `must be an e-mail address, optionally as "Name <address>", got "${raw}"`);
+  }
+  return raw;
+}
+
 function parseLogLevel(raw: string): LogLevel {
   const level = raw.toLowerCase();
   if (!(LOG_LEVELS as readonly string[]).includes(level)) {
@@ -326,6 +491,139 @@ export function parseDatabaseUrl(
   throw new ConfigError("DATABASE_URL", 'must look like "sqlite:PATH", "sqlite::memory:" or "postgres://user@host/db"');
 }
 
+function parseSigningAlgorithm(raw: string | undefined): SigningAlgorithm {
+  if (raw === undefined) return "HS256";
+  const algorithm = SIGNING_ALGORITHMS.find((name) => name.toLowerCase() === raw.toLowerCase());
+  if (algorithm === undefined)
+    throw new ConfigError("SIGNING_ALGORITHM", `must be one of ${SIGNING_ALGORITHMS.join(", ")}, got "${raw}"`);
+  return algorithm;
+}
+
+/** An absolute http(s) URL without query, fragment or trailing slash (RFC 8414 section 2 for an issuer). */
+function parsePublicUrl(name: string, raw: string | undefined): string | undefined {
+  if (raw === undefined) return undefined;
+  let url: URL | undefined;
+  try {
+    url = new URL(raw);
+  } catch {}
+  if (!url || !/^https?:$/.test(url.protocol) || url.search !== "" || url.hash !== "" || raw.endsWith("/")) {
+    throw new ConfigError(
+      name,
+      `must be an absolute http(s) URL without query, fragment or trailing slash, got "${raw}"`,
+    );
+  }
+  return raw;
+}
+
+function parseAudience(raw: string | undefined): string | undefined {
+  if (raw === undefined) return undefined;
+  if (!/^[\x21-\x7e]{1,256}$/.test(raw) || raw.includes(","))
+    throw new ConfigError("TOKEN_AUDIENCE", "must be one value of 1 to 256 visible characters without commas");
+  return raw;
+}
+
+/**
+ * `id:secret` pairs separated by commas. The secret is a credential like SIGNING_SECRET, so it has
+ * the same minimum length; the error never echoes it.
+ */
+function parseIntrospectionClients(raw: string | undefined): IntrospectionClient[] {
+  if (raw === undefined) return [];
+  const clients = raw.split(",").map((entry, i) => {
+    const colon = entry.indexOf(":");
+    const id = entry.slice(0, colon).trim();
+    const secret = entry.slice(colon + 1).trim();
+    if (colon < 0 || !/^[\w.-]{1,64}$/.test(id))
+      throw new ConfigError(
+        "INTROSPECTION_CLIENTS",
+        `entry ${i + 1} must be "client-id:secret" with a plain client id`,
+      );
+    if (Buffer.byteLength(secret, "utf8") < MIN_SECRET_BYTES)
+      throw new ConfigError(
+        "INTROSPECTION_CLIENTS",
+        `the secret of "${id}" must be at least ${MIN_SECRET_BYTES} bytes`,
+      );
+    return { id, secret };
+  });
+  if (new Set(clients.map((client) => client.id)).size !== clients.length)
+    throw new ConfigError("INTROSPECTION_CLIENTS", "a client id appears twice");
+  return clients;
+}
+
+/** HS256 takes SIGNING_SECRET; EdDSA and ES256 take SIGNING_KEY_FILE (or a generated key) and refuse a secret. */
+function resolveSigningMaterial(
+  algorithm: SigningAlgorithm,
+  env: Env,
+  database: DatabaseLocation,
+  cwd: string,
+  notices: string[],
+): { signingSecrets: string[]; signingKeys: string[] } {
+  const secret = setting(env, "SIGNING_SECRET");
+  const keyFiles = setting(env, "SIGNING_KEY_FILE");
+  if (algorithm === "HS256") {
+    if (keyFiles !== undefined)
+      throw new ConfigError(
+        "SIGNING_KEY_FILE",
+        "is for SIGNING_ALGORITHM=EdDSA or ES256; HS256 signs with SIGNING_SECRET",
+      );
+    return { signingSecrets: resolveSigningSecrets(secret, database, notices), signingKeys: [] };
+  }
+  if (secret !== undefined)
+    throw new ConfigError("SIGNING_SECRET", `is for HS256; SIGNING_ALGORITHM=${algorithm} signs with SIGNING_KEY_FILE`);
+  return { signingSecrets: [], signingKeys: resolveSigningKeys(algorithm, keyFiles, database, cwd, notices) };
+}
+
+/**
+ * SIGNING_KEY_FILE names one PEM private key file, or several separated by commas for rotation: the
+ * first signs, the others still verify and stay published until they are removed. Unset with an
+ * SQLite file: a key is generated beside the database, owner-only, and kept across restarts.
+ */
+function resolveSigningKeys(
+  algorithm: AsymmetricAlgorithm,
+  raw: string | undefined,
+  database: DatabaseLocation,
+  cwd: string,
+  notices: string[],
+): string[] {
+  if (raw !== undefined) {
+    return raw.split(",").map((entry) => {
+      const file = resolve(cwd, entry.trim());
+      let pem: string;
+      try {
+        pem = readFileSync(file, "utf8");
+      } catch (error) {
+        throw new ConfigError("SIGNING_KEY_FILE", `cannot read ${file}: ${(error as NodeJS.ErrnoException).code}`);
+      }
+      return checkPrivateKey(algorithm, pem, file);
+    });
+  }
+  if (database.kind === "postgres") {
+    throw new ConfigError("SIGNING_KEY_FILE", "is required with PostgreSQL: every instance must share one key");
+  }
+  if (database.path === ":memory:") {
+    notices.push(
+      `SIGNING_KEY_FILE is unset and the database is in memory: using a random ${algorithm} key for this process only`,
+    );
+    return [generatePrivateKeyPem(algorithm)];
+  }
+  const file = join(dirname(database.path), `signing-key-${algorithm.toLowerCase()}.pem`);
+  const created = ensureOwnerOnlyFile(file, generatePrivateKeyPem(algorithm), "SIGNING_KEY_FILE");
+  notices.push(
+    created
+      ? `SIGNING_KEY_FILE is unset: generated a new ${algorithm} key in ${file} (owner-only permissions)`
+      : `SIGNING_KEY_FILE is unset: using the ${algorithm} key kept in ${file}`,
+  );
+  return [checkPrivateKey(algorithm, readOwnerOnlyFile(file, "SIGNING_KEY_FILE"), file)];
+}
+
+function checkPrivateKey(algorithm: AsymmetricAlgorithm, pem: string, file: string): string {
+  try {
+    parsePrivateKey(algorithm, pem);
+  } catch (error) {
+    throw new ConfigError("SIGNING_KEY_FILE", `${file} ${(error as Error).message}`);
+  }
+  return pem;
+}
+
 /**
  * SIGNING_SECRET holds one secret, or several separated by commas for rotation: the first signs new
  * tokens, the others still verify until they are removed. Generated secrets are base64url, so they
@@ -346,13 +644,13 @@ function resolveSigningSecrets(raw: string | undefined, database: DatabaseLocati
     return [generateSecret()];
   }
   const file = join(dirname(database.path), SECRET_FILE_NAME);
-  const created = ensureSecretFile(file);
+  const created = ensureOwnerOnlyFile(file, `${generateSecret()}\n`, "SIGNING_SECRET");
   notices.push(
     created
       ? `SIGNING_SECRET is unset: generated a new signing secret in ${file} (owner-only permissions)`
       : `SIGNING_SECRET is unset: using the signing secret kept in ${file}`,
   );
-  return [readSecretFile(file)];
+  return [checkSecretLength(readOwnerOnlyFile(file, "SIGNING_SECRET").trim(), `the secret in ${file}`)];
 }
 
 function checkSecretLength(secret: string, where: string): string {
@@ -368,35 +666,32 @@ export function generateSecret(): string {
 }
 
 /**
- * Creates the secret file if missing. The secret is written to a private temp
- * file first and then hard-linked into place, so two first starts racing each
- * other agree on one complete secret (link fails with EEXIST for the loser).
+ * Creates a secret file (signing secret or private key) if missing. The content is written to a
+ * private temp file first and then hard-linked into place, so two first starts racing each other
+ * agree on one complete secret (link fails with EEXIST for the loser).
  */
-function ensureSecretFile(file: string): boolean {
+function ensureOwnerOnlyFile(file: string, content: string, name: string): boolean {
   const temp = `${file}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
   try {
     mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
-    writeFileSync(temp, `${generateSecret()}\n`, { mode: 0o600, flag: "wx" });
+    writeFileSync(temp, content, { mode: 0o600, flag: "wx" });
     linkSync(temp, file);
     return true;
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "EEXIST") return false;
-    throw new ConfigError("SIGNING_SECRET", `cannot create the secret file ${file}: ${(error as Error).message}`);
+    throw new ConfigError(name, `cannot create the secret file ${file}: ${(error as Error).message}`);
   } finally {
     rmSync(temp, { force: true });
   }
 }
 
-function readSecretFile(file: string): string {
+function readOwnerOnlyFile(file: string, name: string): string {
   const fd = openSync(file, "r");
   try {
     if ((fstatSync(fd).mode & 0o077) !== 0) {
-      throw new ConfigError(
-        "SIGNING_SECRET",
-        `the secret file ${file} is readable by other users; run chmod 600 on it`,
-      );
+      throw new ConfigError(name, `the secret file ${file} is readable by other users; run chmod 600 on it`);
     }
-    return checkSecretLength(readFileSync(fd, "utf8").trim(), `the secret in ${file}`);
+    return readFileSync(fd, "utf8");
   } finally {
     closeSync(fd);
   }

@@ -9,6 +9,8 @@ import type { FastifyInstance } from "fastify";
 
 export const SECURITY_SCHEME = "OAuth2PasswordBearer";
 export const BEARER_SECURITY = [{ [SECURITY_SCHEME]: [] as string[] }];
+/** HTTP Basic for the resource servers that may call POST /auth/introspect. */
+export const INTROSPECTION_SCHEME = "IntrospectionClient";
 /** Open routes say so explicitly (an empty requirement): no padlock, and linters see it was meant. */
 export const NO_SECURITY: Record<string, string[]>[] = [];
 
@@ -58,9 +60,18 @@ export async function registerDocs(app: FastifyInstance): Promise<void> {
       },
       servers: [{ url: "/", description: "This service (the same origin as these docs)" }],
       tags: [
-        { name: "auth", description: "Tokens: the OAuth 2.0 password grant." },
+        {
+          name: "auth",
+          description:
+            "Tokens: the OAuth 2.0 password and refresh grants, revocation, introspection, and the metadata other " +
+            "services verify tokens with.",
+        },
         { name: "me", description: "The caller's own record." },
         { name: "users", description: "Users of the service." },
+        {
+          name: "account",
+          description: "Account recovery by e-mail: password reset and address verification links.",
+        },
         { name: "health", description: "Liveness and readiness probes." },
       ],
       components: {
@@ -69,6 +80,11 @@ export async function registerDocs(app: FastifyInstance): Promise<void> {
             type: "oauth2",
             description: "Bearer access token from the password grant at /auth/token.",
             flows: { password: { tokenUrl: "/auth/token", scopes: {} } },
+          },
+          [INTROSPECTION_SCHEME]: {
+            type: "http",
+            scheme: "basic",
+            description: "A resource server's client id and secret from INTROSPECTION_CLIENTS (introspection only).",
           },
         },
       },

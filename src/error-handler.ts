@@ -4,29 +4,42 @@
 // their safe messages, and anything else as a logged 500 whose detail is
 // generic: no stack trace or internal message reaches a client.
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
-import { HttpError, INTERNAL_ERROR, StoreUnavailable } from "./errors.ts";
+import { type Headers, HttpError, INTERNAL_ERROR, StoreUnavailable } from "./errors.ts";
 
 type ValidationIssue = NonNullable<FastifyError["validation"]>[number];
 
-export function handleError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+export interface ErrorAnswer {
+  status: number;
+  detail: string;
+  headers: Headers;
+}
+
+/** What a client is told about an error: status, a safe detail, and headers. Logs what it hides. */
+export function describeError(error: FastifyError, request: FastifyRequest): ErrorAnswer {
   if (error instanceof StoreUnavailable) {
     // The operator's first clue in an outage: what the driver said (never a password: drivers do not
     // put the connection URL in their messages), once per failed request.
     const reason = error.cause instanceof Error ? error.cause.message : "unknown";
     request.log.warn({ reason }, "database or Redis unavailable; answered 503");
   }
-  if (error instanceof HttpError) {
-    reply.code(error.status).headers(error.headers).send({ detail: error.detail });
-  } else if (error.validation) {
-    reply.code(422).send({ detail: describeValidation(error.validationContext ?? "request", error.validation) });
-  } else if (error.code === "FST_ERR_CTP_INVALID_JSON_BODY" || error instanceof SyntaxError) {
-    reply.code(400).send({ detail: "The request body is not valid JSON" });
-  } else if (typeof error.statusCode === "number" && error.statusCode >= 400 && error.statusCode < 500) {
-    reply.code(error.statusCode).send({ detail: error.message });
-  } else {
-    request.log.error({ err: error }, "request failed");
-    reply.code(500).send({ detail: INTERNAL_ERROR });
-  }
+  if (error instanceof HttpError) return { status: error.status, detail: error.detail, headers: error.headers };
+  if (error.validation)
+    return {
+      status: 422,
+      detail: describeValidation(error.validationContext ?? "request", error.validation),
+      headers: {},
+    };
+  if (error.code === "FST_ERR_CTP_INVALID_JSON_BODY" || error instanceof SyntaxError)
+    return { status: 400, detail: "The request body is not valid JSON", headers: {} };
+  if (typeof error.statusCode === "number" && error.statusCode >= 400 && error.statusCode < 500)
+    return { status: error.statusCode, detail: error.message, headers: {} };
+  request.log.error({ err: error }, "request failed");
+  return { status: 500, detail: INTERNAL_ERROR, headers: {} };
+}
+
+export function handleError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  const { status, detail, headers } = describeError(error, request);
+  reply.code(status).headers(headers).send({ detail });
 }
 
 export function handleNotFound(_request: FastifyRequest, reply: FastifyReply): void {

@@ -2,7 +2,7 @@
 // served on that port only (see server.ts), never on the public API port.
 // Request counts and latency by route and status, login outcomes, rate-limit
 // refusals and store failures are all read off responses in one onResponse
-// hook; hash durations come from a wrapper around the password hasher;
+// hook; mail deliveries are counted by the outbox sender; hash durations come from a wrapper around the password hasher;
 // process metrics from prom-client's defaults.
 import { Counter, collectDefaultMetrics, Histogram, Registry } from "prom-client";
 import type { PasswordHasher } from "./auth/passwords.ts";
@@ -15,6 +15,8 @@ export interface Metrics {
   observeConnectionError(status: number): void;
   /** The same hasher, timing every hash and verify. */
   instrumentHasher(hasher: PasswordHasher): PasswordHasher;
+  /** Counts one delivery attempt of the mail outbox by kind and result (sent, retry, failed). */
+  observeMail(kind: string, result: string): void;
 }
 
 export function createMetrics(): Metrics {
@@ -59,6 +61,12 @@ export function createMetrics(): Metrics {
     registers: [registry],
   });
 
+  const mail = new Counter({
+    name: "mail_messages_total",
+    help: "Outbox deliveries by kind (password_reset, email_verification, email_changed) and result: sent, retry (failed, will be tried again), failed (gave up).",
+    labelNames: ["kind", "result"] as const,
+    registers: [registry],
+  });
   const connectionErrors = new Counter({
     name: "http_connection_errors_total",
     help: "Connections answered and closed before reaching a route, by status: 408 request not received within HEADERS_TIMEOUT_MS or REQUEST_TIMEOUT_MS, 431 headers too large, 400 not HTTP.",
@@ -90,6 +98,9 @@ export function createMetrics(): Metrics {
         else if (status === 401) logins.inc({ outcome: "failure" });
         else if (status === 429) logins.inc({ outcome: "rate_limited" });
       }
+    },
+    observeMail(kind, result) {
+      mail.inc({ kind, result });
     },
     observeConnectionError(status) {
       connectionErrors.inc({ status: String(status) });

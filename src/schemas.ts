@@ -4,6 +4,7 @@
 // (a second guard that a password hash never leaves the service).
 import { type Static, Type } from "typebox";
 import { ACCESS_TOKEN_LIFETIME_SECONDS } from "./auth/tokens.ts";
+import { OAUTH_ERROR_CODES, type OAuthErrorCode } from "./oauth-errors.ts";
 
 /** RFC 5321 caps a forward path at 256 octets, so an address is at most 254 characters. */
 export const EMAIL_MAX_LENGTH = 254;
@@ -59,6 +60,8 @@ export const UserOut = Type.Object(
     is_admin: IsAdmin,
     created_at: Timestamp,
     updated_at: Timestamp,
+    email_verified: Type.Boolean({ description: "Whether the owner of `email` proved it by opening a link." }),
+    email_verified_at: Type.Union([Timestamp, Type.Null()], { description: "When the address was verified." }),
   },
   { $id: "UserOut", description: "A user as the API returns it. Never carries the password hash." },
 );
@@ -174,27 +177,51 @@ export type UserPage = Static<typeof UserPage>;
 
 export const UserIdParams = Type.Object({ id: UserId });
 
+/**
+ * What each grant requires, as the server enforces it: the password grant (also when grant_type is
+ * left out) needs username and password; the refresh grant needs refresh_token; any other
+ * grant_type is answered 400 unsupported_grant_type by the handler. Empty fields count as missing.
+ */
+const GRANT_REQUIREMENTS = {
+  if: { properties: { grant_type: { const: "refresh_token" } }, required: ["grant_type"] },
+  // biome-ignore lint/suspicious/noThenProperty: JSON Schema's if/then/else keywords, not a thenable.
+  then: { required: ["refresh_token"] },
+  else: {
+    if: { properties: { grant_type: { const: "password" } } },
+    // biome-ignore lint/suspicious/noThenProperty: JSON Schema's if/then/else keywords, not a thenable.
+    then: { required: ["username", "password"] },
+  },
+};
+
 export const TokenForm = Type.Object(
   {
     grant_type: Type.Optional(
-      Type.String({ description: "`password` (the default) or `refresh_token`.", examples: ["password"] }),
+      Type.String({
+        description:
+          "`password` (the default when left out) or `refresh_token`. Any other value is answered 400 " +
+          "`unsupported_grant_type`.",
+        examples: ["password", "refresh_token"],
+      }),
     ),
     username: Type.Optional(
       Type.String({
         maxLength: 320,
-        description: "Password grant: the user's e-mail (OAuth 2.0 calls the field username).",
+        description: "Password grant, required: the user's e-mail (OAuth 2.0 calls the field username).",
         examples: ["ada@example.com"],
       }),
     ),
     password: Type.Optional(
       Type.String({
         maxLength: PASSWORD_MAX_LENGTH,
-        description: "Password grant: the password.",
+        description: "Password grant, required: the password.",
         examples: ["correct horse battery staple"],
       }),
     ),
     refresh_token: Type.Optional(
-      Type.String({ maxLength: 512, description: "Refresh grant (RFC 6749 section 6): the refresh token to spend." }),
+      Type.String({
+        maxLength: 512,
+        description: "Refresh grant (RFC 6749 section 6), required: the refresh token to spend.",
+      }),
     ),
     scope: Type.Optional(Type.String({ description: "Accepted and ignored." })),
     client_id: Type.Optional(Type.String({ description: "Accepted and ignored (first-party clients only)." })),
@@ -204,7 +231,9 @@ export const TokenForm = Type.Object(
     $id: "TokenForm",
     description:
       "OAuth 2.0 password grant (RFC 6749 section 4.3.2: `username`, `password`) or refresh grant " +
-      "(section 6: `grant_type=refresh_token`, `refresh_token`), form-encoded.",
+      "(section 6: `grant_type=refresh_token`, `refresh_token`), form-encoded. An empty field counts as missing; " +
+      "a repeated field is refused (400).",
+    ...GRANT_REQUIREMENTS,
   },
 );
 export type TokenForm = Static<typeof TokenForm>;
@@ -212,7 +241,9 @@ export type TokenForm = Static<typeof TokenForm>;
 export const TokenOut = Type.Object(
   {
     access_token: Type.String({
-      description: "A JSON Web Token signed with HS256; `sub` is the e-mail, valid 30 minutes.",
+      description:
+        "A JSON Web Token signed with HS256 (or EdDSA / ES256 when configured; see /.well-known/jwks.json), " +
+        "`typ` at+jwt, with `kid`, `iss`, `aud`; `sub` is the e-mail, valid 30 minutes.",
     }),
     token_type: Type.Literal("bearer"),
     expires_in: Type.Integer({
@@ -247,6 +278,64 @@ export const RevokeForm = Type.Object(
   { $id: "RevokeForm", description: "RFC 7009 token revocation, form-encoded." },
 );
 export type RevokeForm = Static<typeof RevokeForm>;
+
+export const RevokeOut = Type.Object(
+  {},
+  {
+    $id: "Revoked",
+    additionalProperties: false,
+    description: "Revoked, or nothing to revoke: an empty JSON object (RFC 7009 section 2.2).",
+    examples: [{}],
+  },
+);
+
+export const IntrospectForm = Type.Object(
+  {
+    token: Type.String({ maxLength: 4096, description: "The token to check: an access token." }),
+    token_type_hint: Type.Optional(
+      Type.String({ description: "`access_token` or `refresh_token`; accepted and not needed." }),
+    ),
+  },
+  { $id: "IntrospectForm", description: "RFC 7662 token introspection, form-encoded." },
+);
+export type IntrospectForm = Static<typeof IntrospectForm>;
+
+export const IntrospectionOut = Type.Object(
+  {
+    active: Type.Boolean({ description: "True only for an access token that would open a protected route now." }),
+    token_type: Type.Optional(Type.Literal("Bearer")),
+    sub: Type.Optional(Type.String({ description: "The user's e-mail, as in the token." })),
+    username: Type.Optional(Type.String({ description: "The user's e-mail." })),
+    user_id: Type.Optional(Type.String({ format: "uuid", description: "The user's id." })),
+    iss: Type.Optional(Type.String()),
+    aud: Type.Optional(Type.String()),
+    iat: Type.Optional(Type.Integer()),
+    exp: Type.Optional(Type.Integer()),
+    sid: Type.Optional(Type.String({ description: "The session the token was issued in." })),
+  },
+  {
+    $id: "Introspection",
+    description:
+      'RFC 7662 section 2.2. `{"active": false}` alone for anything not valid now: unknown, forged or expired, ' +
+      "of a deleted or deactivated user, from before a password change, or of an ended session.",
+    examples: [
+      {
+        active: true,
+        token_type: "Bearer",
+        sub: "ada@example.com",
+        username: "ada@example.com",
+        user_id: "0190e0c4-7d2a-7b3c-9f41-3a2b1c0d9e8f",
+        iss: "https://auth.example.com",
+        aud: "https://auth.example.com",
+        iat: 1795000000,
+        exp: 1795001800,
+        sid: "0190e0c4-8a11-7c3d-8e52-4b3c2d1e0f9a",
+      },
+      { active: false },
+    ],
+  },
+);
+export type IntrospectionOut = Static<typeof IntrospectionOut>;
 
 export const SessionOut = Type.Object(
   {
@@ -284,6 +373,64 @@ export const SessionList = Type.Object(
   { $id: "SessionList", description: "One page of your live sessions, newest first." },
 );
 export const SessionIdParams = Type.Object({ id: Type.String({ format: "uuid" }) });
+
+/** Link tokens are 43 characters (256 bits, base64url); a little room, and nothing that could be a novel. */
+const LinkToken = Type.String({
+  minLength: 1,
+  maxLength: 128,
+  description: "The token from the link's fragment (`#token=...`). Sent in the body, never in a URL.",
+  examples: ["q3J8mB0c6kqvTQ9f2wS1yX4rA7nL5hD0eZ8uP2iG6oK"],
+});
+
+export const EmailRequest = Type.Object(
+  { email: Email() },
+  {
+    $id: "EmailRequest",
+    additionalProperties: false,
+    description: "The e-mail address of the account.",
+    examples: [{ email: "ada@example.com" }],
+  },
+);
+export type EmailRequest = Static<typeof EmailRequest>;
+
+export const PasswordResetConfirm = Type.Object(
+  { token: LinkToken, new_password: Password({ examples: ["a new and longer passphrase"] }) },
+  {
+    $id: "PasswordResetConfirm",
+    additionalProperties: false,
+    description: "The token from the link, and the new password.",
+  },
+);
+export type PasswordResetConfirm = Static<typeof PasswordResetConfirm>;
+
+export const EmailVerificationConfirm = Type.Object(
+  { token: LinkToken },
+  { $id: "EmailVerificationConfirm", additionalProperties: false, description: "The token from the link." },
+);
+export type EmailVerificationConfirm = Static<typeof EmailVerificationConfirm>;
+
+export const Accepted = Type.Object(
+  { message: Type.String({ description: "The same words whether or not the account exists." }) },
+  { $id: "Accepted", description: "The request is taken; a mail follows if there is an account to write to." },
+);
+
+export const EmailVerified = Type.Object(
+  { email: Type.String({ format: "email" }), email_verified_at: Timestamp },
+  { $id: "EmailVerified", description: "The address is verified (and, after a change, is now the account's e-mail)." },
+);
+/** An error response of the OAuth endpoints: the spec's detail and RFC 6749 section 5.2's error code. */
+export function oauthErrorResponse(description: string, example: string, code: OAuthErrorCode) {
+  return Type.Object(
+    {
+      error: Type.Union(
+        OAUTH_ERROR_CODES.map((value) => Type.Literal(value)),
+        { description: "RFC 6749 section 5.2 error code." },
+      ),
+      detail: ErrorBody.properties.detail,
+    },
+    { description, examples: [{ error: code, detail: example }] },
+  );
+}
 
 /** An error response entry for a route schema, with its own description and example. */
 export function errorResponse(description: string, example: string) {

@@ -1,10 +1,11 @@
 // The operator's command line: creating a user with a piped password, and
 // clear failures with non-zero exit codes.
 import assert from "node:assert/strict";
-import { writeFileSync } from "node:fs";
+import { readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import bcrypt from "bcryptjs";
+import { parsePrivateKey } from "../src/auth/keys.ts";
 import { createPasswordHasher } from "../src/auth/passwords.ts";
 import { openSqliteStore } from "../src/store/sqlite.ts";
 import { passwords } from "./helpers.ts";
@@ -97,6 +98,28 @@ describe("npm run cli", () => {
       /^error: no user with the e-mail nobody@example\.com$/,
     ],
     ["serve with an unusable setting", ["serve"], "", 2, /^configuration error: PORT: /],
+    [
+      "a common password",
+      ["users", "create", "d@example.com"],
+      "password123",
+      1,
+      /^error: This password is on a list of common or breached passwords; choose another one$/,
+    ],
+    [
+      "mail list with a bad status",
+      ["mail", "list", "--status", "lost"],
+      "",
+      2,
+      /^error: mail list takes only --status/,
+    ],
+    ["mail retry without an id", ["mail", "retry"], "", 2, /^error: mail retry takes one message id or --all-failed/],
+    [
+      "mail retry of an unknown id",
+      ["mail", "retry", "0190e0c4-7d2a-7b3c-9f41-3a2b1c0d9e8f"],
+      "",
+      1,
+      /^error: no failed message with the id 0190e0c4-7d2a-7b3c-9f41-3a2b1c0d9e8f$/,
+    ],
   ];
   for (const [name, args, input, code, message] of failures) {
     test(`fails with exit code ${code} and one clear line for ${name}`, async (t) => {
@@ -225,6 +248,36 @@ describe("npm run cli", () => {
     assert.equal((await store.findByEmail("root@example.com"))?.isActive, true);
   });
 
+  test("mail list shows the outbox with failed messages visible; mail retry queues them again", async (t) => {
+    const cwd = scratchDir(t);
+    const store = openSqliteStore(join(cwd, "data", "users.db"));
+    const message = { kind: "email_changed" as const, userId: null, payload: "{}", messageDomain: "example.com" };
+    await store.enqueueMail({ ...message, recipient: "gone@example.com" });
+    await store.enqueueMail({ ...message, recipient: "fine@example.com" });
+    const now = new Date().toISOString();
+    const [first, second] = await store.claimMail("test", now, new Date(Date.now() + 60_000).toISOString(), 10);
+    await store.completeMail(first!.id, "test", { status: "failed", error: "EENVELOPE: 550 no such mailbox" });
+    await store.completeMail(second!.id, "test", { status: "sent", at: now });
+    await store.close();
+
+    const failed = await run([CLI, "mail", "list", "--status", "failed"], { cwd });
+    assert.equal(failed.code, 0, failed.stderr);
+    const lines = failed.stdout.trimEnd().split("\n");
+    assert.equal(lines.length, 2);
+    assert.match(
+      lines[1]!,
+      new RegExp(`^${first!.id}\tfailed\temail_changed\tgone@example.com\t1\t.*550 no such mailbox$`),
+    );
+    const all = await run([CLI, "mail", "list"], { cwd });
+    assert.equal(all.stdout.trimEnd().split("\n").length, 3);
+
+    const retried = await run([CLI, "mail", "retry", "--all-failed"], { cwd });
+    assert.equal(retried.code, 0, retried.stderr);
+    assert.equal(retried.stdout, "1 failed message queued again\n");
+    const pending = await run([CLI, "mail", "list", "--status", "pending"], { cwd });
+    assert.match(pending.stdout, /\tpending\temail_changed\tgone@example\.com\t0\t/);
+  });
+
   test("secret generate prints a fresh 256-bit base64url secret each time", async (t) => {
     const cwd = scratchDir(t);
     const first = await run([CLI, "secret", "generate"], { cwd });
@@ -232,6 +285,26 @@ describe("npm run cli", () => {
     assert.equal(first.code, 0);
     assert.match(first.stdout, /^[A-Za-z0-9_-]{43}\n$/);
     assert.notEqual(first.stdout, second.stdout);
+  });
+
+  test("key generate writes an owner-only private key for SIGNING_KEY_FILE, prints its kid, never overwrites", async (t) => {
+    const cwd = scratchDir(t);
+    for (const algorithm of ["EdDSA", "ES256"] as const) {
+      const file = `${algorithm}.pem`;
+      const made = await run([CLI, "key", "generate", algorithm, file], { cwd });
+      assert.equal(made.code, 0, made.stderr);
+      assert.equal(statSync(join(cwd, file)).mode & 0o777, 0o600);
+      const pem = readFileSync(join(cwd, file), "utf8");
+      assert.equal(made.stdout, `${parsePrivateKey(algorithm, pem).kid}\n`);
+      assert.doesNotMatch(made.stdout, /PRIVATE/);
+      const again = await run([CLI, "key", "generate", algorithm, file], { cwd });
+      assert.equal(again.code, 1);
+      assert.match(again.stderr, /^error: cannot write .*: EEXIST/);
+      assert.equal(readFileSync(join(cwd, file), "utf8"), pem, "the existing key is untouched");
+    }
+    const usage = await run([CLI, "key", "generate", "RS256", "x.pem"], { cwd });
+    assert.equal(usage.code, 2);
+    assert.match(usage.stderr, /^error: key generate takes an algorithm \(EdDSA or ES256\) and a file/);
   });
 
   test("serve starts the service, which answers and stops cleanly on SIGTERM", async (t) => {

@@ -5,6 +5,7 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync }
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, test } from "node:test";
+import { generatePrivateKeyPem } from "../src/auth/keys.ts";
 import { loadConfig } from "../src/config.ts";
 import { ConfigError } from "../src/errors.ts";
 
@@ -225,5 +226,190 @@ describe("loadConfig", () => {
   test("treats an empty value as unset", (t) => {
     const cwd = tempDir(t);
     assert.equal(loadConfig({ SIGNING_SECRET: SECRET, PORT: "", HOST: " " }, cwd).config.port, 8000);
+  });
+
+  test("mail and account recovery: defaults beside the database, and every setting read", (t) => {
+    const cwd = tempDir(t);
+    const { config } = loadConfig({ SIGNING_SECRET: SECRET }, cwd);
+    assert.equal(config.publicUrl, undefined, "unset: links are built on the listen address");
+    assert.deepEqual(config.mail.transport, { kind: "file", directory: join(cwd, "data", "mail") });
+    assert.equal(config.mail.from, "User service <no-reply@localhost>");
+    assert.equal(config.accountRecovery.passwordResetTtlSeconds, 1800);
+    assert.equal(config.accountRecovery.verificationRequired, false);
+    assert.equal(config.accountRecovery.linkBaseUrl, "http://127.0.0.1:8000");
+    assert.equal(config.passwordListCheck, true);
+
+    const custom = loadConfig(
+      {
+        SIGNING_SECRET: SECRET,
+        PUBLIC_URL: "https://id.example.com/",
+        MAIL_URL: "smtps://mailer:s3cret@smtp.example.com:465",
+        EMAIL_VERIFICATION_REQUIRED: "true",
+        PASSWORD_RESET_TTL_SECONDS: "900",
+        ACCOUNT_LINK_BASE_URL: "https://app.example.com/account",
+        PASSWORD_LIST_CHECK: "off",
+        MAIL_REQUEST_LIMIT_PER_EMAIL: "5",
+      },
+      cwd,
+    ).config;
+    assert.equal(custom.publicUrl, "https://id.example.com", "no trailing slash");
+    assert.equal(custom.mail.from, "User service <no-reply@id.example.com>");
+    assert.deepEqual(custom.mail.transport, { kind: "smtp", url: "smtps://mailer:s3cret@smtp.example.com:465" });
+    assert.equal(custom.accountRecovery.verificationRequired, true);
+    assert.equal(custom.accountRecovery.passwordResetTtlSeconds, 900);
+    assert.equal(custom.accountRecovery.linkBaseUrl, "https://app.example.com/account");
+    assert.equal(custom.passwordListCheck, false);
+    assert.equal(custom.rateLimit.mailRequestsPerEmail, 5);
+    assert.deepEqual(loadConfig({ SIGNING_SECRET: SECRET, MAIL_URL: "file:outbox" }, cwd).config.mail.transport, {
+      kind: "file",
+      directory: join(cwd, "outbox"),
+    });
+  });
+
+  const invalid: [string, Record<string, string>][] = [
+    ["PUBLIC_URL", { PUBLIC_URL: "id.example.com" }],
+    ["PUBLIC_URL", { PUBLIC_URL: "ftp://id.example.com" }],
+    ["PUBLIC_URL", { PUBLIC_URL: "https://id.example.com/?next=1" }],
+    ["MAIL_URL", { MAIL_URL: "http://smtp.example.com" }],
+    ["MAIL_URL", { MAIL_URL: "smtp://" }],
+    ["MAIL_FROM", { MAIL_FROM: "not an address" }],
+    ["EMAIL_VERIFICATION_REQUIRED", { EMAIL_VERIFICATION_REQUIRED: "sometimes" }],
+    ["PASSWORD_RESET_TTL_SECONDS", { PASSWORD_RESET_TTL_SECONDS: "5" }],
+    ["ACCOUNT_LINK_BASE_URL", { ACCOUNT_LINK_BASE_URL: "/account" }],
+    ["PASSWORD_LIST_CHECK", { PASSWORD_LIST_CHECK: "maybe" }],
+    ["MAIL_MAX_ATTEMPTS", { MAIL_MAX_ATTEMPTS: "0" }],
+    ["FIRST_ADMIN_PASSWORD", { FIRST_ADMIN_EMAIL: "root@example.com", FIRST_ADMIN_PASSWORD: "password123" }],
+  ];
+  for (const [name, env] of invalid) {
+    test(`refuses ${name}=${Object.values(env).at(-1)} with one line naming it`, (t) => {
+      const cwd = tempDir(t);
+      assert.throws(
+        () => loadConfig({ SIGNING_SECRET: SECRET, ...env }, cwd),
+        (error: unknown) => error instanceof ConfigError && error.setting === name,
+      );
+    });
+  }
+
+  test("never echoes a MAIL_URL, which may carry the SMTP password", (t) => {
+    const cwd = tempDir(t);
+    assert.throws(
+      () => loadConfig({ SIGNING_SECRET: SECRET, MAIL_URL: "smtpx://user:hunter2@host" }, cwd),
+      (error: unknown) => error instanceof ConfigError && !error.message.includes("hunter2"),
+    );
+  });
+  test("signs with HS256 by default; SIGNING_ALGORITHM picks EdDSA or ES256, read from SIGNING_KEY_FILE (first signs)", (t) => {
+    const cwd = tempDir(t);
+    assert.equal(loadConfig({ SIGNING_SECRET: SECRET }, cwd).config.signingAlgorithm, "HS256");
+    const [a, b] = [generatePrivateKeyPem("ES256"), generatePrivateKeyPem("ES256")];
+    writeFileSync(join(cwd, "a.pem"), a, { mode: 0o600 });
+    writeFileSync(join(cwd, "b.pem"), b, { mode: 0o600 });
+    const { config } = loadConfig({ SIGNING_ALGORITHM: "es256", SIGNING_KEY_FILE: "b.pem, a.pem" }, cwd);
+    assert.equal(config.signingAlgorithm, "ES256");
+    assert.deepEqual(config.signingKeys, [b, a]);
+    assert.deepEqual(config.signingSecrets, []);
+  });
+
+  test("generates an owner-only private key beside the database when SIGNING_KEY_FILE is unset, and reuses it", (t) => {
+    const cwd = tempDir(t);
+    const first = loadConfig({ SIGNING_ALGORITHM: "EdDSA" }, cwd);
+    const file = join(cwd, "data", "signing-key-eddsa.pem");
+    assert.equal(statSync(file).mode & 0o777, 0o600);
+    assert.equal(readFileSync(file, "utf8"), first.config.signingKeys[0]);
+    assert.match(first.notices.join("\n"), /generated a new EdDSA key/);
+    assert.doesNotMatch(first.notices.join("\n"), /PRIVATE KEY/);
+    assert.deepEqual(loadConfig({ SIGNING_ALGORITHM: "EdDSA" }, cwd).config.signingKeys, first.config.signingKeys);
+    assert.throws(() => statSync(join(cwd, "data", "signing-secret")), /ENOENT/, "no HS256 secret is made");
+    chmodSync(file, 0o640);
+    assert.throws(
+      () => loadConfig({ SIGNING_ALGORITHM: "EdDSA" }, cwd),
+      /^ConfigError: SIGNING_KEY_FILE: .* readable by other users/,
+    );
+  });
+
+  test("refuses bad signing settings with one line naming the setting and no key material", (t) => {
+    const cwd = tempDir(t);
+    writeFileSync(join(cwd, "ed.pem"), generatePrivateKeyPem("EdDSA"), { mode: 0o600 });
+    writeFileSync(join(cwd, "junk.pem"), "-----BEGIN PRIVATE KEY-----\nnot a key\n-----END PRIVATE KEY-----\n");
+    const cases: [Record<string, string>, RegExp][] = [
+      [{ SIGNING_ALGORITHM: "RS256" }, /^SIGNING_ALGORITHM: must be one of HS256, EdDSA, ES256/],
+      [{ SIGNING_ALGORITHM: "ES256", SIGNING_KEY_FILE: "ed.pem" }, /^SIGNING_KEY_FILE: .*ed\.pem must be a P-256/],
+      [
+        { SIGNING_ALGORITHM: "EdDSA", SIGNING_KEY_FILE: "junk.pem" },
+        /^SIGNING_KEY_FILE: .*junk\.pem is not a PEM private key/,
+      ],
+      [
+        { SIGNING_ALGORITHM: "EdDSA", SIGNING_KEY_FILE: "missing.pem" },
+        /^SIGNING_KEY_FILE: cannot read .*missing\.pem: ENOENT/,
+      ],
+      [
+        { SIGNING_SECRET: SECRET, SIGNING_KEY_FILE: "ed.pem" },
+        /^SIGNING_KEY_FILE: is for SIGNING_ALGORITHM=EdDSA or ES256/,
+      ],
+      [{ SIGNING_ALGORITHM: "EdDSA", SIGNING_SECRET: SECRET }, /^SIGNING_SECRET: is for HS256/],
+      [
+        { SIGNING_ALGORITHM: "EdDSA", DATABASE_URL: "postgres://db/x" },
+        /^SIGNING_KEY_FILE: is required with PostgreSQL/,
+      ],
+    ];
+    for (const [env, message] of cases) {
+      assert.throws(
+        () => loadConfig(env, cwd),
+        (error: unknown) =>
+          error instanceof ConfigError && message.test(error.message) && !error.message.includes("not a key"),
+        JSON.stringify(env),
+      );
+    }
+  });
+
+  test("reads PUBLIC_URL, TOKEN_ISSUER (default PUBLIC_URL), TOKEN_AUDIENCE and INTROSPECTION_CLIENTS", (t) => {
+    const cwd = tempDir(t);
+    const bare = loadConfig({ SIGNING_SECRET: SECRET }, cwd).config;
+    assert.equal(bare.publicUrl, undefined);
+    assert.equal(bare.tokenIssuer, undefined, "the listen address, decided when the server listens");
+    assert.deepEqual(bare.introspectionClients, []);
+    const withUrl = loadConfig({ SIGNING_SECRET: SECRET, PUBLIC_URL: "https://auth.example.com" }, cwd).config;
+    assert.equal(withUrl.publicUrl, "https://auth.example.com");
+    assert.equal(withUrl.tokenIssuer, "https://auth.example.com");
+    const { config } = loadConfig(
+      {
+        SIGNING_SECRET: SECRET,
+        PUBLIC_URL: "https://auth.example.com",
+        TOKEN_ISSUER: "https://issuer.example.com/tenant",
+        TOKEN_AUDIENCE: "orders-api",
+        INTROSPECTION_CLIENTS: `orders:${SECRET}, billing:${"b".repeat(40)}`,
+      },
+      cwd,
+    );
+    assert.equal(config.tokenIssuer, "https://issuer.example.com/tenant");
+    assert.equal(config.tokenAudience, "orders-api");
+    assert.deepEqual(config.introspectionClients, [
+      { id: "orders", secret: SECRET },
+      { id: "billing", secret: "b".repeat(40) },
+    ]);
+  });
+
+  test("refuses bad URLs, audiences and introspection clients, never echoing a client secret", (t) => {
+    const cwd = tempDir(t);
+    const cases: [Record<string, string>, RegExp][] = [
+      [{ PUBLIC_URL: "auth.example.com" }, /^PUBLIC_URL: must be an absolute http/],
+      [{ PUBLIC_URL: "ftp://auth.example.com" }, /^PUBLIC_URL:/],
+      [{ TOKEN_ISSUER: "https://auth.example.com?x=1" }, /^TOKEN_ISSUER:/],
+      [{ TOKEN_AUDIENCE: "a b" }, /^TOKEN_AUDIENCE:/],
+      [{ TOKEN_AUDIENCE: "a,b" }, /^TOKEN_AUDIENCE:/],
+      [{ INTROSPECTION_CLIENTS: "no-secret" }, /^INTROSPECTION_CLIENTS: entry 1/],
+      [
+        { INTROSPECTION_CLIENTS: "orders:hunter2" },
+        /^INTROSPECTION_CLIENTS: the secret of "orders" must be at least 32 bytes/,
+      ],
+      [{ INTROSPECTION_CLIENTS: `a:${SECRET},a:${SECRET}` }, /^INTROSPECTION_CLIENTS: a client id appears twice/],
+    ];
+    for (const [env, message] of cases) {
+      assert.throws(
+        () => loadConfig({ SIGNING_SECRET: SECRET, ...env }, cwd),
+        (error: unknown) =>
+          error instanceof ConfigError && message.test(error.message) && !error.message.includes("hunter2"),
+        JSON.stringify(env),
+      );
+    }
   });
 });

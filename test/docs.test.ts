@@ -30,6 +30,34 @@ describe("OpenAPI document and docs page", () => {
     assert.ok(doc.paths["/auth/revoke"].post.requestBody.content["application/x-www-form-urlencoded"]);
   });
 
+  test("marks the token form's requirements as the server enforces them", async (t) => {
+    const { app, doc } = await openApi(t);
+    const tokenForm = doc.paths["/auth/token"].post.requestBody.content["application/x-www-form-urlencoded"].schema;
+    const form = tokenForm.$ref ? doc.components.schemas[tokenForm.$ref.split("/").pop()] : tokenForm;
+    // refresh_token when grant_type is refresh_token; username and password when it is password or left out.
+    // (The OpenAPI generator writes JSON Schema's const as a one-value enum.)
+    assert.deepEqual(form.if, { properties: { grant_type: { enum: ["refresh_token"] } }, required: ["grant_type"] });
+    assert.deepEqual(form.else.if, { properties: { grant_type: { enum: ["password"] } } });
+    assert.deepEqual(form.then, { required: ["refresh_token"] });
+    assert.deepEqual(form.else.then, { required: ["username", "password"] });
+    assert.equal(form.required, undefined, "no field is required whatever the grant");
+    // ...and the server agrees, field by field.
+    const post = (fields: Record<string, string>) =>
+      app.inject({
+        method: "POST",
+        url: "/auth/token",
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+        payload: new URLSearchParams(fields).toString(),
+      });
+    assert.equal((await post({ password: "x" })).json().detail, "body.username: field required");
+    assert.equal(
+      (await post({ grant_type: "password", username: "a" })).json().detail,
+      "body.password: field required",
+    );
+    assert.equal((await post({ grant_type: "refresh_token" })).json().detail, "body.refresh_token: field required");
+    assert.equal((await post({ grant_type: "client_credentials" })).statusCode, 400, "other grants: 400, not 422");
+  });
+
   test("declares an OAuth2 password-flow scheme whose tokenUrl is /auth/token", async (t) => {
     const { doc } = await openApi(t);
     assert.deepEqual(doc.components.securitySchemes.OAuth2PasswordBearer.flows, {
@@ -48,29 +76,34 @@ describe("OpenAPI document and docs page", () => {
   test("describes every route with a summary, its request schema, and every response including errors", async (t) => {
     const { doc } = await openApi(t);
     const expected: Record<string, string[]> = {
-      "post /auth/token": ["200", "400", "401", "415", "422", "429"],
-      "post /auth/revoke": ["200", "415", "422"],
-      "get /me": ["200", "401"],
-      "get /me/sessions": ["200", "401", "422"],
-      "delete /me/sessions/{id}": ["204", "401", "404", "422"],
-      "patch /me": ["200", "401", "409", "415", "422"],
-      "delete /me": ["204", "401", "409"],
-      "put /me/password": ["204", "400", "401", "415", "422"],
-      "post /users": ["201", "401", "403", "409", "415", "422", "429"],
-      "get /users": ["200", "401", "403", "422"],
-      "get /users/{id}": ["200", "401", "403", "404", "422"],
-      "put /users/{id}": ["200", "401", "403", "404", "409", "415", "422"],
-      "patch /users/{id}": ["200", "401", "403", "404", "409", "415", "422"],
-      "delete /users/{id}": ["204", "401", "403", "404", "409", "422"],
+      "post /auth/token": ["200", "400", "401", "403", "413", "415", "422", "429", "503"],
+      "post /auth/password-reset-requests": ["202", "400", "413", "415", "422", "429", "503"],
+      "post /auth/password-resets": ["204", "400", "413", "415", "422", "503"],
+      "post /auth/email-verification-requests": ["202", "400", "413", "415", "422", "429", "503"],
+      "post /auth/email-verifications": ["200", "400", "409", "413", "415", "422", "503"],
+      "post /auth/revoke": ["200", "400", "413", "415", "422", "503"],
+      "post /auth/introspect": ["200", "400", "401", "403", "413", "415", "422", "503"],
+      "get /me": ["200", "401", "503"],
+      "get /me/sessions": ["200", "401", "422", "503"],
+      "delete /me/sessions/{id}": ["204", "400", "401", "404", "413", "415", "422", "503"],
+      "patch /me": ["200", "400", "401", "409", "413", "415", "422", "503"],
+      "delete /me": ["204", "400", "401", "409", "413", "415", "503"],
+      "put /me/password": ["204", "400", "401", "413", "415", "422", "503"],
+      "post /users": ["201", "400", "401", "403", "409", "413", "415", "422", "429", "503"],
+      "get /users": ["200", "401", "403", "422", "503"],
+      "get /users/{id}": ["200", "401", "403", "404", "422", "503"],
+      "put /users/{id}": ["200", "400", "401", "403", "404", "409", "413", "415", "422", "503"],
+      "patch /users/{id}": ["200", "400", "401", "403", "404", "409", "413", "415", "422", "503"],
+      "delete /users/{id}": ["204", "400", "401", "403", "404", "409", "413", "415", "422", "503"],
+      "get /.well-known/jwks.json": ["200", "304"],
+      "get /.well-known/oauth-authorization-server": ["200"],
     };
     for (const [key, statuses] of Object.entries(expected)) {
       const [method, path] = key.split(" ") as [string, string];
       const operation = doc.paths[path][method] as Operation;
       assert.ok(operation.summary && operation.description, `${key} has a summary and a description`);
       assert.deepEqual(Object.keys(operation.responses).sort(), statuses, key);
-      for (const status of statuses.filter(
-        (code) => code !== "204" && !(key === "post /auth/revoke" && code === "200"),
-      ))
+      for (const status of statuses.filter((code) => code !== "204" && code !== "304"))
         assert.ok(operation.responses[status]?.content?.["application/json"], `${key} ${status} has a schema`);
     }
     assert.ok(doc.paths["/auth/token"].post.requestBody.content["application/x-www-form-urlencoded"]);

@@ -15,6 +15,9 @@ import { openSqliteStore } from "../src/store/sqlite.ts";
 import type { UserRecord, UserStore } from "../src/store/store.ts";
 
 export const TEST_SECRET = "test-signing-secret-of-at-least-32-bytes!";
+/** The iss and aud of test apps' tokens (an app built without them would use its listen address). */
+export const TEST_ISSUER = "https://auth.test.example";
+export const TEST_AUDIENCE = "https://api.test.example";
 /** The service's hasher with its default (OWASP) parameters. */
 export const passwords = createPasswordHasher();
 
@@ -24,7 +27,12 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     port: 0,
     logLevel: "silent",
     database: { kind: "sqlite", path: ":memory:", synchronous: "normal" },
+    signingAlgorithm: "HS256",
     signingSecrets: [TEST_SECRET],
+    signingKeys: [],
+    tokenIssuer: TEST_ISSUER,
+    tokenAudience: TEST_AUDIENCE,
+    introspectionClients: [],
     clockLeewaySeconds: 0,
     argon2: { memoryKib: 19_456, timeCost: 2, parallelism: 1 },
     rateLimit: {
@@ -34,6 +42,8 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
       loginPerAccount: 50,
       loginPerAddress: 20,
       signupPerAddress: 10,
+      mailRequestsPerAddress: 10,
+      mailRequestsPerEmail: 3,
     },
     trustProxy: false,
     corsOrigins: [],
@@ -50,6 +60,21 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     userCache: { ttlMs: 5000, maxEntries: 10_000 },
     sessions: { idleSeconds: 14 * 86_400, absoluteSeconds: 30 * 86_400, reuseGraceSeconds: 10, maxPerUser: 50 },
     signupOpen: true,
+    // Tests that read mail give their own transport (a real SMTP server they start); the rest write nowhere.
+    mail: {
+      transport: { kind: "smtp", url: "smtp://127.0.0.1:9" },
+      from: "User service <no-reply@service.test>",
+      maxAttempts: 3,
+      retryBaseSeconds: 1,
+      pollIntervalMs: 1000,
+    },
+    accountRecovery: {
+      passwordResetTtlSeconds: 1800,
+      emailVerificationTtlSeconds: 86_400,
+      verificationRequired: false,
+      linkBaseUrl: "http://service.test",
+    },
+    passwordListCheck: true,
     ...overrides,
   };
 }
@@ -140,13 +165,16 @@ export function base64url(value: string | Buffer | object): string {
 
 const HMAC_BY_ALG: Record<string, string> = { HS256: "sha256", HS384: "sha384", HS512: "sha512" };
 
-/** Builds a JWT by hand: any header, any payload, any HMAC algorithm or none. */
+/**
+ * Builds a JWT by hand: any header, any payload, any HMAC algorithm or none. The test apps' iss and
+ * aud are filled in unless the payload names its own (or sets them to undefined to leave them out).
+ */
 export function mintToken(
   payload: object,
   { secret = TEST_SECRET, header = {} }: { secret?: string; header?: Record<string, unknown> } = {},
 ): string {
   const fullHeader = { alg: "HS256", typ: "at+jwt", kid: keyId(secret), ...header };
-  const signingInput = `${base64url(fullHeader)}.${base64url(payload)}`;
+  const signingInput = `${base64url(fullHeader)}.${base64url({ iss: TEST_ISSUER, aud: TEST_AUDIENCE, ...payload })}`;
   const hmac = HMAC_BY_ALG[String(fullHeader.alg)];
   const signature = hmac ? createHmac(hmac, secret).update(signingInput).digest("base64url") : "";
   return `${signingInput}.${signature}`;

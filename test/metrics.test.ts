@@ -6,6 +6,7 @@ import { describe, test } from "node:test";
 import { buildApp } from "../src/app.ts";
 import { createMetrics } from "../src/metrics.ts";
 import { createUser, openTestStore, requestToken, testConfig } from "./helpers.ts";
+import { MailServer } from "./mail-server.ts";
 import { scratchDir, startService } from "./process.ts";
 
 /** Parses Prometheus text into "name{labels}" -> value, checking every sample line's shape. */
@@ -67,5 +68,47 @@ describe("metrics", () => {
     assert.ok(parse(await metrics.text()).has("process_cpu_user_seconds_total"));
     assert.equal((await fetch(`${service.baseUrl}/metrics`)).status, 404);
     assert.equal(await service.stop(), 0);
+  });
+
+  test("count mail deliveries by kind and result: sent, retry, and failed for good (also in the audit trail)", async (t) => {
+    const smtp = new MailServer();
+    await smtp.start();
+    t.after(() => smtp.stop());
+    const store = await openTestStore(t);
+    const metrics = createMetrics();
+    const base = testConfig();
+    const mail = { ...base.mail, transport: { kind: "smtp" as const, url: smtp.url }, pollIntervalMs: 50 };
+    const app = await buildApp({ config: testConfig({ mail }), store, metrics });
+    t.after(() => app.close());
+    const user = await createUser(store, "ada@example.com", "correct horse battery");
+    const ask = () =>
+      app.inject({ method: "POST", url: "/auth/password-reset-requests", payload: { email: "ada@example.com" } });
+    await ask();
+    await smtp.waitFor(1);
+    while ((await store.listMail({ status: "sent", limit: 1 })).length === 0) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    // Only this metric: process metrics may print values (NaN lag at start) that are no concern here.
+    const sample = async (result: string) =>
+      parse(await metrics.registry.getSingleMetricAsString("mail_messages_total")).get(
+        `mail_messages_total{kind="password_reset",result="${result}"}`,
+      ) ?? 0;
+    assert.equal(await sample("sent"), 1);
+
+    // The server goes away for good: the next message is retried, then marked failed (maxAttempts is 3 in tests).
+    await smtp.stop();
+    await ask();
+    const deadline = Date.now() + 20_000;
+    while ((await store.listMail({ status: "failed", limit: 10 })).length === 0) {
+      assert.ok(Date.now() < deadline, "the message ends in the failed state");
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    assert.equal(await sample("retry"), 2);
+    assert.equal(await sample("failed"), 1);
+    const events = await store.listEvents({ userId: user.id, type: "mail", limit: 10 });
+    assert.deepEqual(
+      events.map((event) => event.outcome),
+      ["password_reset_sent", "password_reset_failed"],
+    );
   });
 });

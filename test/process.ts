@@ -3,6 +3,7 @@
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { once } from "node:events";
 import { mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 
@@ -74,12 +75,17 @@ export async function startService(
   return { child, baseUrl, output: () => output, stop };
 }
 
-/** Runs a command to completion with the given standard input. */
+/** Runs a command (this Node.js unless another is named) to completion with the given standard input. */
 export async function run(
   args: string[],
-  { cwd, env = {}, input = "" }: { cwd: string; env?: Record<string, string>; input?: string },
+  {
+    cwd,
+    env = {},
+    input = "",
+    command = process.execPath,
+  }: { cwd: string; env?: Record<string, string>; input?: string; command?: string },
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, args, { cwd, env: cleanEnv(env) });
+  const child = spawn(command, args, { cwd, env: cleanEnv(env) });
   let stdout = "";
   let stderr = "";
   child.stdout.on("data", (chunk) => {
@@ -91,4 +97,18 @@ export async function run(
   child.stdin.end(input);
   const [code] = await once(child, "exit");
   return { code: code as number | null, stdout, stderr };
+}
+
+/**
+ * A port that is free right now, for a service that must keep its address across restarts (its
+ * default token issuer is its listen address).
+ */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  server.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  const { port } = server.address() as { port: number };
+  server.close();
+  await once(server, "close");
+  return port;
 }

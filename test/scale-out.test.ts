@@ -27,6 +27,8 @@ function instanceEnv(databaseUrl: string, redisUrl: string, prefix: string, extr
     REDIS_URL: redisUrl,
     REDIS_KEY_PREFIX: prefix,
     SIGNING_SECRET: SECRET,
+    // Behind one balancer address: otherwise each instance would name its own port as the tokens' issuer.
+    PUBLIC_URL: "http://balancer.test",
     DB_TIMEOUT_MS: "1000",
     REDIS_TIMEOUT_MS: "500",
     LOG_LEVEL: "info",

@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, test } from "node:test";
-import { run, SERVER, scratchDir, startService } from "./process.ts";
+import { freePort, run, SERVER, scratchDir, startService } from "./process.ts";
 
 const EMAIL = "ada@example.com";
 const PASSWORD = "correct horse battery";
@@ -57,11 +57,13 @@ describe("the service process", () => {
 
   test("keeps the generated secret across restarts, so tokens issued before a restart still work", async (t) => {
     const cwd = scratchDir(t);
-    const first = await startService(cwd);
+    // The same address both times: the tokens' default issuer is the listen address.
+    const port = { PORT: String(await freePort()) };
+    const first = await startService(cwd, port);
     const token = await signUpAndLogin(first.baseUrl);
     assert.equal(await first.stop(), 0);
 
-    const second = await startService(cwd);
+    const second = await startService(cwd, port);
     t.after(() => second.stop());
     assert.match(second.output(), /using the signing secret kept in/);
     assert.equal((await me(second.baseUrl, token)).status, 200);

@@ -40,7 +40,7 @@ async function setup(t: TestContext) {
 
 function assertInvalidGrant(response: Awaited<ReturnType<TestApp["app"]["inject"]>>): void {
   assert.equal(response.statusCode, 401, response.body);
-  assert.deepEqual(response.json(), { detail: INVALID_REFRESH_TOKEN });
+  assert.deepEqual(response.json(), { error: "invalid_grant", detail: INVALID_REFRESH_TOKEN });
   assert.equal(response.headers["www-authenticate"], "Bearer");
 }
 
@@ -131,7 +131,7 @@ describe("refresh tokens", () => {
     assertInvalidGrant(await refresh("not-a-token-we-issued"));
     const missing = await requestToken(app, { grant_type: "refresh_token" });
     assert.equal(missing.statusCode, 422);
-    assert.deepEqual(missing.json(), { detail: "body.refresh_token: field required" });
+    assert.deepEqual(missing.json(), { error: "invalid_request", detail: "body.refresh_token: field required" });
   });
 
   test("stops refreshing for a deactivated or deleted user", async (t) => {
@@ -225,7 +225,7 @@ describe("bounded growth", () => {
 });
 
 describe("revocation and logout", () => {
-  test("POST /auth/revoke with a refresh token ends its session and answers 200 with an empty body", async (t) => {
+  test("POST /auth/revoke with a refresh token ends its session and answers 200 with an empty JSON object", async (t) => {
     const { login, refresh, app } = await setup(t);
     const tokens = await login();
     const response = await app.inject({
@@ -235,7 +235,9 @@ describe("revocation and logout", () => {
       payload: new URLSearchParams({ token: tokens.refresh_token, token_type_hint: "refresh_token" }).toString(),
     });
     assert.equal(response.statusCode, 200);
-    assert.equal(response.body, "");
+    // RFC 7009 defines no body; clients that parse one as JSON get {} (issue 12).
+    assert.equal(response.body, "{}");
+    assert.match(response.headers["content-type"] as string, /^application\/json/);
     assertInvalidGrant(await refresh(tokens.refresh_token));
   });
 

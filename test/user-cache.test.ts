@@ -185,13 +185,15 @@ const SKIP_MESSAGE =
   "cross-instance cache tests need POSTGRES_URL and REDIS_URL (e.g. postgres://postgres@127.0.0.1:5432/test)";
 if ((!POSTGRES_URL || !REDIS_URL) && process.env.CI === "true") throw new Error(`${SKIP_MESSAGE}; CI requires them`);
 
-const ADMIN = { email: "root@example.com", password: "root password 123" };
+const ADMIN = { email: "root@example.com", password: "a long operator passphrase" };
 
 /** Instances A and B on one fresh schema; B may reach PostgreSQL through a fault proxy. */
 async function twoInstances(t: TestContext, { redis, proxyForB }: { redis: boolean; proxyForB?: TcpProxy }) {
   const { withSchema, prefix, admin, schema } = await sharedStores(t, POSTGRES_URL!);
   const env = {
     SIGNING_SECRET: "cache-test-secret-of-at-least-32-bytes!!",
+    // Behind one balancer address: otherwise each instance would name its own port as the tokens' issuer.
+    PUBLIC_URL: "http://balancer.test",
     FIRST_ADMIN_EMAIL: ADMIN.email,
     FIRST_ADMIN_PASSWORD: ADMIN.password,
     ARGON2_MEMORY_KIB: "7168",

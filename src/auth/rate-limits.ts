@@ -15,6 +15,7 @@ import { normalizeEmail } from "../users/email.ts";
 
 export const TOO_MANY_LOGIN_ATTEMPTS = "Too many failed login attempts; try again later";
 export const TOO_MANY_SIGNUPS = "Too many sign-ups from this address; try again later";
+export const TOO_MANY_MAIL_REQUESTS = "Too many requests for e-mails; try again later";
 
 export interface Counter {
   count: number;
@@ -39,6 +40,11 @@ export interface RateLimits {
   recordLoginSuccess(account: string, address: string): Promise<void>;
   /** Counts a sign-up attempt; throws 429 when the address is over its limit. */
   countSignup(address: string): Promise<void>;
+  /**
+   * Counts a request for a reset or verification mail, per client address and per target e-mail
+   * (known or not, so the limit reveals nothing); throws 429 when either is over its limit.
+   */
+  countMailRequest(address: string, email: string): Promise<void>;
 }
 
 /** Counters in this process's memory; expired windows are swept as new ones start. */
@@ -90,6 +96,7 @@ const NO_LIMITS: RateLimits = {
   recordLoginFailure: async () => {},
   recordLoginSuccess: async () => {},
   countSignup: async () => {},
+  countMailRequest: async () => {},
 };
 
 export function createRateLimits(
@@ -131,6 +138,13 @@ export function createRateLimits(
     async countSignup(address) {
       const counter = await counters.increment(`signup:address:${address}`, windowMs);
       if (counter.count > config.signupPerAddress) throw refuse(TOO_MANY_SIGNUPS, counter.resetAt);
+    },
+
+    async countMailRequest(address, email) {
+      const byAddress = await counters.increment(`mail:address:${address}`, windowMs);
+      const byEmail = await counters.increment(`mail:email:${normalizeEmail(email)}`, windowMs);
+      if (byAddress.count > config.mailRequestsPerAddress) throw refuse(TOO_MANY_MAIL_REQUESTS, byAddress.resetAt);
+      if (byEmail.count > config.mailRequestsPerEmail) throw refuse(TOO_MANY_MAIL_REQUESTS, byEmail.resetAt);
     },
   };
 }

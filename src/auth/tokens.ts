@@ -1,25 +1,30 @@
-// Access tokens: the only module that touches the JWT library. Issue and
-// verify are pinned to HS256 (spec, Authentication); verify never trusts the
-// token header's own choice of algorithm (RFC 8725 section 3.1). Tokens carry
-// typ "at+jwt" (RFC 8725 section 3.11) and the kid of the secret that signed
-// them, so secrets can rotate: the first signs, all of them verify. Time
-// comes from an injected clock so tests can move it instead of sleeping.
-// Every token carries its user's credential stamp (store/ids.ts), which the
-// token check compares with the stored one: a credential change ends every
-// token issued before it, exactly, whatever the clocks and however close.
-import { createHash } from "node:crypto";
+// Access tokens: the only module that touches the JWT library. HS256 with a
+// shared secret is the default (spec, Authentication); EdDSA or ES256 with
+// private keys is opt-in (keys.ts). Verify is pinned to the one configured
+// algorithm and never trusts the token header's own choice (RFC 8725 section
+// 3.1). Tokens carry typ "at+jwt" (RFC 8725 section 3.11, RFC 9068) and the
+// kid of the key that signed them, so keys can rotate: the first signs, all
+// of them verify. Every token names its issuer (iss) and audience (aud), and
+// both are checked here. Time comes from an injected clock so tests can move
+// it instead of sleeping.
+// Every token also carries its user's credential stamp (store/ids.ts), which
+// the token check compares with the stored one: a credential change ends
+// every token issued before it, exactly, whatever the clocks and however close.
 import { createSigner, createVerifier } from "fast-jwt";
+import { type KeySet, keySetFromSecrets, secretKeyId } from "./keys.ts";
 
 /** Spec, Limits: access tokens live 30 minutes from issuance. */
 export const ACCESS_TOKEN_LIFETIME_SECONDS = 30 * 60;
 export const ACCESS_TOKEN_TYP = "at+jwt";
-/** Longer tokens are refused before any decoding work; ours are about 250 bytes. */
+/** Longer tokens are refused before any decoding work; ours are about 400 bytes. */
 export const MAX_TOKEN_LENGTH = 4096;
 
 export interface AccessClaims {
   sub: string;
   iat: number;
   exp: number;
+  iss: string;
+  aud: string;
   /** The user's credential stamp when the token was issued. */
   stamp: string;
   /** The session the token was issued in, when there is one. */
@@ -49,34 +54,51 @@ export interface TokenService {
 }
 
 export interface TokenOptions {
-  /** The first signs; every one verifies. Each at least 32 bytes (checked by config). */
-  secrets: readonly string[];
+  /** The keys (the first signs, every one verifies). */
+  keys?: KeySet;
+  /** HS256 secrets, a shorthand for keys: each at least 32 bytes (checked by config). */
+  secrets?: readonly string[];
+  /**
+   * The iss and aud of issued tokens, required on verified ones. Functions, because the default
+   * issuer is the listen address, known only once the server listens.
+   */
+  issuer: () => string;
+  audience: () => string;
   clock?: Clock;
   leewaySeconds?: number;
 }
 
 /** A key id that names a secret without revealing anything usable about it. */
 export function keyId(secret: string): string {
-  return createHash("sha256").update(`kid:${secret}`).digest("base64url").slice(0, 16);
+  return secretKeyId(secret);
 }
 
-export function createTokenService({ secrets, clock = Date.now, leewaySeconds = 0 }: TokenOptions): TokenService {
-  const [signingSecret] = secrets;
-  if (signingSecret === undefined) throw new Error("at least one signing secret is required");
+export function createTokenService({
+  keys,
+  secrets = [],
+  issuer,
+  audience,
+  clock = Date.now,
+  leewaySeconds = 0,
+}: TokenOptions): TokenService {
+  const keySet = keys ?? keySetFromSecrets(secrets);
+  const { algorithm } = keySet;
+  const [current] = keySet.keys;
+  if (current === undefined) throw new Error("at least one signing key is required");
   const sign = createSigner({
-    algorithm: "HS256",
-    key: signingSecret,
-    header: { alg: "HS256", typ: ACCESS_TOKEN_TYP, kid: keyId(signingSecret) },
+    algorithm,
+    key: current.signingKey,
+    header: { alg: algorithm, typ: ACCESS_TOKEN_TYP, kid: current.kid },
   });
-  // One verifier per secret, chosen by kid. Expiry is checked below against the
-  // injected clock; signature, algorithm, typ and crit stay the library's job.
+  // One verifier per key, chosen by kid. Expiry, iss and aud are checked below against the
+  // injected clock and the current settings; signature, algorithm, typ and crit stay the library's job.
   // (Verified tokens are remembered one level up, in verified-tokens.ts.)
   const verifiers = new Map(
-    secrets.map((secret) => [
-      keyId(secret),
+    keySet.keys.map((key) => [
+      key.kid,
       createVerifier({
-        algorithms: ["HS256"],
-        key: secret,
+        algorithms: [algorithm],
+        key: key.verifyingKey,
         checkTyp: ACCESS_TOKEN_TYP,
         ignoreExpiration: true,
         ignoreNotBefore: true,
@@ -87,13 +109,16 @@ export function createTokenService({ secrets, clock = Date.now, leewaySeconds = 
   return {
     issueAccessToken(subject, sessionId) {
       const iat = Math.floor(clock() / 1000);
-      return sign({
+      const claims: Record<string, unknown> = {
+        iss: issuer(),
         sub: subject.email,
+        aud: audience(),
         iat,
         exp: iat + ACCESS_TOKEN_LIFETIME_SECONDS,
         stamp: subject.credentialStamp,
-        ...(sessionId ? { sid: sessionId } : {}),
-      });
+      };
+      if (sessionId) claims.sid = sessionId;
+      return sign(claims);
     },
 
     verifyAccessToken(token) {
@@ -107,7 +132,7 @@ export function createTokenService({ secrets, clock = Date.now, leewaySeconds = 
         throw new InvalidToken((error as { code?: string }).code ?? "undecodable");
       }
       const now = Math.floor(clock() / 1000);
-      const { sub, exp, iat, nbf, stamp } = payload;
+      const { sub, exp, iat, nbf, iss, aud, stamp } = payload;
       if (typeof exp !== "number" || !Number.isFinite(exp)) throw new InvalidToken("exp missing");
       if (exp + leewaySeconds <= now) throw new InvalidToken("expired");
       if (nbf !== undefined && (typeof nbf !== "number" || nbf > now + leewaySeconds))
@@ -116,7 +141,14 @@ export function createTokenService({ secrets, clock = Date.now, leewaySeconds = 
       if (iat > now + leewaySeconds) throw new InvalidToken("issued in the future");
       if (typeof sub !== "string" || sub === "") throw new InvalidToken("sub missing");
       if (typeof stamp !== "string") throw new InvalidToken("credential stamp missing");
-      return typeof payload.sid === "string" ? { sub, exp, iat, stamp, sid: payload.sid } : { sub, exp, iat, stamp };
+      if (iss !== issuer()) throw new InvalidToken("wrong issuer");
+      // RFC 7519 section 4.1.3: aud may be one string or an array of them.
+      const expected = audience();
+      if (!(aud === expected || (Array.isArray(aud) && aud.includes(expected))))
+        throw new InvalidToken("wrong audience");
+      const claims: AccessClaims = { sub, exp, iat, iss, aud: expected, stamp };
+      if (typeof payload.sid === "string") claims.sid = payload.sid;
+      return claims;
     },
   };
 }

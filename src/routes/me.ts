@@ -3,7 +3,9 @@
 // spec's token check.
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { Audit } from "../audit.ts";
+import type { AccountRecovery } from "../auth/account-recovery.ts";
 import type { Guards } from "../auth/guard.ts";
+import { COMMON_PASSWORD, type PasswordPolicy } from "../auth/password-policy.ts";
 import type { PasswordHasher } from "../auth/passwords.ts";
 import type { Sessions } from "../auth/sessions.ts";
 import { BEARER_SECURITY } from "../docs.ts";
@@ -27,6 +29,7 @@ import {
 import type { AuditEntry, UserStore } from "../store/store.ts";
 import { normalizeEmailInBody } from "../users/email.ts";
 import { toUserOut } from "../users/present.ts";
+import { afterCommit } from "./after-commit.ts";
 
 export interface MeRouteOptions {
   store: UserStore;
@@ -34,6 +37,8 @@ export interface MeRouteOptions {
   passwords: PasswordHasher;
   sessions: Sessions;
   audit: Audit;
+  policy: PasswordPolicy;
+  recovery: AccountRecovery;
 }
 
 const SESSION_NOT_FOUND = "Session not found";
@@ -43,7 +48,7 @@ const notJsonResponse = errorResponse("The body is not JSON.", "Unsupported Medi
 
 export const meRoutes: FastifyPluginAsyncTypebox<MeRouteOptions> = async (
   app,
-  { store, guards, passwords, sessions, audit },
+  { store, guards, passwords, sessions, audit, policy, recovery },
 ) => {
   const { authenticate } = guards;
 
@@ -77,7 +82,9 @@ export const meRoutes: FastifyPluginAsyncTypebox<MeRouteOptions> = async (
         description:
           "Only the fields sent change: `email` and `full_name`. Roles are not yours to change (unknown fields are " +
           "refused with 422). The token's `sub` is the e-mail, so changing the e-mail ends the tokens issued for " +
-          "the old one: log in again with the new e-mail.",
+          "the old one: log in again with the new e-mail. A new address gets a verification link and the old " +
+          "one is told. While `EMAIL_VERIFICATION_REQUIRED` is true, the change waits until the new address " +
+          "confirms it through that link: until then the answer and the account keep the old e-mail.",
         security: BEARER_SECURITY,
         body: SelfPatch,
         response: {
@@ -91,8 +98,11 @@ export const meRoutes: FastifyPluginAsyncTypebox<MeRouteOptions> = async (
     },
     async function updateCurrentUser(request) {
       const { email, full_name } = request.body;
-      const user = await store.update(request.user!.id, { email, fullName: full_name });
+      const before = request.user!;
+      const emailChanges = await recovery.emailChanges(before, email, true);
+      const user = await store.update(before.id, { ...emailChanges, fullName: full_name });
       if (!user) throw new HttpError(409, "The user was deleted meanwhile");
+      await afterCommit(request, () => recovery.afterUpdate(before, user));
       return toUserOut(user);
     },
   );
@@ -142,8 +152,8 @@ export const meRoutes: FastifyPluginAsyncTypebox<MeRouteOptions> = async (
           401: unauthorizedResponse,
           415: notJsonResponse,
           422: errorResponse(
-            "The new password is too short or too long.",
-            "body.new_password: must NOT have fewer than 8 characters",
+            "The new password is too short or too long, common or breached, or contains the e-mail.",
+            COMMON_PASSWORD,
           ),
         },
       },
@@ -151,6 +161,7 @@ export const meRoutes: FastifyPluginAsyncTypebox<MeRouteOptions> = async (
     async function changePassword(request, reply) {
       const caller = request.user!;
       const { current_password, new_password } = request.body;
+      policy.check(new_password, caller.email);
       if (!(await passwords.verify(caller.hashedPassword, current_password))) {
         await audit.record("password_change", caller.id, "failure", request.ip);
         throw new HttpError(400, INCORRECT_CURRENT_PASSWORD);

@@ -1,7 +1,8 @@
 // POST /auth/token: the OAuth 2.0 password grant exactly as the spec lays it
 // out, plus the refresh grant (RFC 6749 section 6); POST /auth/revoke (RFC
 // 7009). Form-encoded only; JSON here is a 415. The Basic header and empty
-// scope that Swagger UI's Authorize dialog sends are ignored.
+// scope that Swagger UI's Authorize dialog sends are ignored. Errors carry
+// RFC 6749 section 5.2's `error` code beside the spec's `detail`.
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { FastifyRequest } from "fastify";
 import type { Audit } from "../audit.ts";
@@ -10,9 +11,16 @@ import { type RateLimits, TOO_MANY_LOGIN_ATTEMPTS } from "../auth/rate-limits.ts
 import { type ClientInfo, type Issued, invalidGrant, parseRefreshToken, type Sessions } from "../auth/sessions.ts";
 import { ACCESS_TOKEN_LIFETIME_SECONDS, InvalidToken, type TokenService } from "../auth/tokens.ts";
 import { NO_SECURITY } from "../docs.ts";
-import { HttpError, INCORRECT_EMAIL_OR_PASSWORD, UNSUPPORTED_GRANT_TYPE, unauthorized } from "../errors.ts";
+import {
+  HttpError,
+  INCORRECT_EMAIL_OR_PASSWORD,
+  SERVICE_UNAVAILABLE,
+  UNSUPPORTED_GRANT_TYPE,
+  unauthorized,
+} from "../errors.ts";
 import { acceptFormBodies } from "../forms.ts";
-import { errorResponse, RevokeForm, TokenForm, TokenOut } from "../schemas.ts";
+import { handleOAuthError } from "../oauth-errors.ts";
+import { oauthErrorResponse, RevokeForm, RevokeOut, TokenForm, TokenOut } from "../schemas.ts";
 import type { UserRecord, UserStore } from "../store/store.ts";
 
 export interface TokenRouteOptions {
@@ -22,7 +30,12 @@ export interface TokenRouteOptions {
   limits: RateLimits;
   sessions: Sessions;
   audit: Audit;
+  /** EMAIL_VERIFICATION_REQUIRED: a correct password for an unverified address is refused with 403. */
+  verificationRequired: boolean;
 }
+
+export const EMAIL_NOT_VERIFIED =
+  "Your e-mail address is not verified yet: open the link we sent you, or ask for a new one";
 
 /** The same words as a schema failure, for the fields each grant requires. */
 function required(field: string): HttpError {
@@ -36,10 +49,27 @@ function clientOf(request: FastifyRequest): ClientInfo {
 
 export const tokenRoutes: FastifyPluginAsyncTypebox<TokenRouteOptions> = async (
   app,
-  { store, tokens, passwords, limits, sessions, audit },
+  { store, tokens, passwords, limits, sessions, audit, verificationRequired },
 ) => {
   app.removeAllContentTypeParsers();
   acceptFormBodies(app);
+  app.setErrorHandler(handleOAuthError);
+
+  const notForm = oauthErrorResponse(
+    "The body is not form-encoded.",
+    "Unsupported Media Type: application/json",
+    "invalid_request",
+  );
+  const tooLarge = oauthErrorResponse(
+    "The body is over the size limit (16 KiB).",
+    "Request body is too large",
+    "invalid_request",
+  );
+  const unavailable = oauthErrorResponse(
+    "The database or the shared counters cannot be reached; `Retry-After` says when to try again.",
+    SERVICE_UNAVAILABLE,
+    "temporarily_unavailable",
+  );
 
   /** Checks e-mail and password, with the brute-force limits and the equal-cost rule for unknown e-mails. */
   async function checkPassword(request: FastifyRequest, username: string, password: string): Promise<UserRecord> {
@@ -56,6 +86,11 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<TokenRouteOptions> = async (
       throw unauthorized(INCORRECT_EMAIL_OR_PASSWORD);
     }
     await limits.recordLoginSuccess(username, request.ip);
+    // Only after the password proved correct, so this distinct answer enumerates nothing.
+    if (verificationRequired && user.emailVerifiedAt === null) {
+      await audit.record("login", user.id, "refused_unverified", request.ip);
+      throw new HttpError(403, EMAIL_NOT_VERIFIED);
+    }
     // Hashes made with older parameters or imported from another system are upgraded now, the
     // only moment the plain password is at hand; before the session is written, so that nothing
     // can fail after that commit.
@@ -84,23 +119,37 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<TokenRouteOptions> = async (
         body: TokenForm,
         response: {
           200: TokenOut,
-          400: errorResponse(
-            "A grant type other than `password` or `refresh_token`, or a repeated form field.",
+          400: oauthErrorResponse(
+            "A grant type other than `password` or `refresh_token` (`unsupported_grant_type`), or a repeated " +
+              "form field (`invalid_request`).",
             UNSUPPORTED_GRANT_TYPE,
+            "unsupported_grant_type",
           ),
-          401: errorResponse(
-            "Unknown e-mail or wrong password; or an invalid, expired or spent refresh token.",
+          401: oauthErrorResponse(
+            "Unknown e-mail or wrong password; or an invalid, expired or spent refresh token. The status is the " +
+              "spec's (RFC 6749 would say 400); the code is `invalid_grant`.",
             INCORRECT_EMAIL_OR_PASSWORD,
+            "invalid_grant",
           ),
-          415: errorResponse("The body is not form-encoded.", "Unsupported Media Type: application/json"),
-          422: errorResponse(
+          403: oauthErrorResponse(
+            "The password is right but the e-mail address is not verified yet (only while " +
+              "`EMAIL_VERIFICATION_REQUIRED` is true).",
+            EMAIL_NOT_VERIFIED,
+            "invalid_grant",
+          ),
+          413: tooLarge,
+          415: notForm,
+          422: oauthErrorResponse(
             "A required form field is missing or empty, or too long.",
             "body.username: field required",
+            "invalid_request",
           ),
-          429: errorResponse(
+          429: oauthErrorResponse(
             "Too many failed attempts for this account or from this address; `Retry-After` says when to try again.",
             TOO_MANY_LOGIN_ATTEMPTS,
+            "temporarily_unavailable",
           ),
+          503: unavailable,
         },
       },
     },
@@ -150,17 +199,20 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<TokenRouteOptions> = async (
         description:
           "Form-encoded `token`: a refresh token, or an access token. Ends the session it belongs to: its refresh " +
           "tokens stop working at once; access tokens already issued in it run out within their 30 minutes. " +
-          "Answers 200 with an empty body whether or not the token was known (RFC 7009 section 2.2).",
+          "Answers 200 with an empty JSON object whether or not the token was known (RFC 7009 section 2.2).",
         consumes: ["application/x-www-form-urlencoded"],
         body: RevokeForm,
         response: {
-          200: { type: "null", description: "Revoked, or nothing to revoke." },
-          415: errorResponse("The body is not form-encoded.", "Unsupported Media Type: application/json"),
-          422: errorResponse("`token` is missing.", "body.token: field required"),
+          200: RevokeOut,
+          400: oauthErrorResponse("A repeated form field.", "Form field 'token' is repeated", "invalid_request"),
+          413: tooLarge,
+          415: notForm,
+          422: oauthErrorResponse("`token` is missing.", "body.token: field required", "invalid_request"),
+          503: unavailable,
         },
       },
     },
-    async function revokeToken(request, reply) {
+    async function revokeToken(request) {
       const { token } = request.body;
       if (parseRefreshToken(token) !== undefined) {
         await sessions.revokeByToken(token, clientOf(request));
@@ -178,8 +230,8 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<TokenRouteOptions> = async (
           if (!(error instanceof InvalidToken)) throw error;
         }
       }
-      // RFC 7009 answers 200 and defines no body: an empty one, not the JSON text "null".
-      reply.code(200).send("" as unknown as null);
+      // RFC 7009 defines no body for the 200; several client libraries parse one as JSON all the same.
+      return {};
     },
   );
 };

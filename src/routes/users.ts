@@ -3,7 +3,9 @@
 // DELETE 204. Who may do what is decided here, step by step, before the
 // store is touched: 401 answers "who are you?", 403 "you may not".
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import type { AccountRecovery } from "../auth/account-recovery.ts";
 import type { Guards } from "../auth/guard.ts";
+import type { PasswordPolicy } from "../auth/password-policy.ts";
 import type { PasswordHasher } from "../auth/passwords.ts";
 import { type RateLimits, TOO_MANY_SIGNUPS } from "../auth/rate-limits.ts";
 import { BEARER_SECURITY, NO_SECURITY } from "../docs.ts";
@@ -31,6 +33,7 @@ import {
 import type { AuditEntry, UserChanges, UserRecord, UserStore, WriteOptions } from "../store/store.ts";
 import { normalizeEmailInBody } from "../users/email.ts";
 import { toUserOut } from "../users/present.ts";
+import { afterCommit } from "./after-commit.ts";
 
 export interface UserRouteOptions {
   store: UserStore;
@@ -38,6 +41,8 @@ export interface UserRouteOptions {
   passwords: PasswordHasher;
   limits: RateLimits;
   signupOpen: boolean;
+  policy: PasswordPolicy;
+  recovery: AccountRecovery;
 }
 
 const ONLY_ADMINS_SET_ROLES = "Only admins can set is_active or is_admin";
@@ -73,7 +78,7 @@ function assertSelfOrAdmin(caller: UserRecord, id: string): void {
 
 export const userRoutes: FastifyPluginAsyncTypebox<UserRouteOptions> = async (
   app,
-  { store, guards, passwords, limits, signupOpen },
+  { store, guards, passwords, limits, signupOpen, policy, recovery },
 ) => {
   const { authenticate, authenticateIfPresent, requireAdmin } = guards;
 
@@ -90,7 +95,9 @@ export const userRoutes: FastifyPluginAsyncTypebox<UserRouteOptions> = async (
         description:
           "Open sign-up while `SIGNUP_OPEN` is true: anyone creates a plain user. Admins (with a bearer token) " +
           "may always create users and may set `is_active` and `is_admin`: send the token as " +
-          "`Authorization: Bearer` (the docs page sends none here, so this route shows no padlock).",
+          "`Authorization: Bearer` (the docs page sends none here, so this route shows no padlock). A link to " +
+          "verify the address is mailed to it. 422 also when the password is on the list of common or breached " +
+          "passwords, or contains the e-mail.",
         body: UserCreate,
         response: {
           201: UserOut,
@@ -112,6 +119,7 @@ export const userRoutes: FastifyPluginAsyncTypebox<UserRouteOptions> = async (
       if (!callerIsAdmin && !signupOpen) throw forbidden(SIGNUP_CLOSED);
       if (!callerIsAdmin && (is_active !== undefined || is_admin !== undefined)) throw forbidden(ONLY_ADMINS_SET_ROLES);
       if (!callerIsAdmin) await limits.countSignup(request.ip);
+      policy.check(password, email);
       const user = await store.create(
         {
           email,
@@ -126,6 +134,9 @@ export const userRoutes: FastifyPluginAsyncTypebox<UserRouteOptions> = async (
           ],
         },
       );
+      // The account is committed: a failure to queue its verification mail must not turn the 201 into
+      // an error (the user can ask for the link again).
+      await afterCommit(request, () => recovery.sendVerification(user));
       reply.code(201);
       return toUserOut(user);
     },
@@ -220,13 +231,14 @@ export const userRoutes: FastifyPluginAsyncTypebox<UserRouteOptions> = async (
       const before = await store.findById(request.params.id);
       if (!before) throw notFound();
       const changes: UserChanges = {
-        email,
+        ...(await recovery.emailChanges(before, email, false)),
         fullName: full_name ?? null,
         isActive: is_active ?? true,
         isAdmin: is_admin ?? false,
       };
       const user = await store.update(request.params.id, changes, consequencesOf(before, changes, request.ip));
       if (!user) throw notFound();
+      await afterCommit(request, () => recovery.afterUpdate(before, user));
       return toUserOut(user);
     },
   );
@@ -265,9 +277,15 @@ export const userRoutes: FastifyPluginAsyncTypebox<UserRouteOptions> = async (
         throw forbidden(ONLY_ADMINS_SET_ROLES);
       const before = await store.findById(request.params.id);
       if (!before) throw notFound();
-      const changes: UserChanges = { email, fullName: full_name, isActive: is_active, isAdmin: is_admin };
+      const changes: UserChanges = {
+        ...(await recovery.emailChanges(before, email, caller.id === before.id)),
+        fullName: full_name,
+        isActive: is_active,
+        isAdmin: is_admin,
+      };
       const user = await store.update(request.params.id, changes, consequencesOf(before, changes, request.ip));
       if (!user) throw notFound();
+      await afterCommit(request, () => recovery.afterUpdate(before, user));
       return toUserOut(user);
     },
   );

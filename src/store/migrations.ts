@@ -156,6 +156,73 @@ export const migrations: readonly Migration[] = [
       DROP INDEX sessions_by_user;
     `,
   },
+  // Version 4 is taken by the sessions-storage change (issue 15); this is version 5.
+  {
+    version: 5,
+    name: "e-mail verification, account tokens and the mail outbox",
+    sqlite: `
+      ALTER TABLE users ADD COLUMN email_verified_at TEXT;
+      CREATE TABLE account_tokens (
+        token_hash TEXT PRIMARY KEY,
+        user_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+        purpose TEXT NOT NULL CHECK (purpose IN ('password_reset', 'email_verification')),
+        email TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        expires_at TEXT NOT NULL,
+        spent_at TEXT
+      ) STRICT;
+      CREATE INDEX account_tokens_by_user ON account_tokens (user_id, purpose);
+      CREATE INDEX account_tokens_by_expiry ON account_tokens (expires_at);
+      CREATE TABLE mail_outbox (
+        id TEXT PRIMARY KEY,
+        kind TEXT NOT NULL,
+        recipient TEXT NOT NULL,
+        user_id TEXT,
+        payload TEXT NOT NULL,
+        message_id TEXT NOT NULL,
+        status TEXT NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'sent', 'failed')),
+        attempts INTEGER NOT NULL DEFAULT 0,
+        next_attempt_at TEXT NOT NULL,
+        lease_owner TEXT,
+        lease_until TEXT,
+        last_error TEXT,
+        created_at TEXT NOT NULL,
+        sent_at TEXT
+      ) STRICT;
+      CREATE INDEX mail_outbox_due ON mail_outbox (status, next_attempt_at);
+    `,
+    postgres: `
+      ALTER TABLE users ADD COLUMN email_verified_at timestamptz;
+      CREATE TABLE account_tokens (
+        token_hash text PRIMARY KEY,
+        user_id uuid NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+        purpose text NOT NULL CHECK (purpose IN ('password_reset', 'email_verification')),
+        email text NOT NULL,
+        created_at timestamptz NOT NULL,
+        expires_at timestamptz NOT NULL,
+        spent_at timestamptz
+      );
+      CREATE INDEX account_tokens_by_user ON account_tokens (user_id, purpose);
+      CREATE INDEX account_tokens_by_expiry ON account_tokens (expires_at);
+      CREATE TABLE mail_outbox (
+        id uuid PRIMARY KEY,
+        kind text NOT NULL,
+        recipient text NOT NULL,
+        user_id uuid,
+        payload text NOT NULL,
+        message_id text NOT NULL,
+        status text NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'sent', 'failed')),
+        attempts integer NOT NULL DEFAULT 0,
+        next_attempt_at timestamptz NOT NULL,
+        lease_owner text,
+        lease_until timestamptz,
+        last_error text,
+        created_at timestamptz NOT NULL,
+        sent_at timestamptz
+      );
+      CREATE INDEX mail_outbox_due ON mail_outbox (status, next_attempt_at);
+    `,
+  },
 ];
 
 /** The versions still to apply, in order. */

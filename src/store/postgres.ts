@@ -18,12 +18,20 @@ import { pending } from "./migrations.ts";
 import { PostgresChangeFeed, USER_CHANGES_CHANNEL } from "./postgres-changes.ts";
 import { judgePresentedToken } from "./rotation.ts";
 import type {
+  AccountTokenPurpose,
+  AccountTokenRecord,
   AuditEntry,
   AuditEvent,
   AuditQuery,
+  DeliveryOutcome,
+  MailStatus,
+  NewAccountToken,
+  NewOutboxMessage,
   NewSession,
   NewUser,
+  OutboxMessage,
   PresentedRefreshToken,
+  Redemption,
   Rotation,
   SessionPage,
   SessionRecord,
@@ -62,6 +70,7 @@ interface UserRow {
   updated_at: Date;
   credentials_changed_at: Date | null;
   credential_stamp: string;
+  email_verified_at: Date | null;
 }
 
 interface SessionRow {
@@ -85,6 +94,7 @@ const COLUMN_OF: Record<keyof UserChanges, string> = {
   fullName: "full_name",
   isActive: "is_active",
   isAdmin: "is_admin",
+  emailVerifiedAt: "email_verified_at",
 };
 
 export async function openPostgresStore(options: PostgresOptions): Promise<PostgresUserStore> {
@@ -235,8 +245,9 @@ export class PostgresUserStore implements UserStore {
     return this.#transaction(async (client) => {
       const { rows } = await client.query<UserRow>({
         name: "users_insert",
-        text: `INSERT INTO users (id, email, hashed_password, full_name, is_active, is_admin, created_at, updated_at, credential_stamp)
-               VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8) RETURNING *`,
+        text: `INSERT INTO users (id, email, hashed_password, full_name, is_active, is_admin, created_at, updated_at,
+                                 credential_stamp, email_verified_at)
+               VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8, $9) RETURNING *`,
         values: [
           newId(now),
           normalizeEmail(user.email),
@@ -246,6 +257,7 @@ export class PostgresUserStore implements UserStore {
           user.isAdmin === true,
           stamp,
           newCredentialStamp(),
+          user.emailVerifiedAt ?? null,
         ],
       });
       const created = toRecord(rows[0]) as UserRecord;
@@ -500,8 +512,153 @@ export class PostgresUserStore implements UserStore {
     }
   }
 
+  async issueAccountToken(token: NewAccountToken, mail: NewOutboxMessage): Promise<void> {
+    const now = new Date(this.#clock());
+    await this.#transaction(async (client) => {
+      await client.query(
+        "UPDATE account_tokens SET spent_at = $1 WHERE user_id = $2 AND purpose = $3 AND spent_at IS NULL",
+        [now, token.userId, token.purpose],
+      );
+      await client.query(
+        `INSERT INTO account_tokens (token_hash, user_id, purpose, email, created_at, expires_at)
+         VALUES ($1, $2, $3, $4, $5, $6)`,
+        [token.tokenHash, token.userId, token.purpose, normalizeEmail(token.email), now, token.expiresAt],
+      );
+      await this.#insertMail(client, mail);
+    });
+  }
+
+  async findAccountToken(tokenHash: string): Promise<AccountTokenRecord | undefined> {
+    return guard(async () => {
+      const { rows } = await this.#pool.query<AccountTokenRow>("SELECT * FROM account_tokens WHERE token_hash = $1", [
+        tokenHash,
+      ]);
+      return rows[0] && toAccountToken(rows[0]);
+    });
+  }
+
+  async redeemAccountToken(tokenHash: string, purpose: AccountTokenPurpose, now: string): Promise<Redemption> {
+    return this.#transaction((client) => redeem(client, tokenHash, purpose, new Date(now)));
+  }
+
+  async confirmEmail(
+    tokenHash: string,
+    now: string,
+    notice: (previousEmail: string, user: UserRecord) => NewOutboxMessage,
+  ): Promise<Redemption> {
+    const at = new Date(now);
+    const redemption = await this.#transaction(async (client): Promise<Redemption> => {
+      const redemption = await redeem(client, tokenHash, "email_verification", at);
+      if (redemption.outcome !== "redeemed") return redemption;
+      const previous = redemption.user;
+      // A new address is a new credential stamp, as for any e-mail change.
+      const stamp = previous.email === redemption.token.email ? previous.credentialStamp : newCredentialStamp();
+      const { rows } = await client.query<UserRow>(
+        "UPDATE users SET email = $1, email_verified_at = $2, updated_at = $2, credential_stamp = $3 WHERE id = $4 RETURNING *",
+        [redemption.token.email, at, stamp, previous.id],
+      );
+      const user = toRecord(rows[0]) as UserRecord;
+      if (previous.email !== user.email) await this.#insertMail(client, notice(previous.email, user));
+      await client.query({
+        name: "notify_user_change",
+        text: `SELECT pg_notify('${USER_CHANGES_CHANNEL}', $1)`,
+        values: [user.id],
+      });
+      return { ...redemption, user };
+    });
+    if (redemption.outcome === "redeemed") this.#changes.changed(redemption.user.id);
+    return redemption;
+  }
+
+  async enqueueMail(mail: NewOutboxMessage): Promise<void> {
+    await guard(() => this.#insertMail(this.#pool, mail));
+  }
+
+  async claimMail(owner: string, now: string, leaseUntil: string, limit: number): Promise<OutboxMessage[]> {
+    return guard(async () => {
+      // SKIP LOCKED: instances claiming at the same moment take different rows instead of waiting or doubling up.
+      const { rows } = await this.#pool.query<OutboxRow>(
+        `UPDATE mail_outbox SET lease_owner = $1, lease_until = $2, attempts = attempts + 1
+         WHERE id IN (SELECT id FROM mail_outbox WHERE status = 'pending' AND next_attempt_at <= $3
+                      AND (lease_until IS NULL OR lease_until <= $3) ORDER BY next_attempt_at, id LIMIT $4
+                      FOR UPDATE SKIP LOCKED)
+         RETURNING *`,
+        [owner, leaseUntil, now, limit],
+      );
+      return rows.map(toOutbox);
+    });
+  }
+
+  async completeMail(id: string, owner: string, outcome: DeliveryOutcome): Promise<void> {
+    await guard(() => {
+      if (outcome.status === "sent") {
+        // The payload (a sealed link token) is no longer needed once the message is out.
+        return this.#pool.query(
+          `UPDATE mail_outbox SET status = 'sent', sent_at = $1, payload = '{}', lease_owner = NULL, lease_until = NULL,
+           last_error = NULL WHERE id = $2 AND lease_owner = $3`,
+          [outcome.at, id, owner],
+        );
+      }
+      if (outcome.status === "pending") {
+        return this.#pool.query(
+          `UPDATE mail_outbox SET next_attempt_at = $1, last_error = $2, lease_owner = NULL, lease_until = NULL
+           WHERE id = $3 AND lease_owner = $4`,
+          [outcome.nextAttemptAt, outcome.error, id, owner],
+        );
+      }
+      return this.#pool.query(
+        `UPDATE mail_outbox SET status = 'failed', last_error = $1, lease_owner = NULL, lease_until = NULL
+         WHERE id = $2 AND lease_owner = $3`,
+        [outcome.error, id, owner],
+      );
+    });
+  }
+
+  async listMail({ status, limit }: { status?: MailStatus; limit: number }): Promise<OutboxMessage[]> {
+    return guard(async () => {
+      const { rows } =
+        status === undefined
+          ? await this.#pool.query<OutboxRow>("SELECT * FROM mail_outbox ORDER BY id DESC LIMIT $1", [limit])
+          : await this.#pool.query<OutboxRow>("SELECT * FROM mail_outbox WHERE status = $1 ORDER BY id DESC LIMIT $2", [
+              status,
+              limit,
+            ]);
+      return rows.map(toOutbox);
+    });
+  }
+
+  async retryFailedMail(id: string | undefined, now: string): Promise<number> {
+    const sql = `UPDATE mail_outbox SET status = 'pending', attempts = 0, next_attempt_at = $1, last_error = NULL
+                 WHERE status = 'failed'${id === undefined ? "" : " AND id = $2"}`;
+    return guard(async () => (await this.#pool.query(sql, id === undefined ? [now] : [now, id])).rowCount ?? 0);
+  }
+
+  async pruneAccountRecords(tokensBefore: string, sentBefore: string, limit: number): Promise<number> {
+    return guard(async () => {
+      const tokens = await this.#pool.query(
+        "DELETE FROM account_tokens WHERE token_hash IN (SELECT token_hash FROM account_tokens WHERE expires_at < $1 LIMIT $2)",
+        [tokensBefore, limit],
+      );
+      const mail = await this.#pool.query(
+        "DELETE FROM mail_outbox WHERE id IN (SELECT id FROM mail_outbox WHERE status = 'sent' AND sent_at < $1 LIMIT $2)",
+        [sentBefore, limit],
+      );
+      return (tokens.rowCount ?? 0) + (mail.rowCount ?? 0);
+    });
+  }
+
   async ping(): Promise<void> {
     await guard(() => this.#pool.query("SELECT 1"));
+  }
+
+  async #insertMail(client: pg.Pool | pg.PoolClient, mail: NewOutboxMessage): Promise<void> {
+    const now = this.#clock();
+    const id = newId(now);
+    await client.query(
+      `INSERT INTO mail_outbox (id, kind, recipient, user_id, payload, message_id, next_attempt_at, created_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $7)`,
+      [id, mail.kind, mail.recipient, mail.userId, mail.payload, `<${id}@${mail.messageDomain}>`, new Date(now)],
+    );
   }
 
   /** Runs work in one transaction on one connection; a failed connection is destroyed, not pooled. */
@@ -564,6 +721,32 @@ export class PostgresUserStore implements UserStore {
   }
 }
 
+/** Inside a transaction: spends a live token and its siblings, or says why it cannot. */
+async function redeem(
+  client: pg.PoolClient,
+  tokenHash: string,
+  purpose: AccountTokenPurpose,
+  now: Date,
+): Promise<Redemption> {
+  // FOR UPDATE: concurrent redemptions of one token queue here, and only the first finds it unspent.
+  const { rows } = await client.query<AccountTokenRow>(
+    "SELECT * FROM account_tokens WHERE token_hash = $1 AND purpose = $2 FOR UPDATE",
+    [tokenHash, purpose],
+  );
+  const row = rows[0];
+  if (!row) return { outcome: "invalid" };
+  if (row.spent_at !== null) return { outcome: "spent" };
+  if (row.expires_at <= now) return { outcome: "expired" };
+  const users = await client.query<UserRow>("SELECT * FROM users WHERE id = $1", [row.user_id]);
+  const user = toRecord(users.rows[0]);
+  if (!user) return { outcome: "invalid" };
+  await client.query(
+    "UPDATE account_tokens SET spent_at = $1 WHERE user_id = $2 AND purpose = $3 AND spent_at IS NULL",
+    [now, row.user_id, purpose],
+  );
+  return { outcome: "redeemed", token: toAccountToken(row), user };
+}
+
 async function countActiveAdmins(client: pg.Pool | pg.PoolClient): Promise<number> {
   const { rows } = await client.query<{ n: string }>("SELECT count(*) AS n FROM users WHERE is_admin AND is_active");
   return Number(rows[0]?.n ?? 0);
@@ -582,6 +765,61 @@ function toRecord(row: UserRow | undefined): UserRecord | undefined {
     updatedAt: row.updated_at.toISOString(),
     credentialsChangedAt: row.credentials_changed_at?.toISOString() ?? null,
     credentialStamp: row.credential_stamp,
+    emailVerifiedAt: row.email_verified_at?.toISOString() ?? null,
+  };
+}
+
+interface AccountTokenRow {
+  token_hash: string;
+  user_id: string;
+  purpose: string;
+  email: string;
+  created_at: Date;
+  expires_at: Date;
+  spent_at: Date | null;
+}
+
+function toAccountToken(row: AccountTokenRow): AccountTokenRecord {
+  return {
+    tokenHash: row.token_hash,
+    userId: row.user_id,
+    purpose: row.purpose as AccountTokenPurpose,
+    email: row.email,
+    createdAt: row.created_at.toISOString(),
+    expiresAt: row.expires_at.toISOString(),
+    spentAt: row.spent_at?.toISOString() ?? null,
+  };
+}
+
+interface OutboxRow {
+  id: string;
+  kind: string;
+  recipient: string;
+  user_id: string | null;
+  payload: string;
+  message_id: string;
+  status: string;
+  attempts: number;
+  next_attempt_at: Date;
+  last_error: string | null;
+  created_at: Date;
+  sent_at: Date | null;
+}
+
+function toOutbox(row: OutboxRow): OutboxMessage {
+  return {
+    id: row.id,
+    kind: row.kind as OutboxMessage["kind"],
+    recipient: row.recipient,
+    userId: row.user_id,
+    payload: row.payload,
+    messageId: row.message_id,
+    status: row.status as MailStatus,
+    attempts: row.attempts,
+    nextAttemptAt: row.next_attempt_at.toISOString(),
+    lastError: row.last_error,
+    createdAt: row.created_at.toISOString(),
+    sentAt: row.sent_at?.toISOString() ?? null,
   };
 }
 

@@ -16,12 +16,20 @@ import { newCredentialStamp, newId } from "./ids.ts";
 import { pending } from "./migrations.ts";
 import { judgePresentedToken, type SessionTokenState } from "./rotation.ts";
 import type {
+  AccountTokenPurpose,
+  AccountTokenRecord,
   AuditEntry,
   AuditEvent,
   AuditQuery,
+  DeliveryOutcome,
+  MailStatus,
+  NewAccountToken,
+  NewOutboxMessage,
   NewSession,
   NewUser,
+  OutboxMessage,
   PresentedRefreshToken,
+  Redemption,
   Rotation,
   SessionPage,
   SessionRecord,
@@ -50,6 +58,7 @@ interface UserRow {
   updated_at: string;
   credentials_changed_at: string | null;
   credential_stamp: string;
+  email_verified_at: string | null;
 }
 
 interface SessionRow {
@@ -73,6 +82,7 @@ const COLUMN_OF: Record<keyof UserChanges, string> = {
   fullName: "full_name",
   isActive: "is_active",
   isAdmin: "is_admin",
+  emailVerifiedAt: "email_verified_at",
 };
 
 export interface SqliteOptions {
@@ -174,8 +184,8 @@ class SqliteUserStore implements UserStore {
     this.#findByEmail = db.prepare("SELECT * FROM users WHERE email = ?");
     this.#findById = db.prepare("SELECT * FROM users WHERE id = ?");
     this.#insert = db.prepare(
-      `INSERT INTO users (id, email, hashed_password, full_name, is_active, is_admin, created_at, updated_at, credential_stamp)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
+      `INSERT INTO users (id, email, hashed_password, full_name, is_active, is_admin, created_at, updated_at, credential_stamp, email_verified_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
     );
     this.#delete = db.prepare("DELETE FROM users WHERE id = ?");
     this.#countActiveAdmins = db.prepare("SELECT count(*) AS n FROM users WHERE is_admin = 1 AND is_active = 1");
@@ -247,6 +257,7 @@ class SqliteUserStore implements UserStore {
           stamp,
           stamp,
           newCredentialStamp(),
+          user.emailVerifiedAt ?? null,
         ) as unknown as UserRow;
         this.#record(events, row.id);
         return toRecord(row) as UserRecord;
@@ -440,6 +451,131 @@ class SqliteUserStore implements UserStore {
     );
   }
 
+  async issueAccountToken(token: NewAccountToken, mail: NewOutboxMessage): Promise<void> {
+    const now = new Date(this.#clock()).toISOString();
+    inTransaction(this.#db, () => {
+      this.#db
+        .prepare("UPDATE account_tokens SET spent_at = ? WHERE user_id = ? AND purpose = ? AND spent_at IS NULL")
+        .run(now, token.userId, token.purpose);
+      this.#db
+        .prepare(
+          "INSERT INTO account_tokens (token_hash, user_id, purpose, email, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)",
+        )
+        .run(token.tokenHash, token.userId, token.purpose, normalizeEmail(token.email), now, token.expiresAt);
+      this.#insertMail(mail);
+    });
+  }
+
+  async findAccountToken(tokenHash: string): Promise<AccountTokenRecord | undefined> {
+    const row = this.#db.prepare("SELECT * FROM account_tokens WHERE token_hash = ?").get(tokenHash) as unknown as
+      | AccountTokenRow
+      | undefined;
+    return row && toAccountToken(row);
+  }
+
+  async redeemAccountToken(tokenHash: string, purpose: AccountTokenPurpose, now: string): Promise<Redemption> {
+    return inTransaction(this.#db, () => this.#redeem(tokenHash, purpose, now));
+  }
+
+  async confirmEmail(
+    tokenHash: string,
+    now: string,
+    notice: (previousEmail: string, user: UserRecord) => NewOutboxMessage,
+  ): Promise<Redemption> {
+    try {
+      const redemption = inTransaction(this.#db, (): Redemption => {
+        const redemption = this.#redeem(tokenHash, "email_verification", now);
+        if (redemption.outcome !== "redeemed") return redemption;
+        const previous = redemption.user;
+        // A new address is a new credential stamp, as for any e-mail change.
+        const stamp = previous.email === redemption.token.email ? previous.credentialStamp : newCredentialStamp();
+        const row = this.#db
+          .prepare(
+            "UPDATE users SET email = ?, email_verified_at = ?, updated_at = ?, credential_stamp = ? WHERE id = ? RETURNING *",
+          )
+          .get(redemption.token.email, now, now, stamp, previous.id) as unknown as UserRow;
+        const user = toRecord(row) as UserRecord;
+        if (previous.email !== user.email) this.#insertMail(notice(previous.email, user));
+        return { ...redemption, user };
+      });
+      if (redemption.outcome === "redeemed") this.#changes.changed(redemption.user.id);
+      return redemption;
+    } catch (error) {
+      rethrowUnique(error);
+    }
+  }
+
+  async enqueueMail(mail: NewOutboxMessage): Promise<void> {
+    this.#insertMail(mail);
+  }
+
+  async claimMail(owner: string, now: string, leaseUntil: string, limit: number): Promise<OutboxMessage[]> {
+    // IMMEDIATE: another process on the same file waits for this claim to commit, so no message is claimed twice.
+    return inTransaction(this.#db, () => {
+      const rows = this.#db
+        .prepare(
+          `UPDATE mail_outbox SET lease_owner = ?, lease_until = ?, attempts = attempts + 1
+           WHERE id IN (SELECT id FROM mail_outbox WHERE status = 'pending' AND next_attempt_at <= ?
+                        AND (lease_until IS NULL OR lease_until <= ?) ORDER BY next_attempt_at, id LIMIT ?)
+           RETURNING *`,
+        )
+        .all(owner, leaseUntil, now, now, limit) as unknown as OutboxRow[];
+      return rows.map(toOutbox);
+    });
+  }
+
+  async completeMail(id: string, owner: string, outcome: DeliveryOutcome): Promise<void> {
+    const statement =
+      outcome.status === "sent"
+        ? this.#db.prepare(
+            // The payload (a sealed link token) is no longer needed once the message is out.
+            `UPDATE mail_outbox SET status = 'sent', sent_at = ?, payload = '{}', lease_owner = NULL, lease_until = NULL,
+             last_error = NULL WHERE id = ? AND lease_owner = ?`,
+          )
+        : outcome.status === "pending"
+          ? this.#db.prepare(
+              `UPDATE mail_outbox SET next_attempt_at = ?, last_error = ?, lease_owner = NULL, lease_until = NULL
+               WHERE id = ? AND lease_owner = ?`,
+            )
+          : this.#db.prepare(
+              `UPDATE mail_outbox SET status = 'failed', last_error = ?, lease_owner = NULL, lease_until = NULL
+               WHERE id = ? AND lease_owner = ?`,
+            );
+    if (outcome.status === "sent") statement.run(outcome.at, id, owner);
+    else if (outcome.status === "pending") statement.run(outcome.nextAttemptAt, outcome.error, id, owner);
+    else statement.run(outcome.error, id, owner);
+  }
+
+  async listMail({ status, limit }: { status?: MailStatus; limit: number }): Promise<OutboxMessage[]> {
+    const rows = (status === undefined
+      ? this.#db.prepare("SELECT * FROM mail_outbox ORDER BY id DESC LIMIT ?").all(limit)
+      : this.#db
+          .prepare("SELECT * FROM mail_outbox WHERE status = ? ORDER BY id DESC LIMIT ?")
+          .all(status, limit)) as unknown as OutboxRow[];
+    return rows.map(toOutbox);
+  }
+
+  async retryFailedMail(id: string | undefined, now: string): Promise<number> {
+    const sql = `UPDATE mail_outbox SET status = 'pending', attempts = 0, next_attempt_at = ?, last_error = NULL
+                 WHERE status = 'failed'${id === undefined ? "" : " AND id = ?"}`;
+    const values: SQLInputValue[] = id === undefined ? [now] : [now, id];
+    return Number(this.#db.prepare(sql).run(...values).changes);
+  }
+
+  async pruneAccountRecords(tokensBefore: string, sentBefore: string, limit: number): Promise<number> {
+    const tokens = this.#db
+      .prepare(
+        "DELETE FROM account_tokens WHERE token_hash IN (SELECT token_hash FROM account_tokens WHERE expires_at < ? LIMIT ?)",
+      )
+      .run(tokensBefore, limit).changes;
+    const mail = this.#db
+      .prepare(
+        "DELETE FROM mail_outbox WHERE id IN (SELECT id FROM mail_outbox WHERE status = 'sent' AND sent_at < ? LIMIT ?)",
+      )
+      .run(sentBefore, limit).changes;
+    return Number(tokens) + Number(mail);
+  }
+
   async ping(): Promise<void> {
     this.#db.prepare("SELECT 1").get();
   }
@@ -461,6 +597,34 @@ class SqliteUserStore implements UserStore {
         new Date(now).toISOString(),
       );
     }
+  }
+
+  #insertMail(mail: NewOutboxMessage): void {
+    const now = this.#clock();
+    const id = newId(now);
+    const stamp = new Date(now).toISOString();
+    this.#db
+      .prepare(
+        `INSERT INTO mail_outbox (id, kind, recipient, user_id, payload, message_id, next_attempt_at, created_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+      )
+      .run(id, mail.kind, mail.recipient, mail.userId, mail.payload, `<${id}@${mail.messageDomain}>`, stamp, stamp);
+  }
+
+  /** Inside a transaction: spends a live token and its siblings, or says why it cannot. */
+  #redeem(tokenHash: string, purpose: AccountTokenPurpose, now: string): Redemption {
+    const row = this.#db
+      .prepare("SELECT * FROM account_tokens WHERE token_hash = ? AND purpose = ?")
+      .get(tokenHash, purpose) as unknown as AccountTokenRow | undefined;
+    if (!row) return { outcome: "invalid" };
+    if (row.spent_at !== null) return { outcome: "spent" };
+    if (row.expires_at <= now) return { outcome: "expired" };
+    const user = toRecord(this.#findById.get(row.user_id) as unknown as UserRow | undefined);
+    if (!user) return { outcome: "invalid" };
+    this.#db
+      .prepare("UPDATE account_tokens SET spent_at = ? WHERE user_id = ? AND purpose = ? AND spent_at IS NULL")
+      .run(now, row.user_id, purpose);
+    return { outcome: "redeemed", token: toAccountToken(row), user };
   }
 
   #activeAdmins(): number {
@@ -498,6 +662,61 @@ function toRecord(row: UserRow | undefined): UserRecord | undefined {
     updatedAt: row.updated_at,
     credentialsChangedAt: row.credentials_changed_at,
     credentialStamp: row.credential_stamp,
+    emailVerifiedAt: row.email_verified_at,
+  };
+}
+
+interface AccountTokenRow {
+  token_hash: string;
+  user_id: string;
+  purpose: string;
+  email: string;
+  created_at: string;
+  expires_at: string;
+  spent_at: string | null;
+}
+
+function toAccountToken(row: AccountTokenRow): AccountTokenRecord {
+  return {
+    tokenHash: row.token_hash,
+    userId: row.user_id,
+    purpose: row.purpose as AccountTokenPurpose,
+    email: row.email,
+    createdAt: row.created_at,
+    expiresAt: row.expires_at,
+    spentAt: row.spent_at,
+  };
+}
+
+interface OutboxRow {
+  id: string;
+  kind: string;
+  recipient: string;
+  user_id: string | null;
+  payload: string;
+  message_id: string;
+  status: string;
+  attempts: number;
+  next_attempt_at: string;
+  last_error: string | null;
+  created_at: string;
+  sent_at: string | null;
+}
+
+function toOutbox(row: OutboxRow): OutboxMessage {
+  return {
+    id: row.id,
+    kind: row.kind as OutboxMessage["kind"],
+    recipient: row.recipient,
+    userId: row.user_id,
+    payload: row.payload,
+    messageId: row.message_id,
+    status: row.status as MailStatus,
+    attempts: Number(row.attempts),
+    nextAttemptAt: row.next_attempt_at,
+    lastError: row.last_error,
+    createdAt: row.created_at,
+    sentAt: row.sent_at,
   };
 }
 

@@ -38,6 +38,8 @@ export interface UserRecord {
   credentialsChangedAt: string | null;
   /** Random; replaced by every credential change and e-mail change. Access tokens carry it (guard.ts). */
   credentialStamp: string;
+  /** When the owner of the current e-mail proved it (a verification or reset link); null while unverified. */
+  emailVerifiedAt: string | null;
 }
 
 export interface NewUser {
@@ -46,10 +48,13 @@ export interface NewUser {
   fullName?: string | null;
   isActive?: boolean;
   isAdmin?: boolean;
+  emailVerifiedAt?: string | null;
 }
 
 /** Only the fields present change; updatedAt (and the credential stamp on an e-mail change) are set by the store. */
-export type UserChanges = Partial<Pick<UserRecord, "email" | "hashedPassword" | "fullName" | "isActive" | "isAdmin">>;
+export type UserChanges = Partial<
+  Pick<UserRecord, "email" | "hashedPassword" | "fullName" | "isActive" | "isAdmin" | "emailVerifiedAt">
+>;
 
 /** An audit event written in the same transaction as the change it describes. */
 export interface AuditEntry {
@@ -126,6 +131,10 @@ export const AUDIT_EVENT_TYPES = [
   "deactivation",
   "deletion",
   "session_revocation",
+  "password_reset",
+  "email_verification",
+  "email_change",
+  "mail",
 ] as const;
 export type AuditEventType = (typeof AUDIT_EVENT_TYPES)[number];
 
@@ -192,6 +201,100 @@ export interface SessionStore {
   purgeExpired(now: string, limit: number): Promise<number>;
 }
 
+export type AccountTokenPurpose = "password_reset" | "email_verification";
+
+/** A single-use link token (reset or verification), stored only as its hash. */
+export interface AccountTokenRecord {
+  tokenHash: string;
+  userId: string;
+  purpose: AccountTokenPurpose;
+  /** The address the link was sent to: for a verification, the address it proves (maybe a new one). */
+  email: string;
+  createdAt: string;
+  expiresAt: string;
+  spentAt: string | null;
+}
+
+export type NewAccountToken = Omit<AccountTokenRecord, "createdAt" | "spentAt">;
+
+export type MailKind = "password_reset" | "email_verification" | "email_changed";
+export type MailStatus = "pending" | "sent" | "failed";
+
+export interface NewOutboxMessage {
+  kind: MailKind;
+  recipient: string;
+  userId: string | null;
+  /** What the template needs, as JSON; a link token in it is sealed (see mail/seal.ts), never in clear. */
+  payload: string;
+  /** The right-hand side of the Message-ID the store makes from the message's id: `<id@domain>`. */
+  messageDomain: string;
+}
+
+export interface OutboxMessage extends Omit<NewOutboxMessage, "messageDomain"> {
+  id: string;
+  /** Stable across retries, so that a receiver can tell a repeat from a new message. */
+  messageId: string;
+  status: MailStatus;
+  attempts: number;
+  nextAttemptAt: string;
+  lastError: string | null;
+  createdAt: string;
+  sentAt: string | null;
+}
+
+export type Redemption =
+  | { outcome: "redeemed"; token: AccountTokenRecord; user: UserRecord }
+  | { outcome: "spent" | "expired" | "invalid" };
+
+/** How a claimed delivery ended: sent, to be tried again later, or given up. */
+export type DeliveryOutcome =
+  | { status: "sent"; at: string }
+  | { status: "pending"; nextAttemptAt: string; error: string }
+  | { status: "failed"; error: string };
+
+export interface AccountTokenStore {
+  /**
+   * One transaction: spends the user's live tokens of the same purpose (a newer link replaces older
+   * ones), stores the new token and queues the mail that carries it.
+   */
+  issueAccountToken(token: NewAccountToken, mail: NewOutboxMessage): Promise<void>;
+  findAccountToken(tokenHash: string): Promise<AccountTokenRecord | undefined>;
+  /**
+   * One transaction: spends a live token of this purpose together with every other live token of its
+   * user and purpose. Only one of several concurrent redemptions of a token wins.
+   */
+  redeemAccountToken(tokenHash: string, purpose: AccountTokenPurpose, now: string): Promise<Redemption>;
+  /**
+   * One transaction: redeems a verification token, makes its address the user's verified e-mail, and
+   * queues `notice(previous e-mail)` when the address changed. Throws EmailTaken.
+   */
+  confirmEmail(
+    tokenHash: string,
+    now: string,
+    notice: (previousEmail: string, user: UserRecord) => NewOutboxMessage,
+  ): Promise<Redemption>;
+}
+
+export interface OutboxStore {
+  enqueueMail(mail: NewOutboxMessage): Promise<void>;
+  /**
+   * Claims up to `limit` due messages for `owner` until `leaseUntil`, counting an attempt on each.
+   * A message claimed by one sender (in any instance) is not claimed by another until the lease ends.
+   */
+  claimMail(owner: string, now: string, leaseUntil: string, limit: number): Promise<OutboxMessage[]>;
+  /** Records the end of a delivery, only if `owner` still holds the lease. */
+  completeMail(id: string, owner: string, outcome: DeliveryOutcome): Promise<void>;
+  /** Newest first. */
+  listMail(query: { status?: MailStatus; limit: number }): Promise<OutboxMessage[]>;
+  /** Puts failed messages (one, or all when id is undefined) back in the queue, due now; answers how many. */
+  retryFailedMail(id: string | undefined, now: string): Promise<number>;
+  /**
+   * Deletes up to `limit` link tokens that expired before `tokensBefore` and sent messages sent before
+   * `sentBefore` (failed ones stay until an operator acts); answers how many.
+   */
+  pruneAccountRecords(tokensBefore: string, sentBefore: string, limit: number): Promise<number>;
+}
+
 export interface UserQuery {
   limit: number;
   /** Keyset pagination: only users whose id sorts after this one. */
@@ -215,7 +318,7 @@ export interface UserChangeFeed {
   subscribe(listener: (userId: string | null) => void): void;
 }
 
-export interface UserStore extends SessionStore, AuditStore {
+export interface UserStore extends SessionStore, AuditStore, AccountTokenStore, OutboxStore {
   /** Changes to users, for caches (see UserChangeFeed). */
   readonly userChanges: UserChangeFeed;
   /** The user whose normalised e-mail equals the normalised argument, if any. */

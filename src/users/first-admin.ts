@@ -20,9 +20,19 @@ export async function ensureFirstAdmin(
   const existing = await store.findByEmail(admin.email);
   if (existing) {
     // Whoever held the account before keeps no session and no token into the new admin account.
-    await store.update(existing.id, { hashedPassword, isAdmin: true, isActive: true }, { endSessions: true });
+    await store.update(
+      existing.id,
+      {
+        hashedPassword,
+        isAdmin: true,
+        isActive: true,
+        emailVerifiedAt: existing.emailVerifiedAt ?? new Date().toISOString(),
+      },
+      { endSessions: true },
+    );
     return "promoted";
   }
-  await store.create({ email: admin.email, hashedPassword, isAdmin: true });
+  // The operator chose this address: it counts as verified, so the admin can log in when verification is required.
+  await store.create({ email: admin.email, hashedPassword, isAdmin: true, emailVerifiedAt: new Date().toISOString() });
   return "created";
 }

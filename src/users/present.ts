@@ -12,5 +12,7 @@ export function toUserOut(user: UserRecord): UserOut {
     is_admin: user.isAdmin,
     created_at: user.createdAt,
     updated_at: user.updatedAt,
+    email_verified: user.emailVerifiedAt !== null,
+    email_verified_at: user.emailVerifiedAt,
   };
 }

@@ -79,7 +79,8 @@ describe("docs page in Chromium", { skip: MISSING ? SKIP_MESSAGE : false }, () =
     await dialog.locator("#oauth_username").fill(email);
     await dialog.locator("#oauth_password").fill(password);
     const tokenResponse = page.waitForResponse((response) => response.url().endsWith("/auth/token"));
-    await dialog.locator(".auth-btn-wrapper button.authorize").click();
+    // The dialog also offers HTTP Basic for introspection clients; this is the password flow's button.
+    await dialog.getByRole("button", { name: "Apply given OAuth2 credentials" }).click();
     assert.equal((await tokenResponse).status(), 200, "the Authorize control got a token");
     await dialog.locator(".auth-btn-wrapper button.btn-done").first().waitFor();
     await snapshot(page, "authorized");

@@ -73,6 +73,31 @@ describe("HTTP hardening", () => {
     assert.equal(other.headers["access-control-allow-origin"], undefined);
   });
 
+  test("lets an allowed browser origin use every method the API uses and read the headers it needs", async (t) => {
+    const { app } = await buildTestApp(t, { corsOrigins: ["https://app.example.com"] });
+    for (const method of ["GET", "POST", "PUT", "PATCH", "DELETE"]) {
+      const preflight = await app.inject({
+        method: "OPTIONS",
+        url: "/me",
+        headers: {
+          origin: "https://app.example.com",
+          "access-control-request-method": method,
+          "access-control-request-headers": "authorization,content-type",
+        },
+      });
+      assert.equal(preflight.statusCode, 204, method);
+      assert.equal(preflight.headers["access-control-allow-origin"], "https://app.example.com");
+      const methods = String(preflight.headers["access-control-allow-methods"]).split(/, */);
+      assert.ok(methods.includes(method), `${method} is allowed: ${methods}`);
+      const headers = String(preflight.headers["access-control-allow-headers"]).toLowerCase().split(/, */);
+      assert.ok(headers.includes("authorization") && headers.includes("content-type"), String(headers));
+    }
+    const actual = await app.inject({ method: "GET", url: "/me", headers: { origin: "https://app.example.com" } });
+    assert.equal(actual.statusCode, 401);
+    const exposed = String(actual.headers["access-control-expose-headers"]).toLowerCase().split(/, */);
+    for (const name of ["x-request-id", "www-authenticate", "retry-after"]) assert.ok(exposed.includes(name), name);
+  });
+
   test("gives the docs page a Content-Security-Policy that allows only its own scripts and styles", async (t) => {
     const { app } = await buildTestApp(t);
     const page = await app.inject({ method: "GET", url: "/docs/static/index.html" });

@@ -5,22 +5,30 @@ import assert from "node:assert/strict";
 import { Writable } from "node:stream";
 import { describe, test } from "node:test";
 import { buildApp } from "../../src/app.ts";
+import { generatePrivateKeyPem } from "../../src/auth/keys.ts";
 import { openSqliteStore } from "../../src/store/sqlite.ts";
 import { TEST_SECRET, testConfig } from "../helpers.ts";
+import { MailServer, tokenIn } from "../mail-server.ts";
 
 const PASSWORD = "correct horse battery staple";
 const NEW_PASSWORD = "an entirely new passphrase";
 const WRONG_PASSWORD = "guessing-attempt-123";
 
+/** A log destination that keeps every line, for the test to search. */
+function captureLog(): { stream: Writable; text: () => string } {
+  let log = "";
+  const stream = new Writable({
+    write(chunk, _encoding, done) {
+      log += chunk.toString();
+      done();
+    },
+  });
+  return { stream, text: () => log };
+}
+
 describe("logs never leak", () => {
   test("hold no password, token, hash or signing secret after a full flow at trace level", async (t) => {
-    let log = "";
-    const stream = new Writable({
-      write(chunk, _encoding, done) {
-        log += chunk.toString();
-        done();
-      },
-    });
+    const { stream, text } = captureLog();
     const store = openSqliteStore(":memory:");
     const app = await buildApp({ config: testConfig({ logLevel: "trace" }), store, logStream: stream });
     t.after(async () => {
@@ -58,6 +66,7 @@ describe("logs never leak", () => {
     });
     const hash = (await store.findByEmail("ada@example.com"))!.hashedPassword;
 
+    const log = text();
     const completed = log.split("\n").filter((line) => line.includes('"msg":"request completed"'));
     assert.equal(completed.length, 10, "every request of the flow was logged");
     const [, payload, signature] = token.split(".");
@@ -72,5 +81,107 @@ describe("logs never leak", () => {
     ];
     for (const [name, value] of secrets) assert.ok(!log.includes(value), `the log holds the ${name}`);
     assert.doesNotMatch(log, /\$argon2id\$/);
+  });
+
+  test("hold no reset token, new password or SMTP password, with mail delivered and with SMTP failing", async (t) => {
+    let log = "";
+    const stream = new Writable({
+      write(chunk, _encoding, done) {
+        log += chunk.toString();
+        done();
+      },
+    });
+    const smtp = new MailServer();
+    await smtp.start();
+    t.after(() => smtp.stop());
+    const base = testConfig({ logLevel: "trace" });
+    const build = async (url: string) => {
+      const store = openSqliteStore(":memory:");
+      const mail = { ...base.mail, transport: { kind: "smtp" as const, url }, pollIntervalMs: 50 };
+      const app = await buildApp({ config: { ...base, mail }, store, logStream: stream });
+      t.after(async () => {
+        await app.close();
+        await store.close();
+      });
+      return app;
+    };
+    const app = await build(smtp.url);
+    await app.inject({ method: "POST", url: "/users", payload: { email: "ada@example.com", password: PASSWORD } });
+    await app.inject({ method: "POST", url: "/auth/password-reset-requests", payload: { email: "ada@example.com" } });
+    await smtp.waitFor(2);
+    const token = tokenIn(smtp.lastTo("ada@example.com")!);
+    const reset = { method: "POST" as const, url: "/auth/password-resets" };
+    await app.inject({ ...reset, payload: { token, new_password: "password123" } });
+    await app.inject({ ...reset, payload: { token, new_password: NEW_PASSWORD } });
+    await app.inject({ ...reset, payload: { token, new_password: NEW_PASSWORD } });
+
+    // An SMTP server that refuses connections, reached with a password in MAIL_URL.
+    const down = new MailServer();
+    await down.start();
+    await down.stop();
+    const failing = await build(`smtp://mailer:smtp-pass-hunter2@127.0.0.1:${down.port}`);
+    await failing.inject({ method: "POST", url: "/users", payload: { email: "bo@example.com", password: PASSWORD } });
+    const deadline = Date.now() + 5000;
+    while (!log.includes("mail delivery failed") && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    assert.match(log, /mail delivery failed; will retry/);
+    assert.ok(!log.includes(token), "the log holds the reset token");
+    assert.ok(!log.includes(NEW_PASSWORD), "the log holds the new password");
+    assert.ok(!log.includes("smtp-pass-hunter2"), "the log holds the SMTP password");
+  });
+
+  test("hold no private key, introspection secret or introspected token at trace level", async (t) => {
+    const { stream, text } = captureLog();
+    const pem = generatePrivateKeyPem("EdDSA");
+    const client = { id: "orders-api", secret: "an-introspection-secret-of-32-bytes-or-more" };
+    const store = openSqliteStore(":memory:");
+    const config = testConfig({
+      logLevel: "trace",
+      signingAlgorithm: "EdDSA",
+      signingSecrets: [],
+      signingKeys: [pem],
+      introspectionClients: [client],
+    });
+    const app = await buildApp({ config, store, logStream: stream });
+    t.after(async () => {
+      await app.close();
+      await store.close();
+    });
+    await app.inject({ method: "POST", url: "/users", payload: { email: "ada@example.com", password: PASSWORD } });
+    const token = (
+      await app.inject({
+        method: "POST",
+        url: "/auth/token",
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+        payload: new URLSearchParams({ username: "ada@example.com", password: PASSWORD }).toString(),
+      })
+    ).json().access_token as string;
+    const basic = Buffer.from(`${client.id}:${client.secret}`).toString("base64");
+    for (const secret of [client.secret, "a-wrong-secret"]) {
+      await app.inject({
+        method: "POST",
+        url: "/auth/introspect",
+        headers: {
+          "content-type": "application/x-www-form-urlencoded",
+          authorization: `Basic ${Buffer.from(`${client.id}:${secret}`).toString("base64")}`,
+        },
+        payload: new URLSearchParams({ token }).toString(),
+      });
+    }
+    await app.inject({ method: "GET", url: "/.well-known/jwks.json" });
+    const log = text();
+    assert.equal(log.split("\n").filter((line) => line.includes('"msg":"request completed"')).length, 5);
+    const [, payload, signature] = token.split(".");
+    const keyBody = pem.split("\n").filter((line) => line !== "" && !line.startsWith("-----"));
+    const secrets: [string, string][] = [
+      ["token payload", payload!],
+      ["token signature", signature!],
+      ["introspection secret", client.secret],
+      ["Basic credentials", basic],
+      ...keyBody.map((line): [string, string] => ["private key", line]),
+    ];
+    for (const [name, value] of secrets) assert.ok(!log.includes(value), `the log holds the ${name}`);
+    assert.doesNotMatch(log, /PRIVATE KEY/);
   });
 });

@@ -5,11 +5,16 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { ACCESS_TOKEN_LIFETIME_SECONDS, createTokenService, InvalidToken } from "../../src/auth/tokens.ts";
 import { withVerifiedTokenCache } from "../../src/auth/verified-tokens.ts";
-import { TEST_SECRET, TestClock } from "../helpers.ts";
+import { TEST_AUDIENCE, TEST_ISSUER, TEST_SECRET, TestClock } from "../helpers.ts";
 
 function service(clock: TestClock, maxEntries = 10) {
   let verifications = 0;
-  const inner = createTokenService({ secrets: [TEST_SECRET], clock: clock.read });
+  const inner = createTokenService({
+    secrets: [TEST_SECRET],
+    issuer: () => TEST_ISSUER,
+    audience: () => TEST_AUDIENCE,
+    clock: clock.read,
+  });
   const counted = {
     ...inner,
     verifyAccessToken(token: string) {

@@ -1,0 +1,202 @@
+// Password reset and e-mail verification by link. A link token is 256
+// random bits, stored only as its SHA-256, single use and short-lived; a
+// newer link of the same kind spends the older ones, and so does a
+// successful use. The token and the mail carrying it are written in one
+// transaction (the outbox), and the sender is only woken: no request waits
+// on SMTP. Requests that name an e-mail (reset, resend) do their lookup and
+// writing after the response (see routes/account.ts), so the answer reveals
+// nothing about which accounts exist, not even through its timing.
+import { createHash, randomBytes } from "node:crypto";
+import type { Audit } from "../audit.ts";
+import { HttpError } from "../errors.ts";
+import type { AccountMails } from "../mail/messages.ts";
+import type { MailSender } from "../mail/sender.ts";
+import type { Redemption, UserChanges, UserRecord, UserStore } from "../store/store.ts";
+import { normalizeEmail } from "../users/email.ts";
+import type { PasswordPolicy } from "./password-policy.ts";
+import type { PasswordHasher } from "./passwords.ts";
+
+export const INVALID_LINK = "This link is not valid: check that you copied the whole address, or ask for a new link";
+export const EXPIRED_LINK = "This link has expired: ask for a new one";
+export const USED_LINK = "This link was already used, or a newer one was sent: ask for a new one if you still need it";
+
+export interface RecoverySettings {
+  passwordResetTtlSeconds: number;
+  emailVerificationTtlSeconds: number;
+  verificationRequired: boolean;
+}
+
+export interface AccountRecovery {
+  /** Queues a reset link when the e-mail belongs to an active account; does nothing otherwise. */
+  requestPasswordReset(email: string, clientAddress: string | null): Promise<void>;
+  /** Sets the new password and ends every session; throws 400 (bad link) or 422 (password refused). */
+  confirmPasswordReset(token: string, newPassword: string, clientAddress: string | null): Promise<void>;
+  /** Queues a verification link for the user's current address. */
+  sendVerification(user: UserRecord): Promise<void>;
+  /** Resend: queues a link when the e-mail belongs to an active account that is not verified yet. */
+  requestVerification(email: string): Promise<void>;
+  /** Verifies the address the link was sent to (taking it as the account's e-mail if it was a change). */
+  confirmVerification(token: string, clientAddress: string | null): Promise<UserRecord>;
+  /**
+   * The e-mail part of an update. With verification required, a user's own change waits for the new
+   * address to confirm (the confirmation link goes out now) and nothing changes yet; otherwise the
+   * address changes at once and becomes unverified.
+   */
+  emailChanges(target: UserRecord, email: string | undefined, bySelf: boolean): Promise<UserChanges>;
+  /** After an update: a changed address gets a verification link and the old one is told. */
+  afterUpdate(before: UserRecord, after: UserRecord): Promise<void>;
+}
+
+export function hashLinkToken(token: string): string {
+  return createHash("sha256").update(token).digest("base64url");
+}
+
+/**
+ * Sets a password and ends every session and every access token issued before it, with the audit
+ * event and (when the link proved the address) the verification, in one transaction.
+ */
+export async function setPasswordEndingSessions(
+  store: UserStore,
+  userId: string,
+  changes: { hashedPassword: string; emailVerifiedAt?: string },
+  clientAddress: string | null,
+): Promise<void> {
+  await store.update(userId, changes, {
+    endSessions: true,
+    events: [{ type: "password_reset", outcome: "success", clientAddress }],
+  });
+}
+
+function refused(redemption: Exclude<Redemption["outcome"], "redeemed">): HttpError {
+  return new HttpError(
+    400,
+    redemption === "expired" ? EXPIRED_LINK : redemption === "spent" ? USED_LINK : INVALID_LINK,
+  );
+}
+
+export interface RecoveryOptions {
+  store: UserStore;
+  passwords: PasswordHasher;
+  policy: PasswordPolicy;
+  audit: Audit;
+  mails: AccountMails;
+  sender: MailSender;
+  settings: RecoverySettings;
+  clock: () => number;
+}
+
+export function createAccountRecovery({
+  store,
+  passwords,
+  policy,
+  audit,
+  mails,
+  sender,
+  settings,
+  clock,
+}: RecoveryOptions): AccountRecovery {
+  const iso = (offsetSeconds = 0) => new Date(clock() + offsetSeconds * 1000).toISOString();
+  const newToken = () => randomBytes(32).toString("base64url");
+
+  async function issueVerification(user: UserRecord, email: string, change: boolean): Promise<void> {
+    const token = newToken();
+    await store.issueAccountToken(
+      {
+        tokenHash: hashLinkToken(token),
+        userId: user.id,
+        purpose: "email_verification",
+        email,
+        expiresAt: iso(settings.emailVerificationTtlSeconds),
+      },
+      mails.verification(user, email, token, change),
+    );
+    sender.wake();
+  }
+
+  return {
+    async requestPasswordReset(email, clientAddress) {
+      const user = await store.findByEmail(email);
+      if (!user?.isActive) return;
+      const token = newToken();
+      await store.issueAccountToken(
+        {
+          tokenHash: hashLinkToken(token),
+          userId: user.id,
+          purpose: "password_reset",
+          email: user.email,
+          expiresAt: iso(settings.passwordResetTtlSeconds),
+        },
+        mails.passwordReset(user, token),
+      );
+      sender.wake();
+      await audit.record("password_reset", user.id, "requested", clientAddress);
+    },
+
+    async confirmPasswordReset(token, newPassword, clientAddress) {
+      const tokenHash = hashLinkToken(token);
+      const found = await store.findAccountToken(tokenHash);
+      const now = iso();
+      if (found?.purpose !== "password_reset") throw refused("invalid");
+      if (found.spentAt !== null) throw refused("spent");
+      if (found.expiresAt <= now) throw refused("expired");
+      const user = await store.findById(found.userId);
+      if (!user?.isActive) throw refused("invalid");
+      // Checked before the token is spent, so a refused password does not cost the user the link.
+      policy.check(newPassword, user.email);
+      const hashedPassword = await passwords.hash(newPassword);
+      const redemption = await store.redeemAccountToken(tokenHash, "password_reset", iso());
+      if (redemption.outcome !== "redeemed") throw refused(redemption.outcome);
+      // The link reached the inbox of the account's address: that proves the address too.
+      const proves = user.emailVerifiedAt === null && normalizeEmail(redemption.token.email) === user.email;
+      await setPasswordEndingSessions(
+        store,
+        user.id,
+        { hashedPassword, ...(proves ? { emailVerifiedAt: iso() } : {}) },
+        clientAddress,
+      );
+    },
+
+    sendVerification: (user) => issueVerification(user, user.email, false),
+
+    async requestVerification(email) {
+      const user = await store.findByEmail(email);
+      if (!user?.isActive || user.emailVerifiedAt !== null) return;
+      await issueVerification(user, user.email, false);
+    },
+
+    async confirmVerification(token, clientAddress) {
+      let changed = false;
+      const redemption = await store.confirmEmail(hashLinkToken(token), iso(), (previousEmail, user) => {
+        changed = true;
+        return mails.emailChanged(previousEmail, user);
+      });
+      if (redemption.outcome !== "redeemed") throw refused(redemption.outcome);
+      await audit.record(
+        changed ? "email_change" : "email_verification",
+        redemption.user.id,
+        changed ? "confirmed" : "verified",
+        clientAddress,
+      );
+      if (changed) sender.wake();
+      // The user as the confirming transaction wrote it: no read after the commit.
+      return redemption.user;
+    },
+
+    async emailChanges(target, email, bySelf) {
+      if (email === undefined || normalizeEmail(email) === target.email) return {};
+      if (settings.verificationRequired && bySelf) {
+        if (await store.findByEmail(email)) return { email }; // the store answers 409, as for any taken address
+        await issueVerification(target, normalizeEmail(email), true);
+        await audit.record("email_change", target.id, "requested", null);
+        return {};
+      }
+      return { email, emailVerifiedAt: null };
+    },
+
+    async afterUpdate(before, after) {
+      if (before.email === after.email) return;
+      await store.enqueueMail(mails.emailChanged(before.email, after));
+      await issueVerification(after, after.email, false);
+    },
+  };
+}

@@ -1,0 +1,133 @@
+// The account mails: what each one says, in plain text and HTML. A message is
+// queued as a kind plus a small JSON payload (a link token only sealed) and
+// rendered when it is sent, so the outbox never holds a usable link. Every
+// link starts with the configured base (ACCOUNT_LINK_BASE_URL, by default
+// PUBLIC_URL), never with anything from a request, and carries its token in
+// the fragment, which browsers do not send to servers or put in access logs.
+import type { MailKind, NewOutboxMessage, OutboxMessage } from "../store/store.ts";
+import type { Sealer } from "./seal.ts";
+import type { RenderedMail } from "./transport.ts";
+
+export const RESET_PAGE_PATH = "/reset-password";
+export const VERIFY_PAGE_PATH = "/verify-email";
+
+export interface MailSettings {
+  from: string;
+  linkBaseUrl: string;
+  passwordResetTtlSeconds: number;
+  emailVerificationTtlSeconds: number;
+}
+
+export interface AccountMails {
+  passwordReset(user: { id: string; email: string }, token: string): NewOutboxMessage;
+  /** `change` is true when the address is a new one the user asked to switch to. */
+  verification(user: { id: string }, email: string, token: string, change: boolean): NewOutboxMessage;
+  /** Tells the previous address that the account's e-mail changed. */
+  emailChanged(previousEmail: string, user: { id: string; email: string }): NewOutboxMessage;
+  /** The message as it goes out; undefined when its sealed token can no longer be opened. */
+  render(message: OutboxMessage): RenderedMail | undefined;
+}
+
+const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`);
+
+/** "a***@example.com": enough for the owner to recognise, not a gift to whoever reads the old inbox. */
+export function maskEmail(email: string): string {
+  const [local = "", domain = ""] = email.split("@");
+  return `${local.slice(0, 1)}***@${domain}`;
+}
+
+function minutes(seconds: number): string {
+  const value = Math.round(seconds / 60);
+  return value >= 120 && value % 60 === 0 ? `${value / 60} hours` : `${value} minutes`;
+}
+
+interface Content {
+  subject: string;
+  /** Paragraphs; the link, when there is one, goes between the first and the rest. */
+  paragraphs: string[];
+  link?: { url: string; label: string };
+}
+
+function toRendered(content: Content): { subject: string; text: string; html: string } {
+  const [first = "", ...rest] = content.paragraphs;
+  const textParts = [first, ...(content.link ? [content.link.url] : []), ...rest];
+  const htmlParts = [
+    `<p>${escapeHtml(first)}</p>`,
+    ...(content.link
+      ? [
+          `<p><a href="${escapeHtml(content.link.url)}">${escapeHtml(content.link.label)}</a></p>`,
+          `<p style="font-size:small">Or copy this address into your browser:<br>${escapeHtml(content.link.url)}</p>`,
+        ]
+      : []),
+    ...rest.map((paragraph) => `<p>${escapeHtml(paragraph)}</p>`),
+  ];
+  return {
+    subject: content.subject,
+    text: `${textParts.join("\n\n")}\n`,
+    html: `<!doctype html><html><body style="font-family:sans-serif;line-height:1.5">${htmlParts.join("")}</body></html>`,
+  };
+}
+
+export function createAccountMails(settings: MailSettings, sealer: Sealer): AccountMails {
+  const domain = /@([^<>@\s]+)>?\s*$/.exec(settings.from)?.[1] ?? "localhost";
+  const message = (kind: MailKind, recipient: string, userId: string, payload: object): NewOutboxMessage => ({
+    kind,
+    recipient,
+    userId,
+    payload: JSON.stringify(payload),
+    messageDomain: domain,
+  });
+  const link = (path: string, token: string) => `${settings.linkBaseUrl}${path}#token=${encodeURIComponent(token)}`;
+
+  function content(kind: MailKind, payload: Record<string, unknown>): Content | undefined {
+    if (kind === "email_changed") {
+      return {
+        subject: "The e-mail address of your account changed",
+        paragraphs: [
+          `The e-mail address of your account is now ${String(payload.masked)}. This address no longer signs in.`,
+          "If you did not ask for this change, someone else may have your password: reset it from the new " +
+            "address if you can, or contact the people who run this service.",
+        ],
+      };
+    }
+    const token = typeof payload.token === "string" ? sealer.open(payload.token) : undefined;
+    if (token === undefined) return undefined;
+    if (kind === "password_reset") {
+      return {
+        subject: "Reset your password",
+        paragraphs: [
+          "Someone (we hope you) asked to reset the password of the account with this e-mail address. " +
+            "Open this link to choose a new password:",
+          `The link works once, for ${minutes(settings.passwordResetTtlSeconds)}. Resetting the password signs ` +
+            "you out everywhere.",
+          "If you did not ask for this, ignore this message: your password stays as it is.",
+        ],
+        link: { url: link(RESET_PAGE_PATH, token), label: "Choose a new password" },
+      };
+    }
+    return {
+      subject: payload.change ? "Confirm your new e-mail address" : "Verify your e-mail address",
+      paragraphs: [
+        payload.change
+          ? "Confirm that this is the new e-mail address of your account by opening this link:"
+          : "Confirm that this e-mail address is yours by opening this link:",
+        `The link works once, for ${minutes(settings.emailVerificationTtlSeconds)}.`,
+        "If you did not ask for this, ignore this message.",
+      ],
+      link: { url: link(VERIFY_PAGE_PATH, token), label: "Verify this address" },
+    };
+  }
+
+  return {
+    passwordReset: (user, token) => message("password_reset", user.email, user.id, { token: sealer.seal(token) }),
+    verification: (user, email, token, change) =>
+      message("email_verification", email, user.id, { token: sealer.seal(token), change }),
+    emailChanged: (previousEmail, user) =>
+      message("email_changed", previousEmail, user.id, { masked: maskEmail(user.email) }),
+    render(outbox) {
+      const rendered = content(outbox.kind, JSON.parse(outbox.payload) as Record<string, unknown>);
+      if (!rendered) return undefined;
+      return { from: settings.from, to: outbox.recipient, messageId: outbox.messageId, ...toRendered(rendered) };
+    },
+  };
+}

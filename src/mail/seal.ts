@@ -1,0 +1,39 @@
+// Link tokens wait in the outbox until a sender delivers them, possibly for
+// hours while the SMTP server is down. They are stored sealed (AES-256-GCM
+// under a key derived from the signing secret with HKDF), so a copy of the
+// database alone opens no account; the tokens table holds only hashes. With
+// several signing secrets (rotation), the first seals and all of them open.
+import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from "node:crypto";
+
+export interface Sealer {
+  seal(plain: string): string;
+  /** Undefined when no current secret opens it (the secret was rotated away, or the value was altered). */
+  open(sealed: string): string | undefined;
+}
+
+function keyFor(secret: string): Buffer {
+  return Buffer.from(hkdfSync("sha256", secret, "user-token-service", "mail-outbox-seal", 32));
+}
+
+export function createSealer(secrets: readonly string[]): Sealer {
+  const keys = secrets.map(keyFor);
+  return {
+    seal(plain) {
+      const iv = randomBytes(12);
+      const cipher = createCipheriv("aes-256-gcm", keys[0] as Buffer, iv);
+      const body = Buffer.concat([cipher.update(plain, "utf8"), cipher.final()]);
+      return Buffer.concat([iv, cipher.getAuthTag(), body]).toString("base64url");
+    },
+    open(sealed) {
+      const raw = Buffer.from(sealed, "base64url");
+      for (const key of keys) {
+        try {
+          const decipher = createDecipheriv("aes-256-gcm", key, raw.subarray(0, 12));
+          decipher.setAuthTag(raw.subarray(12, 28));
+          return Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString("utf8");
+        } catch {}
+      }
+      return undefined;
+    },
+  };
+}

@@ -1,0 +1,40 @@
+// RFC 6749 section 5.2 error codes for the OAuth endpoints (token and
+// revocation). Their error bodies carry the spec's `detail`, with the spec's
+// status and message unchanged, and next to it the `error` code that OAuth
+// client libraries look for, so they raise their own error instead of taking
+// the error body for a token. Rendered by this plugin-level error handler,
+// which otherwise says exactly what the service-wide one says.
+import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
+import { describeError } from "./error-handler.ts";
+import { UNSUPPORTED_GRANT_TYPE } from "./errors.ts";
+
+export const OAUTH_ERROR_CODES = [
+  "invalid_request",
+  "invalid_grant",
+  "unsupported_grant_type",
+  "temporarily_unavailable",
+  "server_error",
+] as const;
+export type OAuthErrorCode = (typeof OAUTH_ERROR_CODES)[number];
+
+/**
+ * The code for a status. The spec answers bad credentials with 401 where RFC 6749 says 400; the
+ * code is still invalid_grant. Rate limits (429) and an unreachable store (503) have no code in
+ * section 5.2; temporarily_unavailable (section 4.1.2.1) says "try again later", as Retry-After does.
+ */
+export function oauthErrorCode(status: number, detail: string): OAuthErrorCode {
+  // 403: the password is right but the account may not log in yet (an unverified e-mail), as Keycloak says.
+  if (status === 401 || status === 403) return "invalid_grant";
+  if (status === 400 && detail === UNSUPPORTED_GRANT_TYPE) return "unsupported_grant_type";
+  if (status === 429 || status === 503) return "temporarily_unavailable";
+  if (status >= 500) return "server_error";
+  return "invalid_request";
+}
+
+export function handleOAuthError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  const { status, detail, headers } = describeError(error, request);
+  reply
+    .code(status)
+    .headers(headers)
+    .send({ error: oauthErrorCode(status, detail), detail });
+}

@@ -1,0 +1,88 @@
+// The two pages the links in mails open: choose a new password, and address
+// verified. Server-rendered, tiny, and self-contained: one script and one
+// stylesheet served from here, no external asset, and a stricter policy than
+// the docs page (nothing inline at all). The token stays in the fragment,
+// which browsers never send to a server; the script reads it, removes it
+// from the address bar, and posts it in a JSON body to the API.
+import { readFileSync } from "node:fs";
+import type { FastifyInstance, FastifyReply } from "fastify";
+import { RESET_PAGE_PATH, VERIFY_PAGE_PATH } from "../mail/messages.ts";
+
+export const PAGES_CONTENT_SECURITY_POLICY = [
+  "default-src 'none'",
+  "base-uri 'none'",
+  "connect-src 'self'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+  "img-src 'self'",
+  "script-src 'self'",
+  "style-src 'self'",
+].join("; ");
+
+const script = readFileSync(new URL("./account.js", import.meta.url), "utf8");
+const stylesheet = readFileSync(new URL("./account.css", import.meta.url), "utf8");
+
+function page(title: string, body: string): string {
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<title>${title}</title>
+<link rel="stylesheet" href="/pages/account.css">
+<script src="/pages/account.js" defer></script>
+</head>
+<body>
+<main>
+<h1>${title}</h1>
+${body}
+<noscript><p class="error">This page needs JavaScript to read the link you opened.</p></noscript>
+</main>
+</body>
+</html>
+`;
+}
+
+const RESET_PAGE = page(
+  "Choose a new password",
+  `<form id="reset-form" hidden>
+<label for="new-password">New password</label>
+<input id="new-password" name="new_password" type="password" autocomplete="new-password" required minlength="8" maxlength="256" aria-describedby="password-hint">
+<p id="password-hint" class="hint">At least 8 characters. A few unrelated words make a good one. Common passwords are refused.</p>
+<label for="repeat-password">Repeat the new password</label>
+<input id="repeat-password" name="repeat_password" type="password" autocomplete="new-password" required minlength="8" maxlength="256">
+<button type="submit">Set the new password</button>
+</form>
+<p id="status" role="status" aria-live="polite"></p>`,
+);
+
+const VERIFY_PAGE = page(
+  "Verify your e-mail address",
+  `<p id="status" role="status" aria-live="polite">Checking the link…</p>
+<div id="verify-page"></div>`,
+);
+
+function html(reply: FastifyReply, body: string): FastifyReply {
+  return reply
+    .header("content-security-policy", PAGES_CONTENT_SECURITY_POLICY)
+    .header("referrer-policy", "no-referrer")
+    .header("cache-control", "no-store")
+    .type("text/html; charset=utf-8")
+    .send(body);
+}
+
+export async function registerAccountPages(app: FastifyInstance): Promise<void> {
+  app.get(RESET_PAGE_PATH, { schema: { hide: true } }, async function resetPasswordPage(_request, reply) {
+    return html(reply, RESET_PAGE);
+  });
+  app.get(VERIFY_PAGE_PATH, { schema: { hide: true } }, async function verifyEmailPage(_request, reply) {
+    return html(reply, VERIFY_PAGE);
+  });
+  app.get("/pages/account.js", { schema: { hide: true } }, async function accountScript(_request, reply) {
+    return reply.type("text/javascript; charset=utf-8").header("cache-control", "no-cache").send(script);
+  });
+  app.get("/pages/account.css", { schema: { hide: true } }, async function accountStylesheet(_request, reply) {
+    return reply.type("text/css; charset=utf-8").header("cache-control", "no-cache").send(stylesheet);
+  });
+}
