@@ -27,7 +27,7 @@ const plan = quick
 
 const SECRET = "bench-signing-secret-0123456789abcdefghij";
 const EMAIL = "bench@example.com";
-const PASSWORD = "bench password 123";
+const PASSWORD = "correct horse battery staple";
 const LOGIN_CONNECTIONS = 8;
 const work = mkdtempSync(join(tmpdir(), "bench-"));
 const children: Child[] = [];
