@@ -7,22 +7,16 @@
 // test-artifacts/browser/. Without Chromium the tests are skipped with a
 // message, except under CI=true, where that is a failure.
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { createServer } from "node:net";
 import { after, before, describe, test } from "node:test";
 import type { FastifyInstance } from "fastify";
-import { type Browser, chromium, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { buildApp } from "../../src/app.ts";
 import type { UserStore } from "../../src/store/store.ts";
 import { createUser, openTestStore, testConfig } from "../helpers.ts";
 import { linkIn, MailServer } from "../mail-server.ts";
-
-const CHROMIUM = "/usr/bin/chromium";
-const ARTIFACTS = "test-artifacts/browser";
-const STEP_TIMEOUT = 15_000;
-const MISSING = !existsSync(CHROMIUM);
-const SKIP_MESSAGE = `Chromium is missing at ${CHROMIUM}: install it with "apt-get install -y chromium" to run the account-page tests`;
-if (MISSING && process.env.CI === "true") throw new Error(`${SKIP_MESSAGE}; CI requires it`);
+import { ARTIFACTS, launchChromium, STEP_TIMEOUT, skipWithoutChromium } from "./chromium.ts";
 
 async function freePort(): Promise<number> {
   const server = createServer();
@@ -32,7 +26,7 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-describe("account pages in Chromium", { skip: MISSING ? SKIP_MESSAGE : false }, () => {
+describe("account pages in Chromium", { skip: skipWithoutChromium("account-page") }, () => {
   let browser: Browser;
   let app: FastifyInstance;
   let store: UserStore;
@@ -56,11 +50,7 @@ describe("account pages in Chromium", { skip: MISSING ? SKIP_MESSAGE : false }, 
       store,
     });
     await app.listen({ host: "127.0.0.1", port });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ["--no-sandbox", "--disable-background-networking", "--disable-component-update", "--disable-gpu"],
-    });
+    browser = await launchChromium();
   });
 
   after(async () => {

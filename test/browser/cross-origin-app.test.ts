@@ -6,19 +6,14 @@
 // nothing. Without Chromium the tests are skipped with a message, except
 // under CI=true, where that is a failure.
 import assert from "node:assert/strict";
-import { existsSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import { after, before, describe, test } from "node:test";
 import type { FastifyInstance } from "fastify";
-import { type Browser, chromium } from "playwright-core";
+import type { Browser } from "playwright-core";
 import { buildApp } from "../../src/app.ts";
 import type { UserStore } from "../../src/store/store.ts";
 import { createUser, openTestStore, testConfig } from "../helpers.ts";
-
-const CHROMIUM = "/usr/bin/chromium";
-const MISSING = !existsSync(CHROMIUM);
-const SKIP_MESSAGE = `Chromium is missing at ${CHROMIUM}: install it with "apt-get install -y chromium" to run the browser tests`;
-if (MISSING && process.env.CI === "true") throw new Error(`${SKIP_MESSAGE}; CI requires it`);
+import { launchChromium, skipWithoutChromium } from "./chromium.ts";
 
 const EMAIL = "ada@example.com";
 const PASSWORD = "correct horse battery";
@@ -33,7 +28,7 @@ async function servePage(): Promise<{ server: Server; origin: string }> {
   return { server, origin: `http://127.0.0.1:${(server.address() as { port: number }).port}` };
 }
 
-describe("a browser app on an allowed origin", { skip: MISSING ? SKIP_MESSAGE : false }, () => {
+describe("a browser app on an allowed origin", { skip: skipWithoutChromium("browser") }, () => {
   let browser: Browser;
   let app: FastifyInstance;
   let store: UserStore;
@@ -47,11 +42,7 @@ describe("a browser app on an allowed origin", { skip: MISSING ? SKIP_MESSAGE : 
     await createUser(store, EMAIL, PASSWORD);
     app = await buildApp({ config: testConfig({ corsOrigins: [allowed.origin] }), store });
     apiUrl = await app.listen({ host: "127.0.0.1", port: 0 });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ["--no-sandbox", "--disable-background-networking", "--disable-component-update", "--disable-gpu"],
-    });
+    browser = await launchChromium();
   });
 
   after(async () => {

@@ -6,22 +6,16 @@
 // test-artifacts/browser/. Without Chromium the tests are skipped with a
 // message, except under CI=true, where that is a failure.
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { after, before, describe, test } from "node:test";
 import type { FastifyInstance } from "fastify";
-import { type Browser, chromium, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { buildApp } from "../../src/app.ts";
 import type { UserStore } from "../../src/store/store.ts";
 import { createUser, openTestStore, testConfig } from "../helpers.ts";
+import { ARTIFACTS, launchChromium, STEP_TIMEOUT, skipWithoutChromium } from "./chromium.ts";
 
-const CHROMIUM = "/usr/bin/chromium";
-const ARTIFACTS = "test-artifacts/browser";
-const STEP_TIMEOUT = 15_000;
-const MISSING = !existsSync(CHROMIUM);
-const SKIP_MESSAGE = `Chromium is missing at ${CHROMIUM}: install it with "apt-get install -y chromium" to run the docs-page tests`;
-if (MISSING && process.env.CI === "true") throw new Error(`${SKIP_MESSAGE}; CI requires it`);
-
-describe("docs page in Chromium", { skip: MISSING ? SKIP_MESSAGE : false }, () => {
+describe("docs page in Chromium", { skip: skipWithoutChromium("docs-page") }, () => {
   let browser: Browser;
   let app: FastifyInstance;
   let store: UserStore;
@@ -33,18 +27,7 @@ describe("docs page in Chromium", { skip: MISSING ? SKIP_MESSAGE : false }, () =
     store = await openTestStore(t as never);
     app = await buildApp({ config: testConfig(), store });
     baseUrl = await app.listen({ host: "127.0.0.1", port: 0 });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        "--no-sandbox",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-gpu",
-        "--no-first-run",
-        "--disable-sync",
-      ],
-    });
+    browser = await launchChromium();
   });
 
   after(async () => {

@@ -1,0 +1,34 @@
+// Debian's Chromium for the browser tests, started one way for all of them:
+// headless, without the sandbox (root in CI) and without the background
+// networking that this machine's closed network refuses. Without Chromium the
+// tests are skipped with a message, except under CI=true, where that fails.
+import { existsSync } from "node:fs";
+import { type Browser, chromium } from "playwright-core";
+
+export const CHROMIUM = "/usr/bin/chromium";
+/** Where the browser tests leave their screenshots. */
+export const ARTIFACTS = "test-artifacts/browser";
+export const STEP_TIMEOUT = 15_000;
+
+/** The describe() skip option for a suite of browser tests about `what`. */
+export function skipWithoutChromium(what: string): string | false {
+  if (existsSync(CHROMIUM)) return false;
+  const message = `Chromium is missing at ${CHROMIUM}: install it with "apt-get install -y chromium" to run the ${what} tests`;
+  if (process.env.CI === "true") throw new Error(`${message}; CI requires it`);
+  return message;
+}
+
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [
+      "--no-sandbox",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-gpu",
+      "--no-first-run",
+      "--disable-sync",
+    ],
+  });
+}
