@@ -14,7 +14,7 @@ import pg from "pg";
 import { newId } from "../src/store/ids.ts";
 import { openPostgresStore } from "../src/store/postgres.ts";
 import { openSqliteStore } from "../src/store/sqlite.ts";
-import type { AuditEntry, UserStore } from "../src/store/store.ts";
+import type { AuditEntry, NewSession, UserStore } from "../src/store/store.ts";
 
 type Operation = "INSERT" | "UPDATE" | "DELETE";
 
@@ -84,20 +84,22 @@ async function faultableStore(t: TestContext): Promise<Faultable> {
 const EVENT: AuditEntry = { type: "password_change", outcome: "success", clientAddress: "127.0.0.1" };
 const iso = (offsetSeconds = 0) => new Date(Date.now() + offsetSeconds * 1000).toISOString();
 
+/** A new session for the user, an hour long, with a stand-in refresh-token hash. */
+function newSession(userId: string): NewSession {
+  return {
+    id: newId(),
+    userId,
+    expiresAt: iso(3600),
+    clientAddress: null,
+    userAgent: null,
+    tokenHash: "hash-0",
+    tokenExpiresAt: iso(3600),
+  };
+}
+
 async function withSession(store: UserStore) {
   const user = await store.create({ email: "ada@example.com", hashedPassword: "old-hash" });
-  const session = await store.createSession(
-    {
-      id: newId(),
-      userId: user.id,
-      expiresAt: iso(3600),
-      clientAddress: null,
-      userAgent: null,
-      tokenHash: "hash-0",
-      tokenExpiresAt: iso(3600),
-    },
-    { maxPerUser: 10 },
-  );
+  const session = await store.createSession(newSession(user.id), { maxPerUser: 10 });
   return { user, session };
 }
 
@@ -186,18 +188,10 @@ describe("multi-write store verbs are all or nothing", () => {
     const user = await store.create({ email: "ada@example.com", hashedPassword: "h" });
     await failOn("audit_events", "INSERT");
     await assert.rejects(
-      store.createSession(
-        {
-          id: newId(),
-          userId: user.id,
-          expiresAt: iso(3600),
-          clientAddress: null,
-          userAgent: null,
-          tokenHash: "hash-0",
-          tokenExpiresAt: iso(3600),
-        },
-        { maxPerUser: 10, events: [{ type: "login", outcome: "success", clientAddress: null }] },
-      ),
+      store.createSession(newSession(user.id), {
+        maxPerUser: 10,
+        events: [{ type: "login", outcome: "success", clientAddress: null }],
+      }),
     );
     assert.equal(await liveSessions(store, user.id), 0);
   });
