@@ -18,7 +18,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { connect, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { freePort, startChild } from "./processes.ts";
+import { freePort, SERVICE, startChild } from "./processes.ts";
 
 const [backlog = "511", clients = "2000", seconds = "20", loginLoops = "8", storm = "healthz"] = process.argv.slice(2);
 const CLIENTS = Number(clients);
@@ -90,7 +90,7 @@ const quantile = (values: number[], q: number) => {
 const work = mkdtempSync(join(tmpdir(), "storm-"));
 const metricsPort = await freePort();
 const service = await startChild(
-  "src/start.ts",
+  SERVICE,
   {
     SIGNING_SECRET: "connection-storm-secret-of-32-bytes-or-more",
     DATABASE_URL: `sqlite:${join(work, "storm.db")}`,

@@ -1,4 +1,4 @@
-// Child processes for the benchmark: the real service (src/start.ts) and
+// Child processes for the benchmark: the real service (exactly as npm start runs it) and
 // the bare baseline, each started with the project's Node and stopped with
 // SIGTERM; plus a sampler of a process's resident memory.
 import { type ChildProcess, spawn } from "node:child_process";
@@ -6,6 +6,7 @@ import { once } from "node:events";
 import { closeSync, openSync, readFileSync } from "node:fs";
 import { type AddressInfo, createServer } from "node:net";
 import { join, resolve } from "node:path";
+import { startArguments } from "../scripts/start-command.ts";
 
 const ROOT = resolve(import.meta.dirname, "..");
 
@@ -25,19 +26,24 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
+/** The service exactly as npm start runs it: its V8 options and entry file (scripts/start-command.ts). */
+export const SERVICE: readonly string[] = startArguments();
+
 /**
- * Starts a script on a free port and resolves once GET `readyPath` answers. Its output goes to a
+ * Starts a script (a file under the project, or Node arguments such as SERVICE) on a free port and resolves once GET `readyPath` answers. Its output goes to a
  * file, as a production deployment's logs would, not to a pipe this busy process must drain.
  */
 export async function startChild(
-  script: string,
+  script: string | readonly string[],
   env: Record<string, string>,
   cwd: string,
   readyPath: string,
 ): Promise<Child> {
   const port = await freePort();
-  const logFile = openSync(join(cwd, `${script.replaceAll("/", "_")}-${port}.log`), "a");
-  const child = spawn(process.execPath, [resolve(ROOT, script)], {
+  const args = typeof script === "string" ? [resolve(ROOT, script)] : [...script];
+  const name = typeof script === "string" ? script : "service";
+  const logFile = openSync(join(cwd, `${name.replaceAll("/", "_")}-${port}.log`), "a");
+  const child = spawn(process.execPath, args, {
     cwd,
     env: { PATH: process.env.PATH ?? "", ...env, PORT: String(port) },
     stdio: ["ignore", logFile, logFile],
@@ -46,11 +52,11 @@ export async function startChild(
   const url = `http://127.0.0.1:${port}`;
   const started = performance.now();
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`${script} exited with ${child.exitCode}`);
+    if (child.exitCode !== null) throw new Error(`${name} exited with ${child.exitCode}`);
     try {
       if ((await fetch(`${url}${readyPath}`)).status < 500) break;
     } catch {}
-    if (performance.now() - started > 15_000) throw new Error(`${script} did not start`);
+    if (performance.now() - started > 15_000) throw new Error(`${name} did not start`);
     await new Promise((wait) => setTimeout(wait, 10));
   }
   return {

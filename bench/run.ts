@@ -15,7 +15,7 @@ import { join } from "node:path";
 import autocannon from "autocannon";
 import pg from "pg";
 import { createPasswordHasher } from "../src/auth/passwords.ts";
-import { type Child, freePort, ROOT, sampleMemory, startChild } from "./processes.ts";
+import { type Child, freePort, ROOT, SERVICE, sampleMemory, startChild } from "./processes.ts";
 import { seedUsers } from "./seed.ts";
 
 const argv = process.argv.slice(2);
@@ -54,7 +54,7 @@ function serviceEnv(databaseUrl: string, logLevel = "info"): Record<string, stri
 }
 
 async function startService(databaseUrl: string, logLevel = "info"): Promise<Child> {
-  const child = await startChild("src/start.ts", serviceEnv(databaseUrl, logLevel), work, "/healthz");
+  const child = await startChild(SERVICE, serviceEnv(databaseUrl, logLevel), work, "/healthz");
   children.push(child);
   return child;
 }
@@ -348,7 +348,7 @@ async function main(): Promise<void> {
   const startups: number[] = [];
   const baseStartups: number[] = [];
   for (let i = 0; i < plan.starts; i++) {
-    startups.push(await timeToFirstAnswer("src/start.ts", "/healthz", serviceEnv(smallDb)));
+    startups.push(await timeToFirstAnswer(SERVICE, "/healthz", serviceEnv(smallDb)));
     baseStartups.push(await timeToFirstAnswer("bench/baseline.ts", "/me", {}));
   }
   const startup = median(startups);
@@ -372,10 +372,14 @@ async function main(): Promise<void> {
 }
 
 /** Spawns a script and polls `path` until it answers; milliseconds from spawn. */
-async function timeToFirstAnswer(script: string, path: string, env: Record<string, string>): Promise<number> {
+async function timeToFirstAnswer(
+  script: string | readonly string[],
+  path: string,
+  env: Record<string, string>,
+): Promise<number> {
   const port = await freePort();
   const started = performance.now();
-  const child = spawn(process.execPath, [join(ROOT, script)], {
+  const child = spawn(process.execPath, typeof script === "string" ? [join(ROOT, script)] : [...script], {
     cwd: work,
     env: { PATH: process.env.PATH ?? "", ...env, PORT: String(port) },
     stdio: "ignore",

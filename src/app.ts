@@ -38,6 +38,7 @@ import { createMailSender } from "./mail/sender.ts";
 import { createMailTransport } from "./mail/transport.ts";
 import type { Metrics } from "./metrics.ts";
 import { registerAccountPages } from "./pages/account-pages.ts";
+import { requestLoggerOnFirstUse } from "./request-logger.ts";
 import { accountRoutes } from "./routes/account.ts";
 import { eventRoutes } from "./routes/events.ts";
 import { healthRoutes } from "./routes/health.ts";
@@ -46,6 +47,7 @@ import { meRoutes } from "./routes/me.ts";
 import { tokenRoutes } from "./routes/token.ts";
 import { userRoutes } from "./routes/users.ts";
 import { wellKnownRoutes } from "./routes/well-known.ts";
+import { buildSerializersOnFirstUse } from "./serialization.ts";
 import type { UserStore } from "./store/store.ts";
 import { createValidatorCompiler } from "./validation.ts";
 
@@ -195,7 +197,9 @@ export async function buildApp({
     // Every log line carries the request id: the caller's X-Request-Id when it is a sane token, a new UUID otherwise.
     requestIdHeader: false,
     genReqId: requestId,
+    childLoggerFactory: requestLoggerOnFirstUse,
     bodyLimit: BODY_LIMIT_BYTES,
+    schemaController: { compilersFactory: { buildSerializer: buildSerializersOnFirstUse } },
     trustProxy: proxyTrust(config.trustProxy),
     // Slow or stalled clients (see ConnectionConfig). Fastify's own default turns the request
     // timeout off, which let a client that stalls after its headers hold a socket for ever.

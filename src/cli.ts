@@ -363,7 +363,7 @@ async function main(argv: string[]): Promise<number> {
     else if (group === "secret" && command === "generate" && args.length === 0)
       process.stdout.write(`${generateSecret()}\n`);
     else if (group === "key" && command === "generate") generateKeyFile(args);
-    else if (group === "serve" && command === undefined) await import("./start.ts");
+    else if (group === "serve" && command === undefined) await import("./server.ts");
     else throw new UsageError(`unknown command: ${[group, command, ...args].filter(Boolean).join(" ")}`);
     return 0;
   } catch (error) {

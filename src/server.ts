@@ -11,6 +11,7 @@ import { once } from "node:events";
 import { createServer, type Server } from "node:http";
 import pino, { type DestinationStream } from "pino";
 import { buildApp } from "./app.ts";
+import { loadCommonPasswords } from "./auth/password-policy.ts";
 import { createPasswordHasher } from "./auth/passwords.ts";
 import type { CounterStore } from "./auth/rate-limits.ts";
 import { type Config, loadConfig } from "./config.ts";
@@ -155,6 +156,8 @@ async function main(): Promise<void> {
   process.on("SIGINT", () => void stop("SIGINT"));
 
   await app.listen({ host: config.host, port: config.port, backlog: config.connections.listenBacklog });
+  // Unpacked once the service answers, so that neither start-up nor the first sign-up waits for it.
+  if (config.passwordListCheck) setTimeout(loadCommonPasswords, 1000).unref();
 }
 
 await main();

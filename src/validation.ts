@@ -4,7 +4,14 @@
 // true. Neither instance removes unknown fields (schemas refuse them where
 // they must) and both stop at the first error, which also bounds the work a
 // hostile body can cause.
-import { Ajv, type Options } from "ajv";
+//
+// Each route's validator is compiled the first time the route is called, not
+// at start-up: compiling every route's schemas up front was the largest part
+// of the time to first answer (see docs/performance.md), and most instances
+// never see most routes (the admin routes, the account pages' endpoints).
+// The first call of a route pays its compile, a few milliseconds, once.
+import { Ajv, type ErrorObject, type Options, type ValidateFunction } from "ajv";
+import type { DataValidationCxt } from "ajv/dist/types/index.js";
 import addFormatsModule from "ajv-formats";
 import type { FastifySchemaCompiler } from "fastify";
 
@@ -22,5 +29,25 @@ const COMMON: Options = {
 export function createValidatorCompiler(): FastifySchemaCompiler<unknown> {
   const bodies = addFormats(new Ajv({ ...COMMON, coerceTypes: false }));
   const text = addFormats(new Ajv({ ...COMMON, coerceTypes: true }));
-  return ({ schema, httpPart }) => (httpPart === "body" ? bodies : text).compile(schema as object);
+  return ({ schema, httpPart }) =>
+    compileOnFirstUse(() => (httpPart === "body" ? bodies : text).compile(schema as object));
+}
+
+type LazyValidator = ((data: unknown, context?: DataValidationCxt) => boolean) & {
+  errors?: ErrorObject[] | null;
+  schemaEnv?: unknown;
+};
+
+function compileOnFirstUse(compile: () => ValidateFunction): LazyValidator {
+  let compiled: ValidateFunction | undefined;
+  const validate: LazyValidator = (data, context) => {
+    compiled ??= compile();
+    const valid = compiled(data, context);
+    validate.errors = compiled.errors;
+    return valid;
+  };
+  // Fastify passes the request as Ajv's parent data (so that a default or a coercion can replace a whole
+  // part, such as an absent query) only to a function that has Ajv's schemaEnv; this one forwards it.
+  validate.schemaEnv = true;
+  return validate;
 }

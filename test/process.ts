@@ -6,8 +6,10 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { startArguments } from "../scripts/start-command.ts";
 
-export const SERVER = resolve(import.meta.dirname, "../src/start.ts");
+/** Node's arguments for the service exactly as npm start gives them (V8 options, then src/start.mjs). */
+export const SERVER = startArguments();
 export const CLI = resolve(import.meta.dirname, "../src/cli.ts");
 
 /** Environment for a child: the parent's PATH only, nothing of the service's own settings. */
@@ -29,13 +31,13 @@ export interface RunningService {
 }
 
 /**
- * Starts the service (src/start.ts, as npm start does) and waits for its "listening" log line (PORT=0
+ * Starts the service (src/start.mjs and the bundle, as npm start does) and waits for its "listening" log line (PORT=0
  * picks a free port). SIGTERM drains without the production delay unless the test sets SHUTDOWN_DELAY_MS.
  */
 export async function startService(
   cwd: string,
   env: Record<string, string> = {},
-  command: string[] = [SERVER],
+  command: string[] = SERVER,
 ): Promise<RunningService> {
   const child = spawn(process.execPath, command, {
     cwd,

@@ -109,7 +109,7 @@ describe("the service process", () => {
       SIGNING_SECRET: "x".repeat(32),
       DB_TIMEOUT_MS: "500",
     };
-    const result = await run([SERVER], { cwd: scratchDir(t), env });
+    const result = await run(SERVER, { cwd: scratchDir(t), env });
     assert.equal(result.code, 1);
     assert.match(result.stderr, /^cannot open the database named by DATABASE_URL: /);
     assert.equal(result.stderr.trim().split("\n").length, 1);
@@ -118,7 +118,7 @@ describe("the service process", () => {
 
   test("exits 1 with one line when Redis cannot be reached at start-up", async (t) => {
     const env = { REDIS_URL: "redis://127.0.0.1:1", SIGNING_SECRET: "x".repeat(32), REDIS_TIMEOUT_MS: "200" };
-    const result = await run([SERVER], { cwd: scratchDir(t), env });
+    const result = await run(SERVER, { cwd: scratchDir(t), env });
     assert.equal(result.code, 1);
     assert.equal(result.stderr, "cannot reach Redis at REDIS_URL\n");
   });
@@ -136,7 +136,7 @@ describe("the service process", () => {
   ] as const) {
     test(`exits non-zero with one line naming ${setting} when it is unusable`, async (t) => {
       const cwd = scratchDir(t);
-      const result = await run([SERVER], { cwd, env: env as Record<string, string> });
+      const result = await run(SERVER, { cwd, env: env as Record<string, string> });
       assert.notEqual(result.code, 0);
       const lines = result.stderr.trim().split("\n");
       assert.equal(lines.length, 1, result.stderr);

@@ -8,7 +8,11 @@
 // is as guessable as "password123". PASSWORD_LIST_CHECK=off turns the list
 // (only) off. Every place that sets a password calls this: sign-up, change,
 // reset, admin creation and the CLI.
-import { dictionary } from "@zxcvbn-ts/language-common";
+//
+// The list is loaded when first needed, or by loadCommonPasswords() (the
+// process calls it a moment after it starts answering): unpacking it takes
+// about 20 ms, which start-up no longer waits for.
+import { createRequire } from "node:module";
 import { HttpError } from "../errors.ts";
 
 export const COMMON_PASSWORD = "This password is on a list of common or breached passwords; choose another one";
@@ -23,15 +27,25 @@ export interface PasswordPolicy {
 
 let commonPasswords: Set<string> | undefined;
 
+/** The list, unpacked on first use (synchronously: the package's CommonJS build). */
+export function loadCommonPasswords(): Set<string> {
+  if (commonPasswords === undefined) {
+    const { dictionary } = createRequire(import.meta.url)("@zxcvbn-ts/language-common") as {
+      dictionary: Record<string, string[]>;
+    };
+    commonPasswords = new Set(dictionary["passwords-common"]);
+  }
+  return commonPasswords;
+}
+
 export function createPasswordPolicy(options: { listCheck: boolean }): PasswordPolicy {
-  if (options.listCheck) commonPasswords ??= new Set(dictionary["passwords-common"]);
   const problem = (password: string, email: string): string | undefined => {
     const lower = password.toLowerCase();
     const address = email.trim().toLowerCase();
     const local = address.split("@")[0] ?? "";
     // A name part of three characters or fewer ("al") would refuse too many honest passphrases.
     if (lower.includes(address) || (local.length > 3 && lower.includes(local))) return PASSWORD_CONTAINS_EMAIL;
-    if (options.listCheck && commonPasswords?.has(lower)) return COMMON_PASSWORD;
+    if (options.listCheck && loadCommonPasswords().has(lower)) return COMMON_PASSWORD;
     return undefined;
   };
   return {

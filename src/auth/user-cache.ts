@@ -20,6 +20,11 @@ export interface UserCacheSettings {
 export interface UserLookup {
   /** The user whose e-mail equals the argument (normalised), from memory or from the store. */
   findByEmail(email: string): Promise<UserRecord | undefined>;
+  /**
+   * The same answer when memory holds it, without waiting; undefined means "ask findByEmail". Lets the
+   * token check finish within the request's own tick on a cache hit (no promise, no microtask).
+   */
+  cached(email: string): UserRecord | undefined;
 }
 
 interface Entry {
@@ -28,7 +33,7 @@ interface Entry {
 }
 
 export function createUserLookup(store: UserStore, settings: UserCacheSettings, clock: () => number): UserLookup {
-  if (settings.ttlMs === 0) return { findByEmail: (email) => store.findByEmail(email) };
+  if (settings.ttlMs === 0) return { findByEmail: (email) => store.findByEmail(email), cached: () => undefined };
   const feed = store.userChanges;
   // Asking now starts the feed's channel (PostgreSQL's LISTEN), so it is up by the first requests.
   feed.usable();
@@ -63,12 +68,19 @@ export function createUserLookup(store: UserStore, settings: UserCacheSettings, 
     emailById.set(user.id, email);
   }
 
+  function cached(email: string): UserRecord | undefined {
+    if (!feed.usable()) return undefined;
+    const entry = byEmail.get(normalizeEmail(email));
+    return entry !== undefined && entry.expiresAt > clock() ? entry.user : undefined;
+  }
+
   return {
+    cached,
     async findByEmail(email) {
       if (!feed.usable()) return store.findByEmail(email);
+      const hit = cached(email);
+      if (hit !== undefined) return hit;
       const key = normalizeEmail(email);
-      const entry = byEmail.get(key);
-      if (entry !== undefined && entry.expiresAt > clock()) return entry.user;
       const startedAt = generation;
       const user = await store.findByEmail(key);
       if (user !== undefined && startedAt === generation && feed.usable()) remember(key, user);

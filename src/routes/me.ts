@@ -2,6 +2,7 @@
 // self-service: PATCH /me, DELETE /me, PUT /me/password. All behind the
 // spec's token check.
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import type { FastifyReply } from "fastify";
 import type { Audit } from "../audit.ts";
 import type { AccountRecovery } from "../auth/account-recovery.ts";
 import type { Guards } from "../auth/guard.ts";
@@ -26,7 +27,7 @@ import {
   USERS_PAGE_DEFAULT,
   UserOut,
 } from "../schemas.ts";
-import type { AuditEntry, UserStore } from "../store/store.ts";
+import type { AuditEntry, UserRecord, UserStore } from "../store/store.ts";
 import { normalizeEmailInBody } from "../users/email.ts";
 import { toUserOut } from "../users/present.ts";
 import { afterCommit } from "./after-commit.ts";
@@ -51,6 +52,10 @@ export const meRoutes: FastifyPluginAsyncTypebox<MeRouteOptions> = async (
   { store, guards, passwords, sessions, audit, policy, recovery },
 ) => {
   const { authenticate } = guards;
+  // A user record from the token check's cache is the same object until the user changes (then the
+  // cache holds a new one), so its JSON is made once per version of the record, by the route's own
+  // response serialiser, not on every call.
+  const serialized = new WeakMap<UserRecord, string>();
 
   app.get(
     "/me",
@@ -65,8 +70,15 @@ export const meRoutes: FastifyPluginAsyncTypebox<MeRouteOptions> = async (
         response: { 200: UserOut, 401: unauthorizedResponse },
       },
     },
-    async function readCurrentUser(request) {
-      return toUserOut(request.user!);
+    function readCurrentUser(request, reply): void {
+      const user = request.user!;
+      let body = serialized.get(user);
+      if (body === undefined) {
+        body = reply.serialize(toUserOut(user)) as string;
+        serialized.set(user, body);
+      }
+      // Sent as it is (a string with its type set): Fastify does not serialise it again.
+      (reply as FastifyReply).type("application/json; charset=utf-8").send(body);
     },
   );
 
