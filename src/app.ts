@@ -7,13 +7,7 @@ import { randomUUID } from "node:crypto";
 import { STATUS_CODES } from "node:http";
 import type { Socket } from "node:net";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
-import Fastify, {
-  type ConnectionError,
-  type FastifyInstance,
-  type FastifyReply,
-  type FastifyRequest,
-  LogController,
-} from "fastify";
+import Fastify, { type ConnectionError, type FastifyInstance, type FastifyRequest, LogController } from "fastify";
 import type { DestinationStream } from "pino";
 import { accessLogHook, loggedUrl } from "./access-log.ts";
 import { createAddresses } from "./addresses.ts";
@@ -226,8 +220,13 @@ export async function buildApp({
   app.setNotFoundHandler(handleNotFound);
   // JSON is the only body type outside the token endpoint; text/plain would otherwise parse.
   app.removeContentTypeParser("text/plain");
+  // One hook for the headers every answer carries. API answers may carry a token or a user's record, so
+  // nothing is cached unless a route says otherwise (the key set and the metadata, the docs' assets).
   app.addHook("onRequest", function commonHeaders(request, reply, done) {
-    reply.header("x-content-type-options", "nosniff").header("x-request-id", request.id);
+    reply
+      .header("x-content-type-options", "nosniff")
+      .header("x-request-id", request.id)
+      .header("cache-control", "no-store");
     done();
   });
   if (draining) {
@@ -320,11 +319,6 @@ export async function buildApp({
   await app.register(wellKnownRoutes, { keys, addresses });
   await app.register(async function apiRoutes(api) {
     documentCommonResponses(api);
-    // Every API response may carry a token or a user's record: never cache one.
-    api.addHook("onRequest", function noStore(_request: FastifyRequest, reply: FastifyReply, done: () => void) {
-      reply.header("cache-control", "no-store");
-      done();
-    });
     await api.register(tokenRoutes, {
       store,
       tokens,
