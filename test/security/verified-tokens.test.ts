@@ -51,6 +51,21 @@ describe("remembered verified tokens", () => {
     assert.equal(verifications(), 3);
   });
 
+  test("a remembered token's signature under another payload is verified in full and refused", () => {
+    const clock = new TestClock();
+    const { tokens, verifications } = service(clock);
+    const token = tokens.issueAccessToken(subject);
+    tokens.verifyAccessToken(token);
+    const [header, payload, signature] = token.split(".") as [string, string, string];
+    const claims = JSON.parse(Buffer.from(payload, "base64url").toString("utf8"));
+    const forgedPayload = Buffer.from(JSON.stringify({ ...claims, sub: "mallory@example.com" })).toString("base64url");
+    const forged = `${header}.${forgedPayload}.${signature}`;
+    assert.throws(() => tokens.verifyAccessToken(forged), InvalidToken);
+    assert.equal(verifications(), 2, "the forged token was not answered from memory");
+    assert.equal(tokens.verifyAccessToken(token).sub, "ada@example.com", "the real one is still remembered");
+    assert.equal(verifications(), 2);
+  });
+
   test("holds at most maxEntries tokens", () => {
     const clock = new TestClock();
     const { tokens, verifications } = service(clock, 2);
