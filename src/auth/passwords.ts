@@ -5,13 +5,42 @@
 // systems (bcrypt $2a$/$2b$/$2y$, Argon2 PHC strings with other parameters)
 // verify too and report needsRehash, so login upgrades them. The spec leaves
 // the algorithm open ("not shown"); this is the choice.
-import { type Algorithm, hash, parseOptions, verify } from "@node-rs/argon2";
+//
+// At most one hash or verify per core runs at once; the others wait their
+// turn here. Each holds its 19 MiB while it runs, and more of them at once
+// than there are cores would finish no sooner: under a login storm they
+// only held more memory (four libuv threads: 76 MiB) and kept the thread
+// pool from Node's other work.
+import { availableParallelism } from "node:os";
+import { type Algorithm, hash as argon2Hash, verify as argon2Verify, parseOptions } from "@node-rs/argon2";
 import type { Argon2Params } from "../config.ts";
 
 /** OWASP Password Storage Cheat Sheet, Argon2id minimum configuration. */
 export const OWASP_ARGON2ID: Argon2Params = { memoryKib: 19_456, timeCost: 2, parallelism: 1 };
 
 const ARGON2ID = 2 as Algorithm.Argon2id; // the package's enum is a const enum, not importable as a value
+
+/** Hashes running now, across every hasher of the process, and the turns waiting for one to end. */
+const MAX_CONCURRENT_HASHES = Math.max(1, availableParallelism());
+let runningHashes = 0;
+const waitingHashes: Array<() => void> = [];
+
+async function inTurn<T>(work: () => Promise<T>): Promise<T> {
+  if (runningHashes < MAX_CONCURRENT_HASHES) runningHashes += 1;
+  else await new Promise<void>((resolve) => waitingHashes.push(resolve));
+  try {
+    return await work();
+  } finally {
+    // The slot passes straight to the next in line, or is given back.
+    const next = waitingHashes.shift();
+    if (next) next();
+    else runningHashes -= 1;
+  }
+}
+
+const hash: typeof argon2Hash = (password, options) => inTurn(() => argon2Hash(password, options));
+const verify: typeof argon2Verify = (hashed, password, options) =>
+  inTurn(() => argon2Verify(hashed, password, options));
 const BCRYPT = /^\$2[aby]\$\d{2}\$[./A-Za-z0-9]{53}$/;
 
 /** bcrypt is only ever needed for imported hashes, until their first login upgrades them. */
