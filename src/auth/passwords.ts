@@ -25,6 +25,11 @@ const MAX_CONCURRENT_HASHES = Math.max(1, availableParallelism());
 let runningHashes = 0;
 const waitingHashes: Array<() => void> = [];
 
+/** How many hashes run now and how many wait for their turn (for tests and diagnostics). */
+export function hashingLoad(): { running: number; waiting: number; limit: number } {
+  return { running: runningHashes, waiting: waitingHashes.length, limit: MAX_CONCURRENT_HASHES };
+}
+
 async function inTurn<T>(work: () => Promise<T>): Promise<T> {
   if (runningHashes < MAX_CONCURRENT_HASHES) runningHashes += 1;
   else await new Promise<void>((resolve) => waitingHashes.push(resolve));
