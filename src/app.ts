@@ -201,6 +201,9 @@ export async function buildApp({
       headersTimeout: connections.headersTimeoutMs,
       requestTimeout: connections.requestTimeoutMs,
       connectionsCheckingInterval: connections.checkIntervalMs,
+      // A request without Content-Length or Transfer-Encoding has no body: Node skips the body stream's
+      // events for it (every GET). No route reads a body that is not announced.
+      optimizeEmptyRequests: true,
     },
     requestTimeout: connections.requestTimeoutMs,
     // Node counts a new connection's headers from the moment it opens, so a connection that sends
@@ -230,7 +233,9 @@ export async function buildApp({
     done();
   });
   if (draining) {
-    // Decided when the response is sent, so that requests begun before the drain also end their connection.
+    // Decided when the answer is sent, not when the request arrives: a request already in flight when
+    // the drain began must end its connection too, or its client may send the next request into a
+    // connection that the close is about to sweep away.
     app.addHook("onSend", function closeWhileDraining(_request, reply, payload, done) {
       if (draining.aborted) reply.header("connection", "close");
       done(null, payload);
