@@ -21,6 +21,7 @@ import { createAudit } from "./audit.ts";
 import { createAccountRecovery } from "./auth/account-recovery.ts";
 import { createGuards } from "./auth/guard.ts";
 import { keySetFromPrivateKeys, keySetFromSecrets } from "./auth/keys.ts";
+import { createPasskeys, type MfaTokens, NO_MFA_TOKENS, relyingPartyFor } from "./auth/passkeys.ts";
 import { createPasswordPolicy } from "./auth/password-policy.ts";
 import { createPasswordHasher } from "./auth/passwords.ts";
 import { type CounterStore, createRateLimits, MemoryCounterStore } from "./auth/rate-limits.ts";
@@ -43,6 +44,7 @@ import { eventRoutes } from "./routes/events.ts";
 import { healthRoutes } from "./routes/health.ts";
 import { introspectRoutes } from "./routes/introspect.ts";
 import { meRoutes } from "./routes/me.ts";
+import { passkeyRoutes } from "./routes/passkeys.ts";
 import { tokenRoutes } from "./routes/token.ts";
 import { userRoutes } from "./routes/users.ts";
 import { wellKnownRoutes } from "./routes/well-known.ts";
@@ -171,6 +173,11 @@ export interface AppOptions {
    * answer instead of being cut while a request may be on its way.
    */
   draining?: AbortSignal;
+  /**
+   * The password grant's second-factor challenges (mfa_token), which a passkey can answer. Until the
+   * TOTP branch's challenge store is wired in here, none is known (tests pass their own).
+   */
+  mfaTokens?: MfaTokens;
 }
 
 export async function buildApp({
@@ -181,6 +188,7 @@ export async function buildApp({
   logStream,
   metrics,
   draining,
+  mfaTokens = NO_MFA_TOKENS,
 }: AppOptions): Promise<FastifyInstance> {
   const { connections } = config;
   const app = Fastify({
@@ -312,6 +320,15 @@ export async function buildApp({
     clock,
   });
 
+  const passkeys = createPasskeys({
+    store,
+    audit,
+    relyingParty: relyingPartyFor(config.publicUrl, addresses.baseUrl),
+    clock,
+    onRefusal: (reason) => app.log.debug({ reason }, "passkey assertion refused"),
+    ...(metrics ? { onAssertion: (purpose, result) => metrics.observePasskey(purpose, result) } : {}),
+  });
+
   await app.register(healthRoutes, { store, counters: counterStore, ...(draining ? { draining } : {}) });
   await app.register(wellKnownRoutes, { keys, addresses });
   await app.register(async function apiRoutes(api) {
@@ -329,7 +346,10 @@ export async function buildApp({
       sessions,
       audit,
       verificationRequired: config.accountRecovery.verificationRequired,
+      passkeys,
+      mfaTokens,
     });
+    await api.register(passkeyRoutes, { store, guards, passkeys, mfaTokens });
     await api.register(meRoutes, { store, guards, passwords, sessions, audit, policy, recovery });
     await api.register(userRoutes, {
       store,

@@ -15,6 +15,8 @@ export interface Metrics {
   observeConnectionError(status: number): void;
   /** The same hasher, timing every hash and verify. */
   instrumentHasher(hasher: PasswordHasher): PasswordHasher;
+  /** Counts one passkey assertion by purpose (login, second_factor) and result (success, failure). */
+  observePasskey(purpose: string, result: string): void;
   /** Counts one delivery attempt of the mail outbox by kind and result (sent, retry, failed). */
   observeMail(kind: string, result: string): void;
 }
@@ -67,6 +69,12 @@ export function createMetrics(): Metrics {
     labelNames: ["kind", "result"] as const,
     registers: [registry],
   });
+  const passkeys = new Counter({
+    name: "passkey_assertions_total",
+    help: "Passkey assertions by purpose (login: a passkey alone; second_factor: after the password) and result: success, failure.",
+    labelNames: ["purpose", "result"] as const,
+    registers: [registry],
+  });
   const connectionErrors = new Counter({
     name: "http_connection_errors_total",
     help: "Connections answered and closed before reaching a route, by status: 408 request not received within HEADERS_TIMEOUT_MS or REQUEST_TIMEOUT_MS, 431 headers too large, 400 not HTTP.",
@@ -98,6 +106,9 @@ export function createMetrics(): Metrics {
         else if (status === 401) logins.inc({ outcome: "failure" });
         else if (status === 429) logins.inc({ outcome: "rate_limited" });
       }
+    },
+    observePasskey(purpose, result) {
+      passkeys.inc({ purpose, result });
     },
     observeMail(kind, result) {
       mail.inc({ kind, result });

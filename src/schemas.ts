@@ -198,9 +198,11 @@ export const TokenForm = Type.Object(
     grant_type: Type.Optional(
       Type.String({
         description:
-          "`password` (the default when left out) or `refresh_token`. Any other value is answered 400 " +
-          "`unsupported_grant_type`.",
-        examples: ["password", "refresh_token"],
+          "`password` (the default when left out), `refresh_token`, or a passkey grant: " +
+          "`urn:user-token-service:grant-type:webauthn` (a passkey alone: `challenge_id`, `webauthn_response`) or " +
+          "`urn:user-token-service:grant-type:mfa-webauthn` (a passkey as the second factor: `mfa_token`, " +
+          "`webauthn_response`). Any other value is answered 400 `unsupported_grant_type`.",
+        examples: ["password", "refresh_token", "urn:user-token-service:grant-type:webauthn"],
       }),
     ),
     username: Type.Optional(
@@ -221,6 +223,28 @@ export const TokenForm = Type.Object(
       Type.String({
         maxLength: 512,
         description: "Refresh grant (RFC 6749 section 6), required: the refresh token to spend.",
+      }),
+    ),
+    challenge_id: Type.Optional(
+      Type.String({
+        maxLength: 64,
+        description:
+          "Passkey grants: the `challenge_id` of `POST /auth/webauthn/authentication-options` (required for the " +
+          "`webauthn` grant; for `mfa-webauthn` optional, the signed challenge names it).",
+      }),
+    ),
+    webauthn_response: Type.Optional(
+      Type.String({
+        maxLength: 8192,
+        description:
+          "Passkey grants, required: the assertion from `navigator.credentials.get()` as JSON text (its `toJSON()`, " +
+          "or @simplewebauthn/browser's `startAuthentication()`).",
+      }),
+    ),
+    mfa_token: Type.Optional(
+      Type.String({
+        maxLength: 512,
+        description: "Second-factor grants, required: the `mfa_token` of the password grant's 403 `mfa_required`.",
       }),
     ),
     scope: Type.Optional(Type.String({ description: "Accepted and ignored." })),
@@ -373,6 +397,87 @@ export const SessionList = Type.Object(
   { $id: "SessionList", description: "One page of your live sessions, newest first." },
 );
 export const SessionIdParams = Type.Object({ id: Type.String({ format: "uuid" }) });
+
+// Passkeys (WebAuthn). The options and credential objects are WebAuthn's own JSON shapes
+// (PublicKeyCredentialCreationOptionsJSON and friends): open objects here, checked by the library.
+const WebAuthnJson = (description: string) =>
+  Type.Object({}, { additionalProperties: true, description, examples: [{}] });
+const ChallengeId = Type.String({
+  format: "uuid",
+  description: "Names the ceremony's stored challenge; send it back with the answer. Single use, 5 minutes.",
+});
+const PasskeyName = Type.String({
+  minLength: 1,
+  maxLength: 100,
+  pattern: "^[^\\u0000-\\u001f]*$",
+  description: "Your name for it, to tell your passkeys apart.",
+  examples: ["Laptop fingerprint"],
+});
+
+export const PasskeyOut = Type.Object(
+  {
+    id: Type.String({ format: "uuid" }),
+    name: PasskeyName,
+    created_at: Timestamp,
+    last_used_at: Type.Union([Timestamp, Type.Null()], { description: "The last sign-in with it." }),
+    backed_up: Type.Boolean({ description: "Whether the authenticator says it is synced (a multi-device passkey)." }),
+  },
+  { $id: "Passkey", description: "One of your passkeys. Never its key material." },
+);
+export const PasskeyList = Type.Array(PasskeyOut, { $id: "PasskeyList", description: "Your passkeys, oldest first." });
+export const PasskeyIdParams = Type.Object({ id: Type.String({ format: "uuid" }) });
+export const PasskeyRename = Type.Object(
+  { name: PasskeyName },
+  { $id: "PasskeyRename", additionalProperties: false, description: "The new name." },
+);
+export type PasskeyRename = Static<typeof PasskeyRename>;
+export const PasskeyCreate = Type.Object(
+  {
+    challenge_id: ChallengeId,
+    name: PasskeyName,
+    response: WebAuthnJson(
+      "The credential from `navigator.credentials.create()`, as JSON (its `toJSON()`, or @simplewebauthn/browser's " +
+        "`startRegistration()`): `id`, `rawId`, `type`, `response.clientDataJSON`, `response.attestationObject`...",
+    ),
+  },
+  {
+    $id: "PasskeyCreate",
+    additionalProperties: false,
+    description: "The answer to the registration options, with a name for the new passkey.",
+  },
+);
+export type PasskeyCreate = Static<typeof PasskeyCreate>;
+export const RegistrationOptionsOut = Type.Object(
+  {
+    challenge_id: ChallengeId,
+    options: WebAuthnJson("PublicKeyCredentialCreationOptionsJSON: pass to `navigator.credentials.create()`."),
+  },
+  { $id: "PasskeyRegistrationOptions", description: "A registration ceremony, begun." },
+);
+export const AuthenticationOptionsIn = Type.Object(
+  {
+    mfa_token: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 512,
+        description: "The `mfa_token` of the password grant's 403 `mfa_required`: a passkey as the second factor.",
+      }),
+    ),
+  },
+  {
+    $id: "PasskeyAuthenticationOptionsRequest",
+    additionalProperties: false,
+    description: "`{}` for a sign-in with a passkey alone (discoverable); `{mfa_token}` for the second factor.",
+  },
+);
+export type AuthenticationOptionsIn = Static<typeof AuthenticationOptionsIn>;
+export const AuthenticationOptionsOut = Type.Object(
+  {
+    challenge_id: ChallengeId,
+    options: WebAuthnJson("PublicKeyCredentialRequestOptionsJSON: pass to `navigator.credentials.get()`."),
+  },
+  { $id: "PasskeyAuthenticationOptions", description: "An authentication ceremony, begun." },
+);
 
 /** Link tokens are 43 characters (256 bits, base64url); a little room, and nothing that could be a novel. */
 const LinkToken = Type.String({

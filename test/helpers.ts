@@ -6,7 +6,7 @@ import { createHmac, randomBytes } from "node:crypto";
 import type { TestContext } from "node:test";
 import type { FastifyInstance } from "fastify";
 import pg from "pg";
-import { buildApp } from "../src/app.ts";
+import { type AppOptions, buildApp } from "../src/app.ts";
 import { createPasswordHasher } from "../src/auth/passwords.ts";
 import { keyId } from "../src/auth/tokens.ts";
 import type { Config } from "../src/config.ts";
@@ -118,10 +118,14 @@ export async function openTestStore(t: TestContext, clock: () => number = Date.n
   return store;
 }
 
-export async function buildTestApp(t: TestContext, config: Partial<Config> = {}): Promise<TestApp> {
+export async function buildTestApp(
+  t: TestContext,
+  config: Partial<Config> = {},
+  options: Pick<AppOptions, "mfaTokens"> = {},
+): Promise<TestApp> {
   const clock = new TestClock();
   const store = await openTestStore(t, clock.read);
-  const app = await buildApp({ config: testConfig(config), store, clock: clock.read });
+  const app = await buildApp({ config: testConfig(config), store, clock: clock.read, ...options });
   t.after(async () => {
     await app.close();
     await store.close();

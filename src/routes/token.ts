@@ -6,6 +6,15 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { FastifyRequest } from "fastify";
 import type { Audit } from "../audit.ts";
+import {
+  MALFORMED_WEBAUTHN_RESPONSE,
+  MFA_TOKEN_INVALID,
+  MFA_WEBAUTHN_GRANT,
+  type MfaTokens,
+  PASSKEY_NOT_VERIFIED,
+  type Passkeys,
+  WEBAUTHN_GRANT,
+} from "../auth/passkeys.ts";
 import type { PasswordHasher } from "../auth/passwords.ts";
 import { type RateLimits, TOO_MANY_LOGIN_ATTEMPTS } from "../auth/rate-limits.ts";
 import { type ClientInfo, type Issued, invalidGrant, parseRefreshToken, type Sessions } from "../auth/sessions.ts";
@@ -32,6 +41,9 @@ export interface TokenRouteOptions {
   audit: Audit;
   /** EMAIL_VERIFICATION_REQUIRED: a correct password for an unverified address is refused with 403. */
   verificationRequired: boolean;
+  /** The passkey grants' verifier, and the password grant's second-factor challenges they answer. */
+  passkeys: Passkeys;
+  mfaTokens: MfaTokens;
 }
 
 export const EMAIL_NOT_VERIFIED =
@@ -49,7 +61,7 @@ function clientOf(request: FastifyRequest): ClientInfo {
 
 export const tokenRoutes: FastifyPluginAsyncTypebox<TokenRouteOptions> = async (
   app,
-  { store, tokens, passwords, limits, sessions, audit, verificationRequired },
+  { store, tokens, passwords, limits, sessions, audit, verificationRequired, passkeys, mfaTokens },
 ) => {
   app.removeAllContentTypeParsers();
   acceptFormBodies(app);
@@ -100,6 +112,24 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<TokenRouteOptions> = async (
     return user;
   }
 
+  /** The assertion in the form field, parsed; its shape is the passkey verifier's to check. */
+  function webauthnResponse(text: string | undefined): unknown {
+    if (text === undefined) throw required("webauthn_response");
+    try {
+      return JSON.parse(text);
+    } catch {
+      throw new HttpError(400, MALFORMED_WEBAUTHN_RESPONSE);
+    }
+  }
+
+  /** Same rule as the password grant: an unverified address may not log in while verification is required. */
+  async function refuseUnverified(request: FastifyRequest, user: UserRecord): Promise<void> {
+    if (verificationRequired && user.emailVerifiedAt === null) {
+      await audit.record("login", user.id, "refused_unverified", request.ip);
+      throw new HttpError(403, EMAIL_NOT_VERIFIED);
+    }
+  }
+
   app.post(
     "/auth/token",
     {
@@ -114,19 +144,28 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<TokenRouteOptions> = async (
           "e-mail and a wrong password, so a caller cannot tell them apart. Repeated failures for one account or " +
           "from one address are refused with 429 for a while.\n\n" +
           "With `grant_type=refresh_token` and `refresh_token`, spends the refresh token and returns a new access " +
-          "token and a new refresh token (rotation). A refresh token presented a second time ends its whole session.",
+          "token and a new refresh token (rotation). A refresh token presented a second time ends its whole session.\n\n" +
+          "Passkeys: `grant_type=urn:user-token-service:grant-type:webauthn` with `challenge_id` and " +
+          "`webauthn_response` (the JSON of the assertion) signs in with a passkey alone, after " +
+          "`POST /auth/webauthn/authentication-options` with `{}`; " +
+          "`grant_type=urn:user-token-service:grant-type:mfa-webauthn` with `mfa_token` and `webauthn_response` " +
+          "answers the password grant's 403 `mfa_required` with a passkey (options from the same route with " +
+          '`{"mfa_token": ...}`).',
         consumes: ["application/x-www-form-urlencoded"],
         body: TokenForm,
         response: {
           200: TokenOut,
           400: oauthErrorResponse(
-            "A grant type other than `password` or `refresh_token` (`unsupported_grant_type`), or a repeated " +
-              "form field (`invalid_request`).",
+            "A grant type this endpoint does not know (`unsupported_grant_type`), a repeated form field, or a " +
+              "`webauthn_response` that is not JSON (`invalid_request`).",
             UNSUPPORTED_GRANT_TYPE,
             "unsupported_grant_type",
           ),
           401: oauthErrorResponse(
-            "Unknown e-mail or wrong password; or an invalid, expired or spent refresh token. The status is the " +
+            "Unknown e-mail or wrong password; or an invalid, expired or spent refresh token; or, for the passkey " +
+              `grants, an assertion that does not verify ("${PASSKEY_NOT_VERIFIED}": unknown passkey, wrong origin ` +
+              "or relying party, no user verification for a passkey alone, a sign counter that went backwards), a " +
+              "spent or expired challenge, or an `mfa_token` that is unknown, expired or spent. The status is the " +
               "spec's (RFC 6749 would say 400); the code is `invalid_grant`.",
             INCORRECT_EMAIL_OR_PASSWORD,
             "invalid_grant",
@@ -140,7 +179,8 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<TokenRouteOptions> = async (
           413: tooLarge,
           415: notForm,
           422: oauthErrorResponse(
-            "A required form field is missing or empty, or too long.",
+            "A required form field is missing or empty, or too long; or `webauthn_response` is JSON but not a " +
+              "WebAuthn assertion.",
             "body.username: field required",
             "invalid_request",
           ),
@@ -173,6 +213,30 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<TokenRouteOptions> = async (
         if (!rotated.user.isActive) throw invalidGrant();
         user = rotated.user;
         issued = rotated;
+      } else if (grant_type === WEBAUTHN_GRANT) {
+        // A passkey alone (discoverable credential, user verification required) is the whole login.
+        const response = webauthnResponse(request.body.webauthn_response);
+        if (request.body.challenge_id === undefined) throw required("challenge_id");
+        user = await passkeys.verify("login", response, request.ip, request.body.challenge_id);
+        await refuseUnverified(request, user);
+        // MERGE(issue14-totp): pass AMR_PASSKEY (auth/passkeys.ts) as the session's amr.
+        issued = await sessions.start(user.id, clientOf(request), [
+          { type: "login", outcome: "success", clientAddress: request.ip },
+        ]);
+      } else if (grant_type === MFA_WEBAUTHN_GRANT) {
+        // The second factor after the password grant's 403 mfa_required: the assertion must come from a
+        // passkey of the account the mfa_token was issued to; then the mfa_token is spent.
+        const response = webauthnResponse(request.body.webauthn_response);
+        const { mfa_token } = request.body;
+        if (mfa_token === undefined) throw required("mfa_token");
+        const expected = await mfaTokens.userOf(mfa_token);
+        if (expected === undefined) throw unauthorized(MFA_TOKEN_INVALID);
+        user = await passkeys.verify("second_factor", response, request.ip, request.body.challenge_id, expected);
+        if ((await mfaTokens.redeem(mfa_token)) !== user.id) throw unauthorized(MFA_TOKEN_INVALID);
+        // MERGE(issue14-totp): pass AMR_PASSWORD_AND_PASSKEY (auth/passkeys.ts) as the session's amr.
+        issued = await sessions.start(user.id, clientOf(request), [
+          { type: "login", outcome: "success", clientAddress: request.ip },
+        ]);
       } else {
         throw new HttpError(400, UNSUPPORTED_GRANT_TYPE);
       }

@@ -115,7 +115,12 @@ export const wellKnownRoutes: FastifyPluginAsyncTypebox<WellKnownRouteOptions> =
         revocation_endpoint: `${base}/auth/revoke`,
         introspection_endpoint: `${base}/auth/introspect`,
         jwks_uri: `${base}/.well-known/jwks.json`,
-        grant_types_supported: ["password", "refresh_token"],
+        grant_types_supported: [
+          "password",
+          "refresh_token",
+          "urn:user-token-service:grant-type:webauthn",
+          "urn:user-token-service:grant-type:mfa-webauthn",
+        ],
         // No authorization endpoint, so no response types (RFC 8414 requires the member).
         response_types_supported: [],
         // First-party public clients: nothing to authenticate at the token and revocation endpoints.

@@ -223,6 +223,68 @@ export const migrations: readonly Migration[] = [
       CREATE INDEX mail_outbox_due ON mail_outbox (status, next_attempt_at);
     `,
   },
+  // Version 6 is the TOTP branch's (issue 14: authenticator apps, recovery codes, second-factor
+  // challenges); this one is independent of it, so either may be applied first.
+  {
+    version: 7,
+    name: "passkeys (WebAuthn credentials) and their ceremony challenges",
+    // A passkey's API id is a UUID; its credential id (base64url, up to 1023 bytes) is what the
+    // authenticator names it by, unique across users. The public key is COSE, base64url. The
+    // challenges of the ceremonies are stored as SHA-256 only, spent by deleting them, and expire
+    // after minutes, so any instance can finish a ceremony another one began.
+    sqlite: `
+      CREATE TABLE webauthn_credentials (
+        id TEXT PRIMARY KEY,
+        user_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+        credential_id TEXT NOT NULL UNIQUE,
+        public_key TEXT NOT NULL,
+        counter INTEGER NOT NULL DEFAULT 0,
+        transports TEXT NOT NULL DEFAULT '[]',
+        name TEXT NOT NULL,
+        device_type TEXT NOT NULL,
+        backed_up INTEGER NOT NULL DEFAULT 0 CHECK (backed_up IN (0, 1)),
+        aaguid TEXT,
+        created_at TEXT NOT NULL,
+        last_used_at TEXT
+      ) STRICT;
+      CREATE INDEX webauthn_credentials_by_user ON webauthn_credentials (user_id, id);
+      CREATE TABLE webauthn_challenges (
+        id TEXT PRIMARY KEY,
+        challenge_hash TEXT NOT NULL UNIQUE,
+        purpose TEXT NOT NULL CHECK (purpose IN ('registration', 'login', 'second_factor')),
+        user_id TEXT REFERENCES users (id) ON DELETE CASCADE,
+        created_at TEXT NOT NULL,
+        expires_at TEXT NOT NULL
+      ) STRICT;
+      CREATE INDEX webauthn_challenges_by_expiry ON webauthn_challenges (expires_at);
+    `,
+    postgres: `
+      CREATE TABLE webauthn_credentials (
+        id uuid PRIMARY KEY,
+        user_id uuid NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+        credential_id text NOT NULL UNIQUE,
+        public_key text NOT NULL,
+        counter bigint NOT NULL DEFAULT 0,
+        transports text NOT NULL DEFAULT '[]',
+        name text NOT NULL,
+        device_type text NOT NULL,
+        backed_up boolean NOT NULL DEFAULT false,
+        aaguid text,
+        created_at timestamptz NOT NULL,
+        last_used_at timestamptz
+      );
+      CREATE INDEX webauthn_credentials_by_user ON webauthn_credentials (user_id, id);
+      CREATE TABLE webauthn_challenges (
+        id uuid PRIMARY KEY,
+        challenge_hash text NOT NULL UNIQUE,
+        purpose text NOT NULL CHECK (purpose IN ('registration', 'login', 'second_factor')),
+        user_id uuid REFERENCES users (id) ON DELETE CASCADE,
+        created_at timestamptz NOT NULL,
+        expires_at timestamptz NOT NULL
+      );
+      CREATE INDEX webauthn_challenges_by_expiry ON webauthn_challenges (expires_at);
+    `,
+  },
 ];
 
 /** The versions still to apply, in order. */

@@ -27,9 +27,11 @@ import type {
   MailStatus,
   NewAccountToken,
   NewOutboxMessage,
+  NewPasskey,
   NewSession,
   NewUser,
   OutboxMessage,
+  PasskeyRecord,
   PresentedRefreshToken,
   Redemption,
   Rotation,
@@ -39,6 +41,8 @@ import type {
   UserQuery,
   UserRecord,
   UserStore,
+  WebAuthnChallengeRecord,
+  WebAuthnPurpose,
   WriteOptions,
 } from "./store.ts";
 
@@ -459,7 +463,156 @@ export class PostgresUserStore implements UserStore {
            SELECT id FROM sessions WHERE expires_at <= $1 OR refresh_expires_at <= $1 OR revoked_at <= $1 LIMIT $2)`,
         [now, limit],
       );
-      return sessions.rowCount ?? 0;
+      const challenges = await this.#pool.query(
+        "DELETE FROM webauthn_challenges WHERE id IN (SELECT id FROM webauthn_challenges WHERE expires_at <= $1 LIMIT $2)",
+        [now, limit],
+      );
+      return (sessions.rowCount ?? 0) + (challenges.rowCount ?? 0);
+    });
+  }
+
+  async addPasskey(passkey: NewPasskey, events: readonly AuditEntry[] = []): Promise<PasskeyRecord | undefined> {
+    const now = this.#clock();
+    return this.#transaction(async (client) => {
+      const { rows } = await client.query<PasskeyRow>(
+        `INSERT INTO webauthn_credentials (id, user_id, credential_id, public_key, counter, transports, name,
+                                           device_type, backed_up, aaguid, created_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT (credential_id) DO NOTHING RETURNING *`,
+        [
+          newId(now),
+          passkey.userId,
+          passkey.credentialId,
+          passkey.publicKey,
+          passkey.counter,
+          JSON.stringify(passkey.transports),
+          passkey.name,
+          passkey.deviceType,
+          passkey.backedUp,
+          passkey.aaguid,
+          new Date(now),
+        ],
+      );
+      if (rows[0] === undefined) return undefined;
+      await this.#record(client, events, passkey.userId);
+      return toPasskey(rows[0]);
+    });
+  }
+
+  async listPasskeys(userId: string): Promise<PasskeyRecord[]> {
+    if (!UUID.test(userId)) return [];
+    return guard(async () => {
+      const { rows } = await this.#pool.query<PasskeyRow>(
+        "SELECT * FROM webauthn_credentials WHERE user_id = $1 ORDER BY id",
+        [userId],
+      );
+      return rows.map(toPasskey);
+    });
+  }
+
+  async countPasskeys(userId: string): Promise<number> {
+    if (!UUID.test(userId)) return 0;
+    return guard(async () => {
+      const { rows } = await this.#pool.query<{ n: string }>(
+        "SELECT count(*) AS n FROM webauthn_credentials WHERE user_id = $1",
+        [userId],
+      );
+      return Number(rows[0]?.n ?? 0);
+    });
+  }
+
+  async findPasskeyByCredentialId(credentialId: string): Promise<PasskeyRecord | undefined> {
+    if (credentialId.includes("\0")) return undefined;
+    return guard(async () => {
+      const { rows } = await this.#pool.query<PasskeyRow>(
+        "SELECT * FROM webauthn_credentials WHERE credential_id = $1",
+        [credentialId],
+      );
+      return rows[0] && toPasskey(rows[0]);
+    });
+  }
+
+  async renamePasskey(
+    userId: string,
+    id: string,
+    name: string,
+    events: readonly AuditEntry[] = [],
+  ): Promise<PasskeyRecord | undefined> {
+    if (!UUID.test(id) || !UUID.test(userId)) return undefined;
+    return this.#transaction(async (client) => {
+      const { rows } = await client.query<PasskeyRow>(
+        "UPDATE webauthn_credentials SET name = $1 WHERE id = $2 AND user_id = $3 RETURNING *",
+        [name, id, userId],
+      );
+      if (rows[0] === undefined) return undefined;
+      await this.#record(client, events, userId);
+      return toPasskey(rows[0]);
+    });
+  }
+
+  async removePasskey(userId: string, id: string, events: readonly AuditEntry[] = []): Promise<boolean> {
+    if (!UUID.test(id) || !UUID.test(userId)) return false;
+    return this.#transaction(async (client) => {
+      const { rowCount } = await client.query("DELETE FROM webauthn_credentials WHERE id = $1 AND user_id = $2", [
+        id,
+        userId,
+      ]);
+      if (!rowCount) return false;
+      await this.#record(client, events, userId);
+      return true;
+    });
+  }
+
+  async recordPasskeyUse(
+    id: string,
+    use: { previousCounter: number; counter: number; backedUp: boolean; at: string },
+    events: readonly AuditEntry[] = [],
+  ): Promise<boolean> {
+    if (!UUID.test(id)) return false;
+    return this.#transaction(async (client) => {
+      const { rows } = await client.query<{ user_id: string }>(
+        `UPDATE webauthn_credentials SET counter = $1, backed_up = $2, last_used_at = $3
+         WHERE id = $4 AND counter = $5 RETURNING user_id`,
+        [use.counter, use.backedUp, use.at, id, use.previousCounter],
+      );
+      if (rows[0] === undefined) return false;
+      await this.#record(client, events, rows[0].user_id);
+      return true;
+    });
+  }
+
+  async saveWebAuthnChallenge(challenge: Omit<WebAuthnChallengeRecord, "createdAt">): Promise<void> {
+    await guard(() =>
+      this.#pool.query(
+        "INSERT INTO webauthn_challenges (id, challenge_hash, purpose, user_id, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6)",
+        [
+          challenge.id,
+          challenge.challengeHash,
+          challenge.purpose,
+          challenge.userId,
+          new Date(this.#clock()),
+          challenge.expiresAt,
+        ],
+      ),
+    );
+  }
+
+  async takeWebAuthnChallenge(
+    key: { id: string } | { challengeHash: string },
+    purpose: WebAuthnPurpose,
+    now: string,
+  ): Promise<WebAuthnChallengeRecord | undefined> {
+    if ("id" in key && !UUID.test(key.id)) return undefined;
+    // One statement: of several concurrent takers, only the one whose DELETE removed the row gets it.
+    const [column, value] = "id" in key ? ["id", key.id] : ["challenge_hash", key.challengeHash];
+    if (value.includes("\0")) return undefined;
+    return guard(async () => {
+      const { rows } = await this.#pool.query<ChallengeRow>(
+        `DELETE FROM webauthn_challenges WHERE ${column} = $1 RETURNING *`,
+        [value],
+      );
+      const row = rows[0];
+      if (!row || row.purpose !== purpose || row.expires_at <= new Date(now)) return undefined;
+      return toChallenge(row);
     });
   }
 
@@ -766,6 +919,59 @@ function toRecord(row: UserRow | undefined): UserRecord | undefined {
     credentialsChangedAt: row.credentials_changed_at?.toISOString() ?? null,
     credentialStamp: row.credential_stamp,
     emailVerifiedAt: row.email_verified_at?.toISOString() ?? null,
+  };
+}
+
+interface PasskeyRow {
+  id: string;
+  user_id: string;
+  credential_id: string;
+  public_key: string;
+  counter: string | number;
+  transports: string;
+  name: string;
+  device_type: string;
+  backed_up: boolean;
+  aaguid: string | null;
+  created_at: Date;
+  last_used_at: Date | null;
+}
+
+function toPasskey(row: PasskeyRow): PasskeyRecord {
+  return {
+    id: row.id,
+    userId: row.user_id,
+    credentialId: row.credential_id,
+    publicKey: row.public_key,
+    // bigint arrives as a string; counters are 32-bit, so a number holds them exactly.
+    counter: Number(row.counter),
+    transports: JSON.parse(row.transports) as string[],
+    name: row.name,
+    deviceType: row.device_type,
+    backedUp: row.backed_up,
+    aaguid: row.aaguid,
+    createdAt: row.created_at.toISOString(),
+    lastUsedAt: row.last_used_at?.toISOString() ?? null,
+  };
+}
+
+interface ChallengeRow {
+  id: string;
+  challenge_hash: string;
+  purpose: string;
+  user_id: string | null;
+  created_at: Date;
+  expires_at: Date;
+}
+
+function toChallenge(row: ChallengeRow): WebAuthnChallengeRecord {
+  return {
+    id: row.id,
+    challengeHash: row.challenge_hash,
+    purpose: row.purpose as WebAuthnPurpose,
+    userId: row.user_id,
+    createdAt: row.created_at.toISOString(),
+    expiresAt: row.expires_at.toISOString(),
   };
 }
 

@@ -25,9 +25,11 @@ import type {
   MailStatus,
   NewAccountToken,
   NewOutboxMessage,
+  NewPasskey,
   NewSession,
   NewUser,
   OutboxMessage,
+  PasskeyRecord,
   PresentedRefreshToken,
   Redemption,
   Rotation,
@@ -38,6 +40,8 @@ import type {
   UserQuery,
   UserRecord,
   UserStore,
+  WebAuthnChallengeRecord,
+  WebAuthnPurpose,
   WriteOptions,
 } from "./store.ts";
 
@@ -412,14 +416,139 @@ class SqliteUserStore implements UserStore {
   }
 
   async purgeExpired(now: string, limit: number): Promise<number> {
-    return Number(
-      this.#db
+    const sessions = this.#db
+      .prepare(
+        `DELETE FROM sessions WHERE id IN (
+           SELECT id FROM sessions WHERE expires_at <= ? OR refresh_expires_at <= ? OR revoked_at <= ? LIMIT ?)`,
+      )
+      .run(now, now, now, limit).changes;
+    const challenges = this.#db
+      .prepare(
+        "DELETE FROM webauthn_challenges WHERE id IN (SELECT id FROM webauthn_challenges WHERE expires_at <= ? LIMIT ?)",
+      )
+      .run(now, limit).changes;
+    return Number(sessions) + Number(challenges);
+  }
+
+  async addPasskey(passkey: NewPasskey, events: readonly AuditEntry[] = []): Promise<PasskeyRecord | undefined> {
+    const now = this.#clock();
+    return inTransaction(this.#db, () => {
+      const row = this.#db
         .prepare(
-          `DELETE FROM sessions WHERE id IN (
-             SELECT id FROM sessions WHERE expires_at <= ? OR refresh_expires_at <= ? OR revoked_at <= ? LIMIT ?)`,
+          `INSERT INTO webauthn_credentials (id, user_id, credential_id, public_key, counter, transports, name,
+                                             device_type, backed_up, aaguid, created_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (credential_id) DO NOTHING RETURNING *`,
         )
-        .run(now, now, now, limit).changes,
-    );
+        .get(
+          newId(now),
+          passkey.userId,
+          passkey.credentialId,
+          passkey.publicKey,
+          passkey.counter,
+          JSON.stringify(passkey.transports),
+          passkey.name,
+          passkey.deviceType,
+          passkey.backedUp ? 1 : 0,
+          passkey.aaguid,
+          new Date(now).toISOString(),
+        ) as unknown as PasskeyRow | undefined;
+      if (row === undefined) return undefined;
+      this.#record(events, passkey.userId);
+      return toPasskey(row);
+    });
+  }
+
+  async listPasskeys(userId: string): Promise<PasskeyRecord[]> {
+    const rows = this.#db
+      .prepare("SELECT * FROM webauthn_credentials WHERE user_id = ? ORDER BY id")
+      .all(userId) as unknown as PasskeyRow[];
+    return rows.map(toPasskey);
+  }
+
+  async countPasskeys(userId: string): Promise<number> {
+    const row = this.#db.prepare("SELECT count(*) AS n FROM webauthn_credentials WHERE user_id = ?").get(userId) as {
+      n: number;
+    };
+    return Number(row.n);
+  }
+
+  async findPasskeyByCredentialId(credentialId: string): Promise<PasskeyRecord | undefined> {
+    const row = this.#db.prepare("SELECT * FROM webauthn_credentials WHERE credential_id = ?").get(credentialId) as
+      | PasskeyRow
+      | undefined;
+    return row && toPasskey(row);
+  }
+
+  async renamePasskey(
+    userId: string,
+    id: string,
+    name: string,
+    events: readonly AuditEntry[] = [],
+  ): Promise<PasskeyRecord | undefined> {
+    return inTransaction(this.#db, () => {
+      const row = this.#db
+        .prepare("UPDATE webauthn_credentials SET name = ? WHERE id = ? AND user_id = ? RETURNING *")
+        .get(name, id, userId) as unknown as PasskeyRow | undefined;
+      if (row) this.#record(events, userId);
+      return row && toPasskey(row);
+    });
+  }
+
+  async removePasskey(userId: string, id: string, events: readonly AuditEntry[] = []): Promise<boolean> {
+    return inTransaction(this.#db, () => {
+      const removed =
+        Number(
+          this.#db.prepare("DELETE FROM webauthn_credentials WHERE id = ? AND user_id = ?").run(id, userId).changes,
+        ) > 0;
+      if (removed) this.#record(events, userId);
+      return removed;
+    });
+  }
+
+  async recordPasskeyUse(
+    id: string,
+    use: { previousCounter: number; counter: number; backedUp: boolean; at: string },
+    events: readonly AuditEntry[] = [],
+  ): Promise<boolean> {
+    return inTransaction(this.#db, () => {
+      const row = this.#db
+        .prepare(
+          `UPDATE webauthn_credentials SET counter = ?, backed_up = ?, last_used_at = ?
+           WHERE id = ? AND counter = ? RETURNING user_id`,
+        )
+        .get(use.counter, use.backedUp ? 1 : 0, use.at, id, use.previousCounter) as { user_id: string } | undefined;
+      if (row) this.#record(events, row.user_id);
+      return row !== undefined;
+    });
+  }
+
+  async saveWebAuthnChallenge(challenge: Omit<WebAuthnChallengeRecord, "createdAt">): Promise<void> {
+    this.#db
+      .prepare(
+        "INSERT INTO webauthn_challenges (id, challenge_hash, purpose, user_id, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)",
+      )
+      .run(
+        challenge.id,
+        challenge.challengeHash,
+        challenge.purpose,
+        challenge.userId,
+        new Date(this.#clock()).toISOString(),
+        challenge.expiresAt,
+      );
+  }
+
+  async takeWebAuthnChallenge(
+    key: { id: string } | { challengeHash: string },
+    purpose: WebAuthnPurpose,
+    now: string,
+  ): Promise<WebAuthnChallengeRecord | undefined> {
+    // One statement: of several concurrent takers, only the one whose DELETE removed the row gets it.
+    const [column, value] = "id" in key ? ["id", key.id] : ["challenge_hash", key.challengeHash];
+    const row = this.#db
+      .prepare(`DELETE FROM webauthn_challenges WHERE ${column} = ? RETURNING *`)
+      .get(value) as unknown as ChallengeRow | undefined;
+    if (!row || row.purpose !== purpose || row.expires_at <= now) return undefined;
+    return toChallenge(row);
   }
 
   async recordEvent(event: Omit<AuditEvent, "id" | "createdAt">): Promise<void> {
@@ -663,6 +792,58 @@ function toRecord(row: UserRow | undefined): UserRecord | undefined {
     credentialsChangedAt: row.credentials_changed_at,
     credentialStamp: row.credential_stamp,
     emailVerifiedAt: row.email_verified_at,
+  };
+}
+
+interface PasskeyRow {
+  id: string;
+  user_id: string;
+  credential_id: string;
+  public_key: string;
+  counter: number;
+  transports: string;
+  name: string;
+  device_type: string;
+  backed_up: number;
+  aaguid: string | null;
+  created_at: string;
+  last_used_at: string | null;
+}
+
+function toPasskey(row: PasskeyRow): PasskeyRecord {
+  return {
+    id: row.id,
+    userId: row.user_id,
+    credentialId: row.credential_id,
+    publicKey: row.public_key,
+    counter: Number(row.counter),
+    transports: JSON.parse(row.transports) as string[],
+    name: row.name,
+    deviceType: row.device_type,
+    backedUp: row.backed_up === 1,
+    aaguid: row.aaguid,
+    createdAt: row.created_at,
+    lastUsedAt: row.last_used_at,
+  };
+}
+
+interface ChallengeRow {
+  id: string;
+  challenge_hash: string;
+  purpose: string;
+  user_id: string | null;
+  created_at: string;
+  expires_at: string;
+}
+
+function toChallenge(row: ChallengeRow): WebAuthnChallengeRecord {
+  return {
+    id: row.id,
+    challengeHash: row.challenge_hash,
+    purpose: row.purpose as WebAuthnPurpose,
+    userId: row.user_id,
+    createdAt: row.created_at,
+    expiresAt: row.expires_at,
   };
 }
 

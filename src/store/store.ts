@@ -19,7 +19,9 @@
 // - rotateRefreshToken: spending the presented generation and storing the
 //   next, with the session's last use; it answers with the owner, so no
 //   read follows the commit;
-// - revokeSession, revokeSessionByToken: the revocation and its event.
+// - revokeSession, revokeSessionByToken: the revocation and its event;
+// - addPasskey, renamePasskey, removePasskey, recordPasskeyUse: the change
+//   to the passkey and its audit event.
 // A verb that has committed answers from what it wrote: nothing after the
 // commit can turn its success into a failure.
 import type { DatabaseLocation } from "../config.ts";
@@ -135,6 +137,7 @@ export const AUDIT_EVENT_TYPES = [
   "email_verification",
   "email_change",
   "mail",
+  "passkey",
 ] as const;
 export type AuditEventType = (typeof AUDIT_EVENT_TYPES)[number];
 
@@ -197,7 +200,10 @@ export interface SessionStore {
     now: string,
     events?: readonly AuditEntry[],
   ): Promise<string | undefined>;
-  /** Deletes up to `limit` sessions that have ended (expired, idle or revoked); answers how many. */
+  /**
+   * Deletes up to `limit` sessions that have ended (expired, idle or revoked), and up to `limit`
+   * expired WebAuthn challenges; answers how many.
+   */
   purgeExpired(now: string, limit: number): Promise<number>;
 }
 
@@ -295,6 +301,84 @@ export interface OutboxStore {
   pruneAccountRecords(tokensBefore: string, sentBefore: string, limit: number): Promise<number>;
 }
 
+/** A passkey (WebAuthn credential) of a user. */
+export interface PasskeyRecord {
+  /** Ours: a UUIDv7, the id in /me/passkeys/{id}. */
+  id: string;
+  userId: string;
+  /** The authenticator's credential id, base64url; unique across all users. */
+  credentialId: string;
+  /** The COSE public key, base64url. */
+  publicKey: string;
+  /** The signature counter last seen (0 for authenticators that do not count). */
+  counter: number;
+  transports: string[];
+  name: string;
+  /** "singleDevice" or "multiDevice" (synced passkeys). */
+  deviceType: string;
+  backedUp: boolean;
+  aaguid: string | null;
+  createdAt: string;
+  lastUsedAt: string | null;
+}
+
+export type NewPasskey = Omit<PasskeyRecord, "id" | "createdAt" | "lastUsedAt">;
+
+/** What a stored WebAuthn challenge is for: adding a passkey, signing in with one, or a second factor. */
+export type WebAuthnPurpose = "registration" | "login" | "second_factor";
+
+export interface WebAuthnChallengeRecord {
+  id: string;
+  /** SHA-256 of the challenge, base64url: the challenge itself is never stored. */
+  challengeHash: string;
+  purpose: WebAuthnPurpose;
+  /** Whose ceremony it is (registration, second factor); null for a discoverable sign-in. */
+  userId: string | null;
+  createdAt: string;
+  expiresAt: string;
+}
+
+export interface PasskeyStore {
+  /**
+   * Stores a passkey with its events (one transaction); undefined, with nothing written, when its
+   * credential id is registered already (to this user or another).
+   */
+  addPasskey(passkey: NewPasskey, events?: readonly AuditEntry[]): Promise<PasskeyRecord | undefined>;
+  /** A user's passkeys, oldest first. */
+  listPasskeys(userId: string): Promise<PasskeyRecord[]>;
+  countPasskeys(userId: string): Promise<number>;
+  findPasskeyByCredentialId(credentialId: string): Promise<PasskeyRecord | undefined>;
+  /** Renames one of the user's passkeys (with its events); undefined when the user has no such passkey. */
+  renamePasskey(
+    userId: string,
+    id: string,
+    name: string,
+    events?: readonly AuditEntry[],
+  ): Promise<PasskeyRecord | undefined>;
+  /** Removes one of the user's passkeys (with its events); false when the user has no such passkey. */
+  removePasskey(userId: string, id: string, events?: readonly AuditEntry[]): Promise<boolean>;
+  /**
+   * Records a verified use: the new counter and backup state, last used `at`, and the events, in one
+   * transaction, only if the stored counter is still `previousCounter` (compare and set): false, with
+   * nothing written, when another use got there first (a cloned authenticator racing the original).
+   */
+  recordPasskeyUse(
+    id: string,
+    use: { previousCounter: number; counter: number; backedUp: boolean; at: string },
+    events?: readonly AuditEntry[],
+  ): Promise<boolean>;
+  saveWebAuthnChallenge(challenge: Omit<WebAuthnChallengeRecord, "createdAt">): Promise<void>;
+  /**
+   * Spends a challenge: deletes it and answers it, once (of concurrent takers only one gets it);
+   * undefined when unknown, spent, expired at `now`, or of another purpose.
+   */
+  takeWebAuthnChallenge(
+    key: { id: string } | { challengeHash: string },
+    purpose: WebAuthnPurpose,
+    now: string,
+  ): Promise<WebAuthnChallengeRecord | undefined>;
+}
+
 export interface UserQuery {
   limit: number;
   /** Keyset pagination: only users whose id sorts after this one. */
@@ -318,7 +402,7 @@ export interface UserChangeFeed {
   subscribe(listener: (userId: string | null) => void): void;
 }
 
-export interface UserStore extends SessionStore, AuditStore, AccountTokenStore, OutboxStore {
+export interface UserStore extends SessionStore, AuditStore, AccountTokenStore, OutboxStore, PasskeyStore {
   /** Changes to users, for caches (see UserChangeFeed). */
   readonly userChanges: UserChangeFeed;
   /** The user whose normalised e-mail equals the normalised argument, if any. */
