@@ -39,6 +39,7 @@ import { createMailSender } from "./mail/sender.ts";
 import { createMailTransport } from "./mail/transport.ts";
 import type { Metrics } from "./metrics.ts";
 import { registerAccountPages } from "./pages/account-pages.ts";
+import { registerSecurityPages } from "./pages/security-pages.ts";
 import { accountRoutes } from "./routes/account.ts";
 import { eventRoutes } from "./routes/events.ts";
 import { healthRoutes } from "./routes/health.ts";
@@ -259,6 +260,7 @@ export async function buildApp({
 
   await registerDocs(app);
   await registerAccountPages(app);
+  await registerSecurityPages(app);
   documentResponseHeaders(app);
 
   const keys =
