@@ -24,6 +24,7 @@ import { keySetFromPrivateKeys, keySetFromSecrets } from "./auth/keys.ts";
 import { createPasswordPolicy } from "./auth/password-policy.ts";
 import { createPasswordHasher } from "./auth/passwords.ts";
 import { type CounterStore, createRateLimits, MemoryCounterStore } from "./auth/rate-limits.ts";
+import { createSecondFactors } from "./auth/second-factors.ts";
 import { createSessions } from "./auth/sessions.ts";
 import { type Clock, createTokenService } from "./auth/tokens.ts";
 import { createUserLookup } from "./auth/user-cache.ts";
@@ -43,6 +44,7 @@ import { eventRoutes } from "./routes/events.ts";
 import { healthRoutes } from "./routes/health.ts";
 import { introspectRoutes } from "./routes/introspect.ts";
 import { meRoutes } from "./routes/me.ts";
+import { secondFactorRoutes } from "./routes/second-factors.ts";
 import { tokenRoutes } from "./routes/token.ts";
 import { userRoutes } from "./routes/users.ts";
 import { wellKnownRoutes } from "./routes/well-known.ts";
@@ -218,6 +220,7 @@ export async function buildApp({
   app.setValidatorCompiler(createValidatorCompiler());
   app.decorateRequest("user", null);
   app.decorateRequest("sessionId", null);
+  app.decorateRequest("loginStep", null);
   app.setErrorHandler(handleError);
   app.setNotFoundHandler(handleNotFound);
   // JSON is the only body type outside the token endpoint; text/plain would otherwise parse.
@@ -273,7 +276,7 @@ export async function buildApp({
   if (metrics) {
     app.addHook("onResponse", function recordMetrics(request, reply, done) {
       const route = request.routeOptions.url ?? "(unmatched)";
-      metrics.observeRequest(request.method, route, reply.statusCode, reply.elapsedTime / 1000);
+      metrics.observeRequest(request.method, route, reply.statusCode, reply.elapsedTime / 1000, request.loginStep);
       done();
     });
   }
@@ -282,6 +285,13 @@ export async function buildApp({
   const guards = createGuards(tokens, createUserLookup(store, config.userCache, clock));
   const audit = createAudit(store);
   const sessions = createSessions(store, config.sessions, clock);
+  const factors = createSecondFactors({
+    store,
+    keys: config.mfa.encryptionKeys,
+    issuer: config.mfa.totpIssuer,
+    limits,
+    clock,
+  });
   housekeeping(app, store, clock, config.auditRetentionDays);
   const policy = createPasswordPolicy({ listCheck: config.passwordListCheck });
   const mails = createAccountMails(
@@ -328,6 +338,7 @@ export async function buildApp({
       limits,
       sessions,
       audit,
+      factors,
       verificationRequired: config.accountRecovery.verificationRequired,
     });
     await api.register(meRoutes, { store, guards, passwords, sessions, audit, policy, recovery });
@@ -342,6 +353,7 @@ export async function buildApp({
     });
     await api.register(accountRoutes, { recovery, limits });
     await api.register(eventRoutes, { store, guards });
+    await api.register(secondFactorRoutes, { store, guards, passwords, limits, audit, factors });
     await api.register(introspectRoutes, { store, guards, tokens, clients: config.introspectionClients, clock });
   });
 
