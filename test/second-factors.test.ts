@@ -7,7 +7,6 @@
 import assert from "node:assert/strict";
 import { describe, type TestContext, test } from "node:test";
 import type { FastifyInstance } from "fastify";
-import { Secret, TOTP } from "otpauth";
 import { TOO_MANY_SECOND_FACTOR_ATTEMPTS } from "../src/auth/rate-limits.ts";
 import {
   INVALID_MFA_TOKEN,
@@ -23,16 +22,10 @@ import { ONE_OF_CODE_OR_RECOVERY_CODE } from "../src/routes/second-factors.ts";
 import { MFA_REQUIRED } from "../src/routes/token.ts";
 import { MFA_OTP_GRANT, MFA_RECOVERY_CODE_GRANT } from "../src/schemas.ts";
 import { bearer, buildTestApp, createUser, requestToken, type TestApp, testConfig } from "./helpers.ts";
+import { codeAt } from "./totp.ts";
 
 const EMAIL = "ada@example.com";
 const PASSWORD = "correct horse battery";
-
-/** The code an authenticator app shows for this secret at `timestampMs`. */
-export function codeAt(secret: string, timestampMs: number): string {
-  return new TOTP({ secret: Secret.fromBase32(secret), algorithm: "SHA1", digits: 6, period: 30 }).generate({
-    timestamp: timestampMs,
-  });
-}
 
 function claimsOf(accessToken: string): Record<string, unknown> {
   return JSON.parse(Buffer.from(accessToken.split(".")[1] as string, "base64url").toString("utf8"));
