@@ -21,10 +21,11 @@ import { createAudit } from "./audit.ts";
 import { createAccountRecovery } from "./auth/account-recovery.ts";
 import { createGuards } from "./auth/guard.ts";
 import { keySetFromPrivateKeys, keySetFromSecrets } from "./auth/keys.ts";
-import { createPasskeys, type MfaTokens, NO_MFA_TOKENS, relyingPartyFor } from "./auth/passkeys.ts";
+import { createPasskeys, relyingPartyFor } from "./auth/passkeys.ts";
 import { createPasswordPolicy } from "./auth/password-policy.ts";
 import { createPasswordHasher } from "./auth/passwords.ts";
 import { type CounterStore, createRateLimits, MemoryCounterStore } from "./auth/rate-limits.ts";
+import { createSecondFactors } from "./auth/second-factors.ts";
 import { createSessions } from "./auth/sessions.ts";
 import { type Clock, createTokenService } from "./auth/tokens.ts";
 import { createUserLookup } from "./auth/user-cache.ts";
@@ -46,6 +47,7 @@ import { healthRoutes } from "./routes/health.ts";
 import { introspectRoutes } from "./routes/introspect.ts";
 import { meRoutes } from "./routes/me.ts";
 import { passkeyRoutes } from "./routes/passkeys.ts";
+import { secondFactorRoutes } from "./routes/second-factors.ts";
 import { tokenRoutes } from "./routes/token.ts";
 import { userRoutes } from "./routes/users.ts";
 import { wellKnownRoutes } from "./routes/well-known.ts";
@@ -174,11 +176,6 @@ export interface AppOptions {
    * answer instead of being cut while a request may be on its way.
    */
   draining?: AbortSignal;
-  /**
-   * The password grant's second-factor challenges (mfa_token), which a passkey can answer. Until the
-   * TOTP branch's challenge store is wired in here, none is known (tests pass their own).
-   */
-  mfaTokens?: MfaTokens;
 }
 
 export async function buildApp({
@@ -189,7 +186,6 @@ export async function buildApp({
   logStream,
   metrics,
   draining,
-  mfaTokens = NO_MFA_TOKENS,
 }: AppOptions): Promise<FastifyInstance> {
   const { connections } = config;
   const app = Fastify({
@@ -227,6 +223,7 @@ export async function buildApp({
   app.setValidatorCompiler(createValidatorCompiler());
   app.decorateRequest("user", null);
   app.decorateRequest("sessionId", null);
+  app.decorateRequest("loginStep", null);
   app.setErrorHandler(handleError);
   app.setNotFoundHandler(handleNotFound);
   // JSON is the only body type outside the token endpoint; text/plain would otherwise parse.
@@ -283,7 +280,7 @@ export async function buildApp({
   if (metrics) {
     app.addHook("onResponse", function recordMetrics(request, reply, done) {
       const route = request.routeOptions.url ?? "(unmatched)";
-      metrics.observeRequest(request.method, route, reply.statusCode, reply.elapsedTime / 1000);
+      metrics.observeRequest(request.method, route, reply.statusCode, reply.elapsedTime / 1000, request.loginStep);
       done();
     });
   }
@@ -292,6 +289,13 @@ export async function buildApp({
   const guards = createGuards(tokens, createUserLookup(store, config.userCache, clock));
   const audit = createAudit(store);
   const sessions = createSessions(store, config.sessions, clock);
+  const factors = createSecondFactors({
+    store,
+    keys: config.mfa.encryptionKeys,
+    issuer: config.mfa.totpIssuer,
+    limits,
+    clock,
+  });
   housekeeping(app, store, clock, config.auditRetentionDays);
   const policy = createPasswordPolicy({ listCheck: config.passwordListCheck });
   const mails = createAccountMails(
@@ -347,11 +351,11 @@ export async function buildApp({
       limits,
       sessions,
       audit,
+      factors,
       verificationRequired: config.accountRecovery.verificationRequired,
       passkeys,
-      mfaTokens,
     });
-    await api.register(passkeyRoutes, { store, guards, passkeys, mfaTokens });
+    await api.register(passkeyRoutes, { store, guards, passkeys, factors });
     await api.register(meRoutes, { store, guards, passwords, sessions, audit, policy, recovery });
     await api.register(userRoutes, {
       store,
@@ -364,6 +368,7 @@ export async function buildApp({
     });
     await api.register(accountRoutes, { recovery, limits });
     await api.register(eventRoutes, { store, guards });
+    await api.register(secondFactorRoutes, { store, guards, passwords, limits, audit, factors });
     await api.register(introspectRoutes, { store, guards, tokens, clients: config.introspectionClients, clock });
   });
 

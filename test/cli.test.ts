@@ -188,7 +188,12 @@ describe("npm run cli", () => {
   test("migrate fails with exit code 1 and one line when the database cannot be reached", async (t) => {
     const result = await run([CLI, "migrate"], {
       cwd: scratchDir(t),
-      env: { DATABASE_URL: "postgres://nobody@127.0.0.1:1/none", SIGNING_SECRET: "x".repeat(32), DB_TIMEOUT_MS: "500" },
+      env: {
+        DATABASE_URL: "postgres://nobody@127.0.0.1:1/none",
+        SIGNING_SECRET: "x".repeat(32),
+        MFA_ENCRYPTION_KEY: "m".repeat(32),
+        DB_TIMEOUT_MS: "500",
+      },
     });
     assert.equal(result.code, 1);
     assert.match(result.stderr, /^error: cannot migrate the database named by DATABASE_URL: /);

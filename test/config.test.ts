@@ -53,6 +53,7 @@ describe("loadConfig", () => {
     const postgres = {
       ...env,
       DATABASE_URL: "postgres://app@db.internal:5432/users",
+      MFA_ENCRYPTION_KEY: "a-second-factor-key-of-at-least-32-bytes",
       DB_POOL_SIZE: "25",
       DB_TIMEOUT_MS: "1500",
     };

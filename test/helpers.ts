@@ -6,7 +6,7 @@ import { createHmac, randomBytes } from "node:crypto";
 import type { TestContext } from "node:test";
 import type { FastifyInstance } from "fastify";
 import pg from "pg";
-import { type AppOptions, buildApp } from "../src/app.ts";
+import { buildApp } from "../src/app.ts";
 import { createPasswordHasher } from "../src/auth/passwords.ts";
 import { keyId } from "../src/auth/tokens.ts";
 import type { Config } from "../src/config.ts";
@@ -15,6 +15,7 @@ import { openSqliteStore } from "../src/store/sqlite.ts";
 import type { UserRecord, UserStore } from "../src/store/store.ts";
 
 export const TEST_SECRET = "test-signing-secret-of-at-least-32-bytes!";
+export const TEST_MFA_KEY = "test-mfa-encryption-key-of-at-least-32-bytes";
 /** The iss and aud of test apps' tokens (an app built without them would use its listen address). */
 export const TEST_ISSUER = "https://auth.test.example";
 export const TEST_AUDIENCE = "https://api.test.example";
@@ -44,6 +45,7 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
       signupPerAddress: 10,
       mailRequestsPerAddress: 10,
       mailRequestsPerEmail: 3,
+      secondFactorPerAccount: 5,
     },
     trustProxy: false,
     corsOrigins: [],
@@ -75,6 +77,7 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
       linkBaseUrl: "http://service.test",
     },
     passwordListCheck: true,
+    mfa: { encryptionKeys: [TEST_MFA_KEY], totpIssuer: "Service Test" },
     ...overrides,
   };
 }
@@ -118,14 +121,10 @@ export async function openTestStore(t: TestContext, clock: () => number = Date.n
   return store;
 }
 
-export async function buildTestApp(
-  t: TestContext,
-  config: Partial<Config> = {},
-  options: Pick<AppOptions, "mfaTokens"> = {},
-): Promise<TestApp> {
+export async function buildTestApp(t: TestContext, config: Partial<Config> = {}): Promise<TestApp> {
   const clock = new TestClock();
   const store = await openTestStore(t, clock.read);
-  const app = await buildApp({ config: testConfig(config), store, clock: clock.read, ...options });
+  const app = await buildApp({ config: testConfig(config), store, clock: clock.read });
   t.after(async () => {
     await app.close();
     await store.close();

@@ -4,20 +4,19 @@
 // ceremonies' refusals (wrong origin, wrong RP id, replayed or expired
 // challenge, a sign counter that goes backwards, no user verification for a
 // passkey alone), signing in with a passkey alone, a passkey as the second
-// factor through the mfa_token seam, and malformed input answered 4xx, never
+// factor after the password grant's mfa_required, an admin's reset, and malformed input answered 4xx, never
 // 500. Runs on SQLite and, with TEST_BACKEND=postgres, on PostgreSQL.
 import assert from "node:assert/strict";
 import { describe, type TestContext, test } from "node:test";
 import type { FastifyInstance } from "fastify";
 import {
-  MFA_WEBAUTHN_GRANT,
-  type MfaTokens,
   PASSKEY_NOT_VERIFIED,
   relyingPartyFor,
   WEBAUTHN_CHALLENGE_SPENT,
   WEBAUTHN_CHALLENGE_TTL_SECONDS,
   WEBAUTHN_GRANT,
 } from "../src/auth/passkeys.ts";
+import { MFA_WEBAUTHN_GRANT } from "../src/schemas.ts";
 import type { UserStore } from "../src/store/store.ts";
 import { bearer, buildTestApp, createUser, loginToken, requestToken, type TestClock } from "./helpers.ts";
 import { SoftAuthenticator } from "./soft-authenticator.ts";
@@ -26,37 +25,27 @@ const PUBLIC_URL = "https://id.test.example";
 const ORIGIN = PUBLIC_URL;
 const PASSWORD = "correct horse battery";
 
-/** The seam where the password grant's mfa_token plugs in: a table of tokens the test hands out. */
-class FakeMfaTokens implements MfaTokens {
-  readonly #tokens = new Map<string, { userId: string; spent: boolean }>();
-  issue(userId: string): string {
-    const token = `mfa-${Math.random().toString(36).slice(2)}`;
-    this.#tokens.set(token, { userId, spent: false });
-    return token;
-  }
-  async userOf(token: string) {
-    const entry = this.#tokens.get(token);
-    return entry && !entry.spent ? entry.userId : undefined;
-  }
-  async redeem(token: string) {
-    const entry = this.#tokens.get(token);
-    if (!entry || entry.spent) return undefined;
-    entry.spent = true;
-    return entry.userId;
-  }
-}
-
 interface Fixture {
   app: FastifyInstance;
   store: UserStore;
   clock: TestClock;
-  mfa: FakeMfaTokens;
 }
 
-async function setUp(t: TestContext, config: Parameters<typeof buildTestApp>[1] = {}): Promise<Fixture> {
-  const mfa = new FakeMfaTokens();
-  const built = await buildTestApp(t, { publicUrl: PUBLIC_URL, ...config }, { mfaTokens: mfa });
-  return { ...built, mfa };
+function setUp(t: TestContext, config: Parameters<typeof buildTestApp>[1] = {}): Promise<Fixture> {
+  return buildTestApp(t, { publicUrl: PUBLIC_URL, ...config });
+}
+
+/** The claims of an access token (read, not verified: the service verified it when it issued it). */
+function claims(token: string): Record<string, unknown> {
+  return JSON.parse(Buffer.from(token.split(".")[1] as string, "base64url").toString());
+}
+
+/** The password grant for an account with a passkey: 403 mfa_required; answers its mfa_token. */
+async function mfaTokenFor(app: FastifyInstance, email: string): Promise<string> {
+  const response = await requestToken(app, { username: email, password: PASSWORD });
+  assert.equal(response.statusCode, 403, response.body);
+  assert.equal(response.json().error, "mfa_required");
+  return response.json().mfa_token as string;
 }
 
 /** A user and an access token from the password grant (taken before any passkey exists). */
@@ -259,9 +248,11 @@ describe("passkeys", () => {
     assert.deepEqual(Object.keys(body).sort(), ["access_token", "expires_in", "refresh_token", "token_type"]);
     const me = await app.inject({ method: "GET", url: "/me", headers: bearer(body.access_token) });
     assert.equal(me.json().email, "ada@example.com");
-    // Refresh works for the session the passkey started.
+    assert.deepEqual(claims(body.access_token).amr, ["hwk", "user"]);
+    // Refresh works for the session the passkey started, and keeps how it began.
     const refreshed = await requestToken(app, { grant_type: "refresh_token", refresh_token: body.refresh_token });
     assert.equal(refreshed.statusCode, 200);
+    assert.deepEqual(claims(refreshed.json().access_token).amr, ["hwk", "user"]);
 
     const [passkey] = (await app.inject({ method: "GET", url: "/me/passkeys", headers: bearer(ada.token) })).json();
     assert.equal(passkey.id, id);
@@ -379,8 +370,8 @@ describe("passkeys", () => {
     assert.equal(gone.statusCode, 401);
   });
 
-  test("a passkey as the second factor: options for the mfa_token's account, the grant spends the mfa_token", async (t) => {
-    const { app, store, mfa } = await setUp(t);
+  test("an account with a passkey: the password alone answers mfa_required, a passkey completes it", async (t) => {
+    const { app, store } = await setUp(t);
     const ada = await signedUp(app, store, "ada@example.com");
     const bob = await signedUp(app, store, "bob@example.com");
     const adas = new SoftAuthenticator(ORIGIN);
@@ -388,7 +379,11 @@ describe("passkeys", () => {
     await register(app, ada.token, adas);
     await register(app, bob.token, bobs);
 
-    const mfaToken = mfa.issue(ada.user.id);
+    const challenge = await requestToken(app, { username: "ada@example.com", password: PASSWORD });
+    assert.equal(challenge.statusCode, 403);
+    assert.equal(challenge.json().error, "mfa_required");
+    assert.deepEqual(challenge.json().mfa_factors, ["webauthn"]);
+    const mfaToken = challenge.json().mfa_token as string;
     const { challenge_id, options } = await authenticationOptions(app, { mfa_token: mfaToken });
     assert.deepEqual(
       (options.allowCredentials as { id: string }[]).map((c) => c.id),
@@ -404,6 +399,7 @@ describe("passkeys", () => {
       webauthn_response: JSON.stringify(bobs.assert(options)),
     });
     assert.equal(wrongUser.statusCode, 401);
+    assert.equal(wrongUser.json().error, "invalid_grant");
 
     // User presence is enough after a password; the challenge is found from the signed answer.
     const second = await authenticationOptions(app, { mfa_token: mfaToken });
@@ -415,6 +411,7 @@ describe("passkeys", () => {
     assert.equal(response.statusCode, 200, response.body);
     const me = await app.inject({ method: "GET", url: "/me", headers: bearer(response.json().access_token) });
     assert.equal(me.json().email, "ada@example.com");
+    assert.deepEqual(claims(response.json().access_token).amr, ["pwd", "hwk", "mfa"]);
 
     // The mfa_token is spent: neither new options nor another grant.
     const spent = await app.inject({
@@ -438,20 +435,41 @@ describe("passkeys", () => {
     const loginChallenge = await authenticationOptions(app);
     const crossed = await requestToken(app, {
       grant_type: MFA_WEBAUTHN_GRANT,
-      mfa_token: mfa.issue(ada.user.id),
+      mfa_token: await mfaTokenFor(app, "ada@example.com"),
       challenge_id: loginChallenge.challenge_id,
       webauthn_response: JSON.stringify(adas.assert(loginChallenge.options)),
     });
     assert.equal(crossed.statusCode, 401);
-    const mfaChallenge = await authenticationOptions(app, { mfa_token: mfa.issue(ada.user.id) });
+    const mfaChallenge = await authenticationOptions(app, { mfa_token: await mfaTokenFor(app, "ada@example.com") });
     const reverse = await passkeyGrant(app, mfaChallenge.challenge_id, adas.assert(mfaChallenge.options));
     assert.equal(reverse.statusCode, 401);
-    const events = await store.listEvents({ userId: ada.user.id, limit: 50, type: "passkey" });
-    assert.ok(events.some((e) => e.outcome === "used_second_factor"));
+    const events = await store.listEvents({ userId: ada.user.id, limit: 100 });
+    assert.ok(events.some((e) => e.type === "passkey" && e.outcome === "used_second_factor"));
+    assert.ok(events.some((e) => e.type === "second_factor" && e.outcome === "webauthn_failed"));
+
+    // Removing the last passkey: the password alone signs in again.
+    const [passkey] = (await app.inject({ method: "GET", url: "/me/passkeys", headers: bearer(ada.token) })).json();
+    await app.inject({ method: "DELETE", url: `/me/passkeys/${passkey.id}`, headers: bearer(ada.token) });
+    assert.equal((await requestToken(app, { username: "ada@example.com", password: PASSWORD })).statusCode, 200);
+  });
+
+  test("an admin's reset of a user's factors removes the passkeys too", async (t) => {
+    const { app, store } = await setUp(t);
+    const ada = await signedUp(app, store, "ada@example.com");
+    await store.create({ email: "root@example.com", hashedPassword: ada.user.hashedPassword, isAdmin: true });
+    const root = await loginToken(app, "root@example.com", PASSWORD);
+    await register(app, ada.token, new SoftAuthenticator(ORIGIN));
+    assert.equal((await store.secondFactorsOf(ada.user.id)).passkeys, 1);
+    const mfa = await app.inject({ method: "GET", url: "/me/mfa", headers: bearer(ada.token) });
+    assert.equal(mfa.json().passkeys, 1);
+    const reset = await app.inject({ method: "DELETE", url: `/users/${ada.user.id}/mfa`, headers: bearer(root) });
+    assert.equal(reset.statusCode, 204, reset.body);
+    assert.equal(await store.countPasskeys(ada.user.id), 0);
+    assert.equal((await requestToken(app, { username: "ada@example.com", password: PASSWORD })).statusCode, 200);
   });
 
   test("malformed WebAuthn input is a 4xx in the error shape, never a 500", async (t) => {
-    const { app, store, mfa } = await setUp(t);
+    const { app, store } = await setUp(t);
     const ada = await signedUp(app, store, "ada@example.com");
     const { challenge_id } = await authenticationOptions(app);
     const garbage: [string, number][] = [
@@ -550,7 +568,6 @@ describe("passkeys", () => {
       payload: { name: "x" },
     });
     assert.equal(rename.statusCode, 422);
-    void mfa;
   });
 
   test("the relying party: PUBLIC_URL's host and origin; without it, localhost on the listen port", () => {

@@ -207,4 +207,86 @@ describe("multi-write store verbs are all or nothing", () => {
     );
     assert.equal(await liveSessions(store, user.id), 1);
   });
+
+  describe("second factors", () => {
+    const FACTOR_EVENT: AuditEntry = { type: "second_factor", outcome: "totp_added", clientAddress: null };
+
+    /** A user with a confirmed factor (last step 100) and two recovery codes. */
+    async function withFactor(store: UserStore) {
+      const user = await store.create({ email: "ada@example.com", hashedPassword: "h" });
+      await store.startTotp(user.id, "sealed");
+      await store.confirmTotp(user.id, 100, ["code-a", "code-b"]);
+      return user;
+    }
+
+    test("a confirmation whose event cannot be written leaves the factor pending and no recovery codes", async (t) => {
+      const { store, failOn } = await faultableStore(t);
+      const user = await store.create({ email: "ada@example.com", hashedPassword: "h" });
+      await store.startTotp(user.id, "sealed");
+      await failOn("audit_events", "INSERT");
+      await assert.rejects(store.confirmTotp(user.id, 100, ["code-a", "code-b"], [FACTOR_EVENT]));
+      assert.equal((await store.findTotp(user.id))?.confirmedAt, null);
+      assert.deepEqual(await store.secondFactorsOf(user.id), { totp: false, recoveryCodesRemaining: 0, passkeys: 0 });
+    });
+
+    test("a confirmation that fails at its recovery codes leaves the factor pending", async (t) => {
+      const { store, failOn } = await faultableStore(t);
+      const user = await store.create({ email: "ada@example.com", hashedPassword: "h" });
+      await store.startTotp(user.id, "sealed");
+      await failOn("recovery_codes", "INSERT");
+      await assert.rejects(store.confirmTotp(user.id, 100, ["code-a"], [FACTOR_EVENT]));
+      assert.equal((await store.findTotp(user.id))?.confirmedAt, null);
+    });
+
+    test("a code's acceptance whose event cannot be written leaves the last step as it was", async (t) => {
+      const { store, failOn } = await faultableStore(t);
+      const user = await withFactor(store);
+      await failOn("audit_events", "INSERT");
+      await assert.rejects(store.acceptTotpStep(user.id, 101, [FACTOR_EVENT]));
+      assert.equal((await store.findTotp(user.id))?.lastStep, 100);
+    });
+
+    test("a recovery code's use whose event cannot be written leaves the code unused", async (t) => {
+      const { store, failOn } = await faultableStore(t);
+      const user = await withFactor(store);
+      await failOn("audit_events", "INSERT");
+      await assert.rejects(store.useRecoveryCode(user.id, ["code-a"], iso(), [FACTOR_EVENT]));
+      assert.equal((await store.secondFactorsOf(user.id)).recoveryCodesRemaining, 2);
+    });
+
+    test("new recovery codes that cannot all be written leave the old ones", async (t) => {
+      const { store, failOn } = await faultableStore(t);
+      const user = await withFactor(store);
+      await failOn("audit_events", "INSERT");
+      await assert.rejects(store.replaceRecoveryCodes(user.id, ["code-c", "code-d", "code-e"], [FACTOR_EVENT]));
+      assert.equal((await store.secondFactorsOf(user.id)).recoveryCodesRemaining, 2);
+      assert.equal(await store.useRecoveryCode(user.id, ["code-a"], iso()), true);
+    });
+
+    for (const [verb, remove] of [
+      [
+        "turning the app off",
+        (store: UserStore, userId: string) =>
+          store.removeTotp(userId, { dropRecoveryCodes: true, events: [FACTOR_EVENT] }),
+      ],
+      ["the admin reset", (store: UserStore, userId: string) => store.resetSecondFactors(userId, [FACTOR_EVENT])],
+    ] as const) {
+      test(`${verb} whose event cannot be written removes nothing`, async (t) => {
+        const { store, failOn } = await faultableStore(t);
+        const user = await withFactor(store);
+        await failOn("audit_events", "INSERT");
+        await assert.rejects(remove(store, user.id));
+        assert.deepEqual(await store.secondFactorsOf(user.id), { totp: true, recoveryCodesRemaining: 2, passkeys: 0 });
+      });
+
+      test(`${verb} that commits removes the factor, the codes and records the event`, async (t) => {
+        const { store } = await faultableStore(t);
+        const user = await withFactor(store);
+        await remove(store, user.id);
+        assert.deepEqual(await store.secondFactorsOf(user.id), { totp: false, recoveryCodesRemaining: 0, passkeys: 0 });
+        const events = await store.listEvents({ userId: user.id, limit: 10, type: "second_factor" });
+        assert.equal(events.length, 1);
+      });
+    }
+  });
 });

@@ -39,22 +39,23 @@ export const RELYING_PARTY_NAME = "User service";
  */
 const SUPPORTED_ALGORITHMS = [-8, -7, -257];
 
-/** The passkey grants of the token endpoint (the second one answers the password grant's 403 mfa_required). */
-export const WEBAUTHN_GRANT = "urn:user-token-service:grant-type:webauthn";
-export const MFA_WEBAUTHN_GRANT = "urn:user-token-service:grant-type:mfa-webauthn";
 /**
- * RFC 8176 amr values of the sessions these grants start: a passkey alone is a hardware-bound key
- * ("hwk") whose authenticator verified the user ("user": PIN or biometrics); after a password it is
- * the second factor ("mfa"). Passed to sessions.start once the TOTP branch's amr plumbing is merged.
+ * A passkey alone at the token endpoint; a passkey as the second factor is schemas.ts's
+ * MFA_WEBAUTHN_GRANT, beside the other answers to the password grant's 403 mfa_required.
  */
-export const AMR_PASSKEY = ["hwk", "user"] as const;
-export const AMR_PASSWORD_AND_PASSKEY = ["pwd", "hwk", "mfa"] as const;
+export const WEBAUTHN_GRANT = "urn:user-token-service:grant-type:webauthn";
+/**
+ * RFC 8176 amr values of the sessions the passkey grants start: a passkey alone is a key held by
+ * the device ("hwk") whose authenticator verified the user ("user": PIN or biometrics); after a
+ * password it is the second factor ("mfa").
+ */
+export const AMR_PASSKEY: readonly string[] = ["hwk", "user"];
+export const AMR_PASSWORD_AND_PASSKEY: readonly string[] = ["pwd", "hwk", "mfa"];
 
 export const PASSKEY_NOT_VERIFIED = "The passkey could not be verified";
 export const WEBAUTHN_CHALLENGE_SPENT = "The passkey request expired or was already used: start again";
 export const PASSKEY_ALREADY_REGISTERED = "This passkey is registered already";
 export const MALFORMED_WEBAUTHN_RESPONSE = "webauthn_response is not a WebAuthn credential in JSON";
-export const MFA_TOKEN_INVALID = "The second-factor request expired or was already used: sign in again";
 
 export interface RelyingParty {
   /** The RP id: a registrable domain, the host of the origin. */
@@ -77,23 +78,6 @@ export function relyingPartyFor(publicUrl: string | undefined, baseUrl: () => st
     return { id: "localhost", origin, name: RELYING_PARTY_NAME };
   };
 }
-
-/**
- * The second-factor challenge of the password grant (the TOTP branch owns it: its 403 mfa_required
- * hands out the mfa_token). What the passkey second factor needs of it.
- */
-export interface MfaTokens {
-  /** The user a live mfa_token was issued to, without spending it; undefined when unknown, spent or expired. */
-  userOf(mfaToken: string): Promise<string | undefined>;
-  /** Spends a live mfa_token, once; its user's id, or undefined when unknown, spent or expired. */
-  redeem(mfaToken: string): Promise<string | undefined>;
-}
-
-/** Until the password grant hands out mfa tokens, none is known. */
-export const NO_MFA_TOKENS: MfaTokens = {
-  userOf: async () => undefined,
-  redeem: async () => undefined,
-};
 
 export interface CeremonyOptions<T> {
   challenge_id: string;

@@ -7,14 +7,13 @@ import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { Guards } from "../auth/guard.ts";
 import {
   MALFORMED_WEBAUTHN_RESPONSE,
-  MFA_TOKEN_INVALID,
-  type MfaTokens,
   PASSKEY_ALREADY_REGISTERED,
   PASSKEY_NOT_VERIFIED,
   type Passkeys,
 } from "../auth/passkeys.ts";
+import { INVALID_MFA_TOKEN, type SecondFactorService } from "../auth/second-factors.ts";
 import { BEARER_SECURITY, NO_SECURITY } from "../docs.ts";
-import { COULD_NOT_VALIDATE_CREDENTIALS, HttpError, unauthorized } from "../errors.ts";
+import { COULD_NOT_VALIDATE_CREDENTIALS, HttpError } from "../errors.ts";
 import {
   AuthenticationOptionsIn,
   AuthenticationOptionsOut,
@@ -32,7 +31,8 @@ export interface PasskeyRouteOptions {
   store: UserStore;
   guards: Guards;
   passkeys: Passkeys;
-  mfaTokens: MfaTokens;
+  /** The password grant's second-factor challenges: whose mfa_token it is. */
+  factors: SecondFactorService;
 }
 
 export const PASSKEY_NOT_FOUND = "Passkey not found";
@@ -51,7 +51,7 @@ function toPasskeyOut(passkey: PasskeyRecord) {
 
 export const passkeyRoutes: FastifyPluginAsyncTypebox<PasskeyRouteOptions> = async (
   app,
-  { store, guards, passkeys, mfaTokens },
+  { store, guards, passkeys, factors },
 ) => {
   const { authenticate } = guards;
 
@@ -209,7 +209,7 @@ export const passkeyRoutes: FastifyPluginAsyncTypebox<PasskeyRouteOptions> = asy
         body: AuthenticationOptionsIn,
         response: {
           200: AuthenticationOptionsOut,
-          401: errorResponse("The `mfa_token` is unknown, expired or spent.", MFA_TOKEN_INVALID),
+          401: errorResponse("The `mfa_token` is unknown, expired or spent.", INVALID_MFA_TOKEN),
           422: errorResponse("The body is invalid.", "body: must NOT have additional properties"),
         },
       },
@@ -217,8 +217,8 @@ export const passkeyRoutes: FastifyPluginAsyncTypebox<PasskeyRouteOptions> = asy
     async function beginPasskeyAuthentication(request) {
       const { mfa_token } = request.body ?? {};
       if (mfa_token === undefined) return passkeys.authenticationOptions("login", null);
-      const userId = await mfaTokens.userOf(mfa_token);
-      if (userId === undefined) throw unauthorized(MFA_TOKEN_INVALID);
+      // 401 when the mfa_token is unknown, expired or spent; it stays unspent until the grant.
+      const userId = await factors.challengedUser(mfa_token);
       return passkeys.authenticationOptions("second_factor", userId);
     },
   );

@@ -223,8 +223,68 @@ export const migrations: readonly Migration[] = [
       CREATE INDEX mail_outbox_due ON mail_outbox (status, next_attempt_at);
     `,
   },
-  // Version 6 is the TOTP branch's (issue 14: authenticator apps, recovery codes, second-factor
-  // challenges); this one is independent of it, so either may be applied first.
+  {
+    version: 6,
+    name: "second factors: TOTP, recovery codes, second-factor challenges, session amr",
+    // Secrets are sealed (AES-256-GCM under MFA_ENCRYPTION_KEY, see auth/mfa-keys.ts); recovery codes and
+    // challenge tokens are stored only as hashes. last_step is the RFC 6238 time step of the last code
+    // accepted: a code for that step or an earlier one is refused (no replay). sessions.amr is a JSON
+    // array (RFC 8176); NULL for sessions from before means ["pwd"].
+    sqlite: `
+      CREATE TABLE totp_factors (
+        user_id TEXT PRIMARY KEY REFERENCES users (id) ON DELETE CASCADE,
+        sealed_secret TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        confirmed_at TEXT,
+        last_step INTEGER
+      ) STRICT;
+      CREATE TABLE recovery_codes (
+        user_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+        code_hash TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        used_at TEXT,
+        PRIMARY KEY (user_id, code_hash)
+      ) STRICT;
+      CREATE TABLE mfa_challenges (
+        token_hash TEXT PRIMARY KEY,
+        user_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+        created_at TEXT NOT NULL,
+        expires_at TEXT NOT NULL,
+        spent_at TEXT,
+        failures INTEGER NOT NULL DEFAULT 0
+      ) STRICT;
+      CREATE INDEX mfa_challenges_by_user ON mfa_challenges (user_id);
+      CREATE INDEX mfa_challenges_by_expiry ON mfa_challenges (expires_at);
+      ALTER TABLE sessions ADD COLUMN amr TEXT;
+    `,
+    postgres: `
+      CREATE TABLE totp_factors (
+        user_id uuid PRIMARY KEY REFERENCES users (id) ON DELETE CASCADE,
+        sealed_secret text NOT NULL,
+        created_at timestamptz NOT NULL,
+        confirmed_at timestamptz,
+        last_step integer
+      );
+      CREATE TABLE recovery_codes (
+        user_id uuid NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+        code_hash text NOT NULL,
+        created_at timestamptz NOT NULL,
+        used_at timestamptz,
+        PRIMARY KEY (user_id, code_hash)
+      );
+      CREATE TABLE mfa_challenges (
+        token_hash text PRIMARY KEY,
+        user_id uuid NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+        created_at timestamptz NOT NULL,
+        expires_at timestamptz NOT NULL,
+        spent_at timestamptz,
+        failures integer NOT NULL DEFAULT 0
+      );
+      CREATE INDEX mfa_challenges_by_user ON mfa_challenges (user_id);
+      CREATE INDEX mfa_challenges_by_expiry ON mfa_challenges (expires_at);
+      ALTER TABLE sessions ADD COLUMN amr text;
+    `,
+  },
   {
     version: 7,
     name: "passkeys (WebAuthn credentials) and their ceremony challenges",

@@ -14,7 +14,7 @@ import { normalizeEmail } from "../users/email.ts";
 import { ChangeListeners, localFeed } from "./change-feed.ts";
 import { newCredentialStamp, newId } from "./ids.ts";
 import { pending } from "./migrations.ts";
-import { judgePresentedToken, type SessionTokenState } from "./rotation.ts";
+import { judgePresentedToken, parseAmr, type SessionTokenState } from "./rotation.ts";
 import type {
   AccountTokenPurpose,
   AccountTokenRecord,
@@ -23,6 +23,7 @@ import type {
   AuditQuery,
   DeliveryOutcome,
   MailStatus,
+  MfaChallenge,
   NewAccountToken,
   NewOutboxMessage,
   NewPasskey,
@@ -33,8 +34,10 @@ import type {
   PresentedRefreshToken,
   Redemption,
   Rotation,
+  SecondFactors,
   SessionPage,
   SessionRecord,
+  TotpFactor,
   UserChangeFeed,
   UserChanges,
   UserQuery,
@@ -78,6 +81,7 @@ interface SessionRow {
   refresh_generation: number;
   refresh_expires_at: string;
   rotated_at: string | null;
+  amr: string | null;
 }
 
 const COLUMN_OF: Record<keyof UserChanges, string> = {
@@ -198,8 +202,8 @@ class SqliteUserStore implements UserStore {
     );
     this.#insertSession = db.prepare(
       `INSERT INTO sessions (id, user_id, created_at, last_used_at, expires_at, client_address, user_agent,
-                             refresh_token_hash, refresh_generation, refresh_expires_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?) RETURNING *`,
+                             refresh_token_hash, refresh_generation, refresh_expires_at, amr)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?) RETURNING *`,
     );
     // Live sessions beyond the newest `cap`, oldest last: the ones a new login pushes out.
     this.#liveSessionsPastCap = db.prepare(
@@ -335,6 +339,7 @@ class SqliteUserStore implements UserStore {
         session.userAgent,
         session.tokenHash,
         session.tokenExpiresAt,
+        JSON.stringify(session.amr ?? ["pwd"]),
       ) as unknown as SessionRow;
       this.#record(events, session.userId);
       const pastCap = this.#liveSessionsPastCap.all(session.userId, now, now, maxPerUser) as unknown as {
@@ -424,10 +429,15 @@ class SqliteUserStore implements UserStore {
       .run(now, now, now, limit).changes;
     const challenges = this.#db
       .prepare(
+        "DELETE FROM mfa_challenges WHERE token_hash IN (SELECT token_hash FROM mfa_challenges WHERE expires_at <= ? LIMIT ?)",
+      )
+      .run(now, limit).changes;
+    const ceremonies = this.#db
+      .prepare(
         "DELETE FROM webauthn_challenges WHERE id IN (SELECT id FROM webauthn_challenges WHERE expires_at <= ? LIMIT ?)",
       )
       .run(now, limit).changes;
-    return Number(sessions) + Number(challenges);
+    return Number(sessions) + Number(challenges) + Number(ceremonies);
   }
 
   async addPasskey(passkey: NewPasskey, events: readonly AuditEntry[] = []): Promise<PasskeyRecord | undefined> {
@@ -546,9 +556,188 @@ class SqliteUserStore implements UserStore {
     const [column, value] = "id" in key ? ["id", key.id] : ["challenge_hash", key.challengeHash];
     const row = this.#db
       .prepare(`DELETE FROM webauthn_challenges WHERE ${column} = ? RETURNING *`)
-      .get(value) as unknown as ChallengeRow | undefined;
+      .get(value) as unknown as WebAuthnChallengeRow | undefined;
     if (!row || row.purpose !== purpose || row.expires_at <= now) return undefined;
-    return toChallenge(row);
+    return toWebAuthnChallenge(row);
+  }
+
+  async secondFactorsOf(userId: string): Promise<SecondFactors> {
+    const row = this.#db
+      .prepare(
+        `SELECT EXISTS (SELECT 1 FROM totp_factors WHERE user_id = ? AND confirmed_at IS NOT NULL) AS totp,
+                (SELECT count(*) FROM recovery_codes WHERE user_id = ? AND used_at IS NULL) AS codes,
+                (SELECT count(*) FROM webauthn_credentials WHERE user_id = ?) AS passkeys`,
+      )
+      .get(userId, userId, userId) as { totp: number; codes: number; passkeys: number };
+    return { totp: row.totp === 1, recoveryCodesRemaining: Number(row.codes), passkeys: Number(row.passkeys) };
+  }
+
+  async findTotp(userId: string): Promise<TotpFactor | undefined> {
+    const row = this.#db.prepare("SELECT * FROM totp_factors WHERE user_id = ?").get(userId) as unknown as
+      | TotpRow
+      | undefined;
+    return row && toTotp(row);
+  }
+
+  async startTotp(userId: string, sealedSecret: string): Promise<boolean> {
+    const now = new Date(this.#clock()).toISOString();
+    const written = this.#db
+      .prepare(
+        `INSERT INTO totp_factors (user_id, sealed_secret, created_at) VALUES (?, ?, ?)
+         ON CONFLICT (user_id) DO UPDATE SET sealed_secret = excluded.sealed_secret, created_at = excluded.created_at,
+           last_step = NULL
+         WHERE totp_factors.confirmed_at IS NULL`,
+      )
+      .run(userId, sealedSecret, now).changes;
+    return Number(written) > 0;
+  }
+
+  async confirmTotp(
+    userId: string,
+    step: number,
+    recoveryCodeHashes: readonly string[] | undefined,
+    events: readonly AuditEntry[] = [],
+  ): Promise<boolean> {
+    const now = new Date(this.#clock()).toISOString();
+    return inTransaction(this.#db, () => {
+      const confirmed = this.#db
+        .prepare(
+          `UPDATE totp_factors SET confirmed_at = ?, last_step = ?
+           WHERE user_id = ? AND confirmed_at IS NULL AND (last_step IS NULL OR last_step < ?)`,
+        )
+        .run(now, step, userId, step).changes;
+      if (Number(confirmed) === 0) return false;
+      if (recoveryCodeHashes !== undefined) this.#replaceCodes(userId, recoveryCodeHashes, now);
+      this.#record(events, userId);
+      return true;
+    });
+  }
+
+  async acceptTotpStep(userId: string, step: number, events: readonly AuditEntry[] = []): Promise<boolean> {
+    return inTransaction(this.#db, () => {
+      const accepted = this.#db
+        .prepare(
+          `UPDATE totp_factors SET last_step = ?
+           WHERE user_id = ? AND confirmed_at IS NOT NULL AND (last_step IS NULL OR last_step < ?)`,
+        )
+        .run(step, userId, step).changes;
+      if (Number(accepted) === 0) return false;
+      this.#record(events, userId);
+      return true;
+    });
+  }
+
+  async removeTotp(
+    userId: string,
+    { dropRecoveryCodes, events = [] }: { dropRecoveryCodes: boolean; events?: readonly AuditEntry[] },
+  ): Promise<boolean> {
+    return inTransaction(this.#db, () => {
+      const removed = Number(this.#db.prepare("DELETE FROM totp_factors WHERE user_id = ?").run(userId).changes) > 0;
+      if (!removed) return false;
+      if (dropRecoveryCodes) this.#db.prepare("DELETE FROM recovery_codes WHERE user_id = ?").run(userId);
+      this.#record(events, userId);
+      return true;
+    });
+  }
+
+  async replaceRecoveryCodes(
+    userId: string,
+    codeHashes: readonly string[],
+    events: readonly AuditEntry[] = [],
+  ): Promise<void> {
+    const now = new Date(this.#clock()).toISOString();
+    inTransaction(this.#db, () => {
+      this.#replaceCodes(userId, codeHashes, now);
+      this.#record(events, userId);
+    });
+  }
+
+  async useRecoveryCode(
+    userId: string,
+    candidateHashes: readonly string[],
+    now: string,
+    events: readonly AuditEntry[] = [],
+  ): Promise<boolean> {
+    if (candidateHashes.length === 0) return false;
+    return inTransaction(this.#db, () => {
+      const used = this.#db
+        .prepare(
+          `UPDATE recovery_codes SET used_at = ?
+           WHERE user_id = ? AND used_at IS NULL AND code_hash IN (${candidateHashes.map(() => "?").join(", ")})`,
+        )
+        .run(now, userId, ...candidateHashes).changes;
+      if (Number(used) === 0) return false;
+      this.#record(events, userId);
+      return true;
+    });
+  }
+
+  async resetSecondFactors(userId: string, events: readonly AuditEntry[] = []): Promise<void> {
+    inTransaction(this.#db, () => {
+      this.#db.prepare("DELETE FROM totp_factors WHERE user_id = ?").run(userId);
+      this.#db.prepare("DELETE FROM recovery_codes WHERE user_id = ?").run(userId);
+      this.#db.prepare("DELETE FROM webauthn_credentials WHERE user_id = ?").run(userId);
+      this.#db.prepare("DELETE FROM webauthn_challenges WHERE user_id = ?").run(userId);
+      this.#db.prepare("DELETE FROM mfa_challenges WHERE user_id = ?").run(userId);
+      this.#record(events, userId);
+    });
+  }
+
+  async createMfaChallenge({
+    tokenHash,
+    userId,
+    expiresAt,
+  }: {
+    tokenHash: string;
+    userId: string;
+    expiresAt: string;
+  }): Promise<void> {
+    const now = new Date(this.#clock()).toISOString();
+    this.#db
+      .prepare("INSERT INTO mfa_challenges (token_hash, user_id, created_at, expires_at) VALUES (?, ?, ?, ?)")
+      .run(tokenHash, userId, now, expiresAt);
+  }
+
+  async findMfaChallenge(tokenHash: string): Promise<MfaChallenge | undefined> {
+    const row = this.#db.prepare("SELECT * FROM mfa_challenges WHERE token_hash = ?").get(tokenHash) as unknown as
+      | MfaChallengeRow
+      | undefined;
+    return row && toChallenge(row);
+  }
+
+  async failMfaChallenge(tokenHash: string, maxFailures: number, now: string): Promise<number> {
+    const row = this.#db
+      .prepare(
+        `UPDATE mfa_challenges SET failures = failures + 1,
+           spent_at = CASE WHEN failures + 1 >= ? THEN ? ELSE spent_at END
+         WHERE token_hash = ? AND spent_at IS NULL RETURNING failures`,
+      )
+      .get(maxFailures, now, tokenHash) as { failures: number } | undefined;
+    return row ? Number(row.failures) : maxFailures;
+  }
+
+  async spendMfaChallenge(tokenHash: string, now: string): Promise<string | undefined> {
+    const row = this.#db
+      .prepare(
+        "UPDATE mfa_challenges SET spent_at = ? WHERE token_hash = ? AND spent_at IS NULL AND expires_at > ? RETURNING user_id",
+      )
+      .get(now, tokenHash, now) as { user_id: string } | undefined;
+    return row?.user_id;
+  }
+
+  async listTotpSecrets(): Promise<{ userId: string; sealedSecret: string }[]> {
+    const rows = this.#db.prepare("SELECT user_id, sealed_secret FROM totp_factors ORDER BY user_id").all() as {
+      user_id: string;
+      sealed_secret: string;
+    }[];
+    return rows.map((row) => ({ userId: row.user_id, sealedSecret: row.sealed_secret }));
+  }
+
+  async replaceTotpSecret(userId: string, previous: string, next: string): Promise<boolean> {
+    const changed = this.#db
+      .prepare("UPDATE totp_factors SET sealed_secret = ? WHERE user_id = ? AND sealed_secret = ?")
+      .run(next, userId, previous).changes;
+    return Number(changed) > 0;
   }
 
   async recordEvent(event: Omit<AuditEvent, "id" | "createdAt">): Promise<void> {
@@ -728,6 +917,13 @@ class SqliteUserStore implements UserStore {
     }
   }
 
+  /** Inside a transaction: the user's recovery codes become exactly these. */
+  #replaceCodes(userId: string, codeHashes: readonly string[], now: string): void {
+    this.#db.prepare("DELETE FROM recovery_codes WHERE user_id = ?").run(userId);
+    const insert = this.#db.prepare("INSERT INTO recovery_codes (user_id, code_hash, created_at) VALUES (?, ?, ?)");
+    for (const hash of codeHashes) insert.run(userId, hash, now);
+  }
+
   #insertMail(mail: NewOutboxMessage): void {
     const now = this.#clock();
     const id = newId(now);
@@ -827,7 +1023,7 @@ function toPasskey(row: PasskeyRow): PasskeyRecord {
   };
 }
 
-interface ChallengeRow {
+interface WebAuthnChallengeRow {
   id: string;
   challenge_hash: string;
   purpose: string;
@@ -836,7 +1032,7 @@ interface ChallengeRow {
   expires_at: string;
 }
 
-function toChallenge(row: ChallengeRow): WebAuthnChallengeRecord {
+function toWebAuthnChallenge(row: WebAuthnChallengeRow): WebAuthnChallengeRecord {
   return {
     id: row.id,
     challengeHash: row.challenge_hash,
@@ -942,5 +1138,44 @@ function toSession(row: SessionRow): SessionRecord {
     revokedAt: row.revoked_at,
     clientAddress: row.client_address,
     userAgent: row.user_agent,
+    amr: parseAmr(row.amr),
+  };
+}
+
+interface TotpRow {
+  user_id: string;
+  sealed_secret: string;
+  created_at: string;
+  confirmed_at: string | null;
+  last_step: number | null;
+}
+
+function toTotp(row: TotpRow): TotpFactor {
+  return {
+    userId: row.user_id,
+    sealedSecret: row.sealed_secret,
+    createdAt: row.created_at,
+    confirmedAt: row.confirmed_at,
+    lastStep: row.last_step === null ? null : Number(row.last_step),
+  };
+}
+
+interface MfaChallengeRow {
+  token_hash: string;
+  user_id: string;
+  created_at: string;
+  expires_at: string;
+  spent_at: string | null;
+  failures: number;
+}
+
+function toChallenge(row: MfaChallengeRow): MfaChallenge {
+  return {
+    tokenHash: row.token_hash,
+    userId: row.user_id,
+    createdAt: row.created_at,
+    expiresAt: row.expires_at,
+    spentAt: row.spent_at,
+    failures: Number(row.failures),
   };
 }

@@ -22,6 +22,10 @@
 // - revokeSession, revokeSessionByToken: the revocation and its event;
 // - addPasskey, renamePasskey, removePasskey, recordPasskeyUse: the change
 //   to the passkey and its audit event.
+// - confirmTotp: the confirmation, the accepted time step, the new recovery
+//   codes (replacing any old ones) and the events;
+// - acceptTotpStep, useRecoveryCode, removeTotp, replaceRecoveryCodes,
+//   resetSecondFactors: the change and its events.
 // A verb that has committed answers from what it wrote: nothing after the
 // commit can turn its success into a failure.
 import type { DatabaseLocation } from "../config.ts";
@@ -88,6 +92,8 @@ export interface SessionRecord {
   revokedAt: string | null;
   clientAddress: string | null;
   userAgent: string | null;
+  /** How the user authenticated (RFC 8176 values); ["pwd"] for sessions from before second factors. */
+  amr: string[];
 }
 
 export interface NewSession {
@@ -100,6 +106,8 @@ export interface NewSession {
   /** The first refresh token of the session (generation 0; its hash only). */
   tokenHash: string;
   tokenExpiresAt: string;
+  /** How the user authenticated; ["pwd"] when left out. */
+  amr?: readonly string[];
 }
 
 /** What a presented refresh token claims to be: a generation of a session, and its hash. */
@@ -138,6 +146,7 @@ export const AUDIT_EVENT_TYPES = [
   "email_change",
   "mail",
   "passkey",
+  "second_factor",
 ] as const;
 export type AuditEventType = (typeof AUDIT_EVENT_TYPES)[number];
 
@@ -201,8 +210,8 @@ export interface SessionStore {
     events?: readonly AuditEntry[],
   ): Promise<string | undefined>;
   /**
-   * Deletes up to `limit` sessions that have ended (expired, idle or revoked), and up to `limit`
-   * expired WebAuthn challenges; answers how many.
+   * Deletes up to `limit` sessions that have ended (expired, idle or revoked), and as many expired
+   * second-factor challenges and WebAuthn challenges; answers how many.
    */
   purgeExpired(now: string, limit: number): Promise<number>;
 }
@@ -379,6 +388,91 @@ export interface PasskeyStore {
   ): Promise<WebAuthnChallengeRecord | undefined>;
 }
 
+/** A user's authenticator-app factor: pending until confirmed with a valid code. */
+export interface TotpFactor {
+  userId: string;
+  /** The base32 secret, sealed (auth/mfa-keys.ts); never stored in clear. */
+  sealedSecret: string;
+  createdAt: string;
+  confirmedAt: string | null;
+  /** The RFC 6238 time step of the last accepted code; codes at or before it are refused. */
+  lastStep: number | null;
+}
+
+/** Which second factors a user has: the token endpoint asks for one when any of them is there. */
+export interface SecondFactors {
+  /** A confirmed authenticator app. */
+  totp: boolean;
+  recoveryCodesRemaining: number;
+  /** Registered passkeys; the token endpoint asks for a second factor when this is above 0. */
+  passkeys: number;
+}
+
+/** A pending second-factor challenge (the mfa_token of the token endpoint), stored only as its hash. */
+export interface MfaChallenge {
+  tokenHash: string;
+  userId: string;
+  createdAt: string;
+  expiresAt: string;
+  spentAt: string | null;
+  failures: number;
+}
+
+export interface SecondFactorStore {
+  secondFactorsOf(userId: string): Promise<SecondFactors>;
+  findTotp(userId: string): Promise<TotpFactor | undefined>;
+  /**
+   * Starts (or restarts) a pending enrolment with a new sealed secret; false, changing nothing, when
+   * the user already has a confirmed one.
+   */
+  startTotp(userId: string, sealedSecret: string): Promise<boolean>;
+  /**
+   * One transaction: confirms the pending factor with the step of the code that proved it and,
+   * when `recoveryCodeHashes` is given, replaces the user's recovery codes with them; records the
+   * events. False, changing nothing, when there is no pending factor or the step is not after the last.
+   */
+  confirmTotp(
+    userId: string,
+    step: number,
+    recoveryCodeHashes: readonly string[] | undefined,
+    events?: readonly AuditEntry[],
+  ): Promise<boolean>;
+  /**
+   * Atomically moves the confirmed factor's last step to `step` if it is later (one of several
+   * concurrent uses of one code wins; a replay loses), with the events. False when it is not.
+   */
+  acceptTotpStep(userId: string, step: number, events?: readonly AuditEntry[]): Promise<boolean>;
+  /** One transaction: deletes the TOTP factor (and, with dropRecoveryCodes, the recovery codes), with the events. */
+  removeTotp(userId: string, options: { dropRecoveryCodes: boolean; events?: readonly AuditEntry[] }): Promise<boolean>;
+  /** One transaction: the user's recovery codes become exactly these (hashes), with the events. */
+  replaceRecoveryCodes(userId: string, codeHashes: readonly string[], events?: readonly AuditEntry[]): Promise<void>;
+  /**
+   * Spends the unused recovery code whose hash is one of `candidateHashes` (one per key in use),
+   * with the events; false when none is there unused. Only one of concurrent uses wins.
+   */
+  useRecoveryCode(
+    userId: string,
+    candidateHashes: readonly string[],
+    now: string,
+    events?: readonly AuditEntry[],
+  ): Promise<boolean>;
+  /**
+   * One transaction: deletes every second factor of the user (TOTP, recovery codes; the passkeys
+   * credentials) and pending challenges, with the events. The admin reset.
+   */
+  resetSecondFactors(userId: string, events?: readonly AuditEntry[]): Promise<void>;
+  createMfaChallenge(challenge: { tokenHash: string; userId: string; expiresAt: string }): Promise<void>;
+  findMfaChallenge(tokenHash: string): Promise<MfaChallenge | undefined>;
+  /** Counts a wrong code against a live challenge and spends it at `maxFailures`; answers the count. */
+  failMfaChallenge(tokenHash: string, maxFailures: number, now: string): Promise<number>;
+  /** Spends a live challenge (unspent, not expired); its user's id, or undefined when another use won. */
+  spendMfaChallenge(tokenHash: string, now: string): Promise<string | undefined>;
+  /** For `mfa reseal`: every sealed TOTP secret. */
+  listTotpSecrets(): Promise<{ userId: string; sealedSecret: string }[]>;
+  /** For `mfa reseal`: replaces a sealed secret if it is still `previous`; false otherwise. */
+  replaceTotpSecret(userId: string, previous: string, next: string): Promise<boolean>;
+}
+
 export interface UserQuery {
   limit: number;
   /** Keyset pagination: only users whose id sorts after this one. */
@@ -402,7 +496,13 @@ export interface UserChangeFeed {
   subscribe(listener: (userId: string | null) => void): void;
 }
 
-export interface UserStore extends SessionStore, AuditStore, AccountTokenStore, OutboxStore, PasskeyStore {
+export interface UserStore
+  extends SessionStore,
+    AuditStore,
+    AccountTokenStore,
+    OutboxStore,
+    SecondFactorStore,
+    PasskeyStore {
   /** Changes to users, for caches (see UserChangeFeed). */
   readonly userChanges: UserChangeFeed;
   /** The user whose normalised e-mail equals the normalised argument, if any. */
