@@ -2,7 +2,7 @@
 // a virtual authenticator from the DevTools protocol's WebAuthn domain (CTAP2,
 // internal transport, resident keys, user verification): sign in with the
 // password, add a passkey on the security page, sign out, sign in with the
-// passkey alone. Then the authenticator app: the QR code's image is decoded
+// passkey alone, then with the password and the passkey as the second step. Then the authenticator app: the QR code's image is decoded
 // (jsQR on a PNG of the image as rendered), the code computed with otpauth
 // and typed in; sign out, and sign in with the password and a code. axe-core
 // runs in the page (through Runtime.evaluate, since the pages' policy rightly
@@ -98,7 +98,7 @@ describe("sign-in and security pages in Chromium", { skip: skipWithoutChromium("
     await page.getByRole("button", { name: "Sign in", exact: true }).click();
   }
 
-  test("adds a passkey on the security page, signs out, and signs in with the passkey alone", async () => {
+  test("adds a passkey on the security page, signs out, signs in with the passkey alone and as the second step", async () => {
     await createUser(store, "ada@example.com", PASSWORD);
     const { page, hosts, complaints, cdp } = await open("/sign-in");
     await cdp.send("WebAuthn.enable");
@@ -145,10 +145,20 @@ describe("sign-in and security pages in Chromium", { skip: skipWithoutChromium("
     await page.getByRole("button", { name: "Remove passkey Test laptop" }).waitFor();
     assert.doesNotMatch(await page.locator("#passkey-list").innerText(), /last used never/);
     await shot(page, "05-signed-in-with-passkey");
+
+    // With a passkey, the password alone no longer opens the account: the passkey is the second step.
+    await page.getByRole("button", { name: "Sign out" }).click();
+    await page.getByText("You are signed out.").waitFor();
+    await signInWithPassword(page, "ada@example.com");
+    await page.getByText("Confirm with one of your passkeys.").waitFor();
+    await shot(page, "05b-password-then-passkey");
+    await axe(cdp, "the sign-in page's second step with a passkey");
+    await page.getByRole("button", { name: "Use a passkey" }).click();
+    await page.getByText("Signed in as ada@example.com.").waitFor();
     const events = await store.listEvents({ userId: user!.id, limit: 50, type: "passkey" });
     assert.deepEqual(
       events.map((e) => e.outcome),
-      ["added", "used"],
+      ["added", "used", "used_second_factor"],
     );
 
     // Rename it, then the keyboard alone: Tab to Remove and press Enter.
