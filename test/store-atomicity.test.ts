@@ -289,4 +289,99 @@ describe("multi-write store verbs are all or nothing", () => {
       });
     }
   });
+
+  describe("passkeys", () => {
+    const PASSKEY_EVENT: AuditEntry = { type: "passkey", outcome: "added", clientAddress: null };
+
+    async function withPasskey(store: UserStore) {
+      const user = await store.create({ email: "ada@example.com", hashedPassword: "h" });
+      const passkey = await store.addPasskey({
+        userId: user.id,
+        credentialId: "credential-1",
+        publicKey: "key",
+        counter: 5,
+        transports: ["internal"],
+        name: "Laptop",
+        deviceType: "singleDevice",
+        backedUp: false,
+        aaguid: null,
+      });
+      assert.ok(passkey);
+      return { user, passkey };
+    }
+
+    test("a passkey whose event cannot be written is not added", async (t) => {
+      const { store, failOn } = await faultableStore(t);
+      const user = await store.create({ email: "ada@example.com", hashedPassword: "h" });
+      await failOn("audit_events", "INSERT");
+      await assert.rejects(
+        store.addPasskey(
+          {
+            userId: user.id,
+            credentialId: "credential-1",
+            publicKey: "key",
+            counter: 0,
+            transports: [],
+            name: "Laptop",
+            deviceType: "singleDevice",
+            backedUp: false,
+            aaguid: null,
+          },
+          [PASSKEY_EVENT],
+        ),
+      );
+      assert.equal(await store.countPasskeys(user.id), 0);
+    });
+
+    test("a rename, removal or use whose event cannot be written changes nothing", async (t) => {
+      const { store, failOn } = await faultableStore(t);
+      const { user, passkey } = await withPasskey(store);
+      await failOn("audit_events", "INSERT");
+      await assert.rejects(store.renamePasskey(user.id, passkey.id, "Phone", [PASSKEY_EVENT]));
+      await assert.rejects(store.removePasskey(user.id, passkey.id, [PASSKEY_EVENT]));
+      await assert.rejects(
+        store.recordPasskeyUse(passkey.id, { previousCounter: 5, counter: 6, backedUp: true, at: iso() }, [
+          PASSKEY_EVENT,
+        ]),
+      );
+      const [after] = await store.listPasskeys(user.id);
+      assert.deepEqual([after?.name, after?.counter, after?.backedUp, after?.lastUsedAt], ["Laptop", 5, false, null]);
+    });
+
+    test("of two uses of one counter value only the first is recorded (compare and set)", async (t) => {
+      const { store } = await faultableStore(t);
+      const { user, passkey } = await withPasskey(store);
+      const use = { previousCounter: 5, counter: 6, backedUp: false, at: iso() };
+      const results = await Promise.all([
+        store.recordPasskeyUse(passkey.id, use),
+        store.recordPasskeyUse(passkey.id, use),
+      ]);
+      assert.deepEqual(results.sort(), [false, true]);
+      assert.equal((await store.listPasskeys(user.id))[0]?.counter, 6);
+    });
+
+    test("a challenge is taken once, only for its purpose, and not after it expired", async (t) => {
+      const { store } = await faultableStore(t);
+      const user = await store.create({ email: "ada@example.com", hashedPassword: "h" });
+      const save = (id: string, hash: string, expiresAt = iso(300)) =>
+        store.saveWebAuthnChallenge({ id, challengeHash: hash, purpose: "registration", userId: user.id, expiresAt });
+      const [a, b, c] = [newId(), newId(), newId()];
+      await save(a, "hash-a");
+      const taken = await Promise.all([
+        store.takeWebAuthnChallenge({ id: a }, "registration", iso()),
+        store.takeWebAuthnChallenge({ challengeHash: "hash-a" }, "registration", iso()),
+      ]);
+      assert.equal(taken.filter(Boolean).length, 1);
+      await save(b, "hash-b");
+      assert.equal(await store.takeWebAuthnChallenge({ id: b }, "login", iso()), undefined);
+      assert.equal(
+        await store.takeWebAuthnChallenge({ id: b }, "registration", iso()),
+        undefined,
+        "spent by the wrong use",
+      );
+      await save(c, "hash-c", iso(-1));
+      assert.equal(await store.takeWebAuthnChallenge({ id: c }, "registration", iso()), undefined);
+      assert.equal(await store.takeWebAuthnChallenge({ id: "not-a-uuid" }, "registration", iso()), undefined);
+    });
+  });
 });
