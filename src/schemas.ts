@@ -470,12 +470,13 @@ export const PasskeyCreate = Type.Object(
   },
 );
 export type PasskeyCreate = Static<typeof PasskeyCreate>;
-export const RegistrationOptionsOut = Type.Object(
-  {
-    challenge_id: ChallengeId,
-    options: WebAuthnJson("PublicKeyCredentialCreationOptionsJSON: pass to `navigator.credentials.create()`."),
-  },
-  { $id: "PasskeyRegistrationOptions", description: "A registration ceremony, begun." },
+/** A ceremony begun: the id of its stored challenge and WebAuthn's options for the browser. */
+const CeremonyOut = ($id: string, what: string, options: string) =>
+  Type.Object({ challenge_id: ChallengeId, options: WebAuthnJson(options) }, { $id, description: `${what}, begun.` });
+export const RegistrationOptionsOut = CeremonyOut(
+  "PasskeyRegistrationOptions",
+  "A registration ceremony",
+  "PublicKeyCredentialCreationOptionsJSON: pass to `navigator.credentials.create()`.",
 );
 export const AuthenticationOptionsIn = Type.Object(
   {
@@ -494,12 +495,10 @@ export const AuthenticationOptionsIn = Type.Object(
   },
 );
 export type AuthenticationOptionsIn = Static<typeof AuthenticationOptionsIn>;
-export const AuthenticationOptionsOut = Type.Object(
-  {
-    challenge_id: ChallengeId,
-    options: WebAuthnJson("PublicKeyCredentialRequestOptionsJSON: pass to `navigator.credentials.get()`."),
-  },
-  { $id: "PasskeyAuthenticationOptions", description: "An authentication ceremony, begun." },
+export const AuthenticationOptionsOut = CeremonyOut(
+  "PasskeyAuthenticationOptions",
+  "An authentication ceremony",
+  "PublicKeyCredentialRequestOptionsJSON: pass to `navigator.credentials.get()`.",
 );
 
 /** Link tokens are 43 characters (256 bits, base64url); a little room, and nothing that could be a novel. */

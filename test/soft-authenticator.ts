@@ -93,18 +93,11 @@ export class SoftAuthenticator {
       lies.challenge ?? (options.challenge as string),
       lies.origin ?? this.origin,
     );
-    return {
-      id: this.id,
-      rawId: this.id,
-      type: "public-key",
-      clientExtensionResults: {},
-      authenticatorAttachment: "platform",
-      response: {
-        clientDataJSON: b64u(clientDataJSON),
-        attestationObject: b64u(attestationObject),
-        transports: ["internal"],
-      },
-    };
+    return this.#credential({
+      clientDataJSON: b64u(clientDataJSON),
+      attestationObject: b64u(attestationObject),
+      transports: ["internal"],
+    });
   }
 
   /** The answer to authentication options. */
@@ -123,18 +116,23 @@ export class SoftAuthenticator {
       Buffer.concat([authData, createHash("sha256").update(clientDataJSON).digest()]),
       this.#privateKey,
     );
+    return this.#credential({
+      clientDataJSON: b64u(clientDataJSON),
+      authenticatorData: b64u(authData),
+      signature: b64u(signature),
+      ...(lies.noUserHandle || this.userHandle === undefined ? {} : { userHandle: this.userHandle }),
+    });
+  }
+
+  /** The credential as a browser's toJSON() gives it, around a response. */
+  #credential(response: Record<string, unknown>): Record<string, unknown> {
     return {
       id: this.id,
       rawId: this.id,
       type: "public-key",
       clientExtensionResults: {},
       authenticatorAttachment: "platform",
-      response: {
-        clientDataJSON: b64u(clientDataJSON),
-        authenticatorData: b64u(authData),
-        signature: b64u(signature),
-        ...(lies.noUserHandle || this.userHandle === undefined ? {} : { userHandle: this.userHandle }),
-      },
+      response,
     };
   }
 }

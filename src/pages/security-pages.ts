@@ -5,8 +5,8 @@
 // from elsewhere. The security page's policy also allows data: images, for the
 // authenticator app's QR code, which the API sends as a data: URL.
 import { readFileSync } from "node:fs";
-import type { FastifyInstance, FastifyReply } from "fastify";
-import { PAGES_CONTENT_SECURITY_POLICY } from "./account-pages.ts";
+import type { FastifyInstance } from "fastify";
+import { PAGES_CONTENT_SECURITY_POLICY, pageDocument, sendPage } from "./account-pages.ts";
 
 export const SIGN_IN_PAGE_PATH = "/sign-in";
 export const SECURITY_PAGE_PATH = "/account/security";
@@ -18,27 +18,8 @@ export const SECURITY_PAGE_CONTENT_SECURITY_POLICY = PAGES_CONTENT_SECURITY_POLI
 const SCRIPTS = ["session.js", "webauthn.js", "sign-in.js", "security.js"] as const;
 const scripts = new Map(SCRIPTS.map((name) => [name, readFileSync(new URL(`./${name}`, import.meta.url), "utf8")]));
 
-function page(title: string, script: string, body: string): string {
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
-<title>${title}</title>
-<link rel="stylesheet" href="/pages/account.css">
-<script type="module" src="/pages/${script}"></script>
-</head>
-<body>
-<main>
-<h1>${title}</h1>
-${body}
-<noscript><p class="error">This page needs JavaScript.</p></noscript>
-</main>
-</body>
-</html>
-`;
-}
+const page = (title: string, script: string, body: string) =>
+  pageDocument(title, `<script type="module" src="/pages/${script}"></script>`, body, "This page needs JavaScript.");
 
 const SIGN_IN_PAGE = page(
   "Sign in",
@@ -147,21 +128,12 @@ const SECURITY_PAGE = page(
 </div>`,
 );
 
-function html(reply: FastifyReply, policy: string, body: string): FastifyReply {
-  return reply
-    .header("content-security-policy", policy)
-    .header("referrer-policy", "no-referrer")
-    .header("cache-control", "no-store")
-    .type("text/html; charset=utf-8")
-    .send(body);
-}
-
 export async function registerSecurityPages(app: FastifyInstance): Promise<void> {
   app.get(SIGN_IN_PAGE_PATH, { schema: { hide: true } }, async function signInPage(_request, reply) {
-    return html(reply, PAGES_CONTENT_SECURITY_POLICY, SIGN_IN_PAGE);
+    return sendPage(reply, SIGN_IN_PAGE);
   });
   app.get(SECURITY_PAGE_PATH, { schema: { hide: true } }, async function securityPage(_request, reply) {
-    return html(reply, SECURITY_PAGE_CONTENT_SECURITY_POLICY, SECURITY_PAGE);
+    return sendPage(reply, SECURITY_PAGE, SECURITY_PAGE_CONTENT_SECURITY_POLICY);
   });
   for (const [name, source] of scripts) {
     app.get(`/pages/${name}`, { schema: { hide: true } }, async function pageScript(_request, reply) {

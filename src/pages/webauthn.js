@@ -27,6 +27,18 @@ export function passkeysSupported() {
 
 const descriptor = (credential) => ({ ...credential, id: fromBase64url(credential.id) });
 
+/** A credential as JSON (what PublicKeyCredential.toJSON() gives where browsers have it). */
+function credentialJson(credential, response) {
+  return {
+    id: credential.id,
+    rawId: toBase64url(credential.rawId),
+    type: credential.type,
+    authenticatorAttachment: credential.authenticatorAttachment || undefined,
+    clientExtensionResults: credential.getClientExtensionResults(),
+    response: { clientDataJSON: toBase64url(credential.response.clientDataJSON), ...response },
+  };
+}
+
 /** navigator.credentials.create() with the service's options; the new credential as JSON. */
 export async function createPasskey(options) {
   const publicKey = {
@@ -37,18 +49,10 @@ export async function createPasskey(options) {
   };
   const credential = await navigator.credentials.create({ publicKey });
   const response = credential.response;
-  return {
-    id: credential.id,
-    rawId: toBase64url(credential.rawId),
-    type: credential.type,
-    authenticatorAttachment: credential.authenticatorAttachment || undefined,
-    clientExtensionResults: credential.getClientExtensionResults(),
-    response: {
-      clientDataJSON: toBase64url(response.clientDataJSON),
-      attestationObject: toBase64url(response.attestationObject),
-      transports: typeof response.getTransports === "function" ? response.getTransports() : [],
-    },
-  };
+  return credentialJson(credential, {
+    attestationObject: toBase64url(response.attestationObject),
+    transports: typeof response.getTransports === "function" ? response.getTransports() : [],
+  });
 }
 
 /** navigator.credentials.get() with the service's options; the assertion as JSON. */
@@ -60,19 +64,11 @@ export async function getPasskey(options) {
   };
   const credential = await navigator.credentials.get({ publicKey });
   const response = credential.response;
-  return {
-    id: credential.id,
-    rawId: toBase64url(credential.rawId),
-    type: credential.type,
-    authenticatorAttachment: credential.authenticatorAttachment || undefined,
-    clientExtensionResults: credential.getClientExtensionResults(),
-    response: {
-      clientDataJSON: toBase64url(response.clientDataJSON),
-      authenticatorData: toBase64url(response.authenticatorData),
-      signature: toBase64url(response.signature),
-      userHandle: response.userHandle ? toBase64url(response.userHandle) : undefined,
-    },
-  };
+  return credentialJson(credential, {
+    authenticatorData: toBase64url(response.authenticatorData),
+    signature: toBase64url(response.signature),
+    userHandle: response.userHandle ? toBase64url(response.userHandle) : undefined,
+  });
 }
 
 /** A person's words for the DOMExceptions the ceremonies throw. */

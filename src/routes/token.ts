@@ -230,13 +230,13 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<TokenRouteOptions> = async (
     }
     await factors.spendChallenge(mfaToken);
     await limits.recordSecondFactorSuccess(userId);
-    const issued = await sessions.start(
-      user.id,
-      clientOf(request),
-      [{ type: "login", outcome: "success", clientAddress: request.ip }],
-      AMR_PASSWORD_AND_PASSKEY,
-    );
-    return { user, issued };
+    return { user, issued: await startLogin(request, user.id, AMR_PASSWORD_AND_PASSKEY) };
+  }
+
+  /** The session of a passkey login and its login event, in one transaction; `amr` says how it began. */
+  function startLogin(request: FastifyRequest, userId: string, amr: readonly string[]): Promise<Issued> {
+    const events: AuditEntry[] = [{ type: "login", outcome: "success", clientAddress: request.ip }];
+    return sessions.start(userId, clientOf(request), events, amr);
   }
 
   app.post(
@@ -372,12 +372,7 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<TokenRouteOptions> = async (
         if (request.body.challenge_id === undefined) throw required("challenge_id");
         user = await passkeys.verify("login", response, request.ip, request.body.challenge_id);
         await refuseUnverified(request, user);
-        issued = await sessions.start(
-          user.id,
-          clientOf(request),
-          [{ type: "login", outcome: "success", clientAddress: request.ip }],
-          AMR_PASSKEY,
-        );
+        issued = await startLogin(request, user.id, AMR_PASSKEY);
       } else {
         throw new HttpError(400, UNSUPPORTED_GRANT_TYPE);
       }

@@ -12,7 +12,6 @@
 import assert from "node:assert/strict";
 import { mkdirSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { createServer } from "node:net";
 import { after, before, describe, type TestContext, test } from "node:test";
 import type { FastifyInstance } from "fastify";
 import jsQRModule from "jsqr";
@@ -22,20 +21,12 @@ import { PNG } from "pngjs";
 import { buildApp } from "../../src/app.ts";
 import type { UserStore } from "../../src/store/store.ts";
 import { createUser, openTestStore, testConfig } from "../helpers.ts";
-import { ARTIFACTS, launchChromium, STEP_TIMEOUT, skipWithoutChromium } from "./chromium.ts";
+import { ARTIFACTS, freePort, launchChromium, STEP_TIMEOUT, skipWithoutChromium } from "./chromium.ts";
 
 const PASSWORD = "correct horse battery";
 // jsqr is a UMD bundle whose module.exports is the function; its types describe an ES default export.
 const jsQR = jsQRModule as unknown as typeof jsQRModule.default;
 const axeSource = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 describe("sign-in and security pages in Chromium", { skip: skipWithoutChromium("security-page") }, () => {
   let browser: Browser;
