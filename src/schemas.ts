@@ -341,6 +341,11 @@ export const IntrospectionOut = Type.Object(
     iat: Type.Optional(Type.Integer()),
     exp: Type.Optional(Type.Integer()),
     sid: Type.Optional(Type.String({ description: "The session the token was issued in." })),
+    amr: Type.Optional(
+      Type.Array(Type.String(), {
+        description: 'How the user authenticated (RFC 8176): ["pwd"], or with a second factor ["pwd","otp","mfa"].',
+      }),
+    ),
   },
   {
     $id: "Introspection",
@@ -359,6 +364,7 @@ export const IntrospectionOut = Type.Object(
         iat: 1795000000,
         exp: 1795001800,
         sid: "0190e0c4-8a11-7c3d-8e52-4b3c2d1e0f9a",
+        amr: ["pwd", "otp", "mfa"],
       },
       { active: false },
     ],
