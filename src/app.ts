@@ -75,6 +75,12 @@ export const REDACTED_PATHS = [
   "token",
   "hashedPassword",
   "hashed_password",
+  "mfa_token",
+  "otp",
+  "recovery_code",
+  "recovery_codes",
+  "webauthn_response",
+  "secret",
 ];
 
 /** A hop count becomes the function Fastify's types ask for; true, false and address lists pass as they are. */

@@ -9,7 +9,7 @@ import { OAUTH_ERROR_CODES, type OAuthErrorCode } from "./oauth-errors.ts";
 /** Extension grants (RFC 6749 section 4.5) that answer the password grant's second-factor challenge. */
 export const MFA_OTP_GRANT = "urn:user-token-service:grant-type:mfa-otp";
 export const MFA_RECOVERY_CODE_GRANT = "urn:user-token-service:grant-type:mfa-recovery-code";
-/** Implemented by the passkeys branch: `mfa_token` + `webauthn_response`. */
+/** A passkey as the second factor: `mfa_token` + `webauthn_response` (auth/passkeys.ts verifies it). */
 export const MFA_WEBAUTHN_GRANT = "urn:user-token-service:grant-type:mfa-webauthn";
 
 /** RFC 5321 caps a forward path at 256 octets, so an address is at most 254 characters. */
@@ -359,6 +359,11 @@ export const IntrospectionOut = Type.Object(
     iat: Type.Optional(Type.Integer()),
     exp: Type.Optional(Type.Integer()),
     sid: Type.Optional(Type.String({ description: "The session the token was issued in." })),
+    amr: Type.Optional(
+      Type.Array(Type.String(), {
+        description: 'How the user authenticated (RFC 8176): ["pwd"], or with a second factor ["pwd","otp","mfa"].',
+      }),
+    ),
   },
   {
     $id: "Introspection",
@@ -377,6 +382,7 @@ export const IntrospectionOut = Type.Object(
         iat: 1795000000,
         exp: 1795001800,
         sid: "0190e0c4-8a11-7c3d-8e52-4b3c2d1e0f9a",
+        amr: ["pwd", "otp", "mfa"],
       },
       { active: false },
     ],

@@ -309,6 +309,21 @@ describe("the second-factor challenge on the token endpoint", () => {
     assert.equal(after.json().detail, INVALID_MFA_TOKEN);
   });
 
+  test("a password change ends pending challenges with the sessions", async (t) => {
+    const ada = await withTotp(t);
+    const pending = await ada.challenge();
+    const changed = await ada.app.inject({
+      method: "PUT",
+      url: "/me/password",
+      headers: bearer(ada.token),
+      payload: { current_password: PASSWORD, new_password: "an entirely new passphrase" },
+    });
+    assert.equal(changed.statusCode, 204);
+    const refused = await ada.otpGrant(pending, ada.code());
+    assert.equal(refused.statusCode, 401);
+    assert.equal(refused.json().detail, INVALID_MFA_TOKEN);
+  });
+
   test("refresh keeps the session's amr; a password-only login says pwd", async (t) => {
     const ada = await withTotp(t);
     const tokens = (await ada.otpGrant(await ada.challenge(), ada.code())).json();

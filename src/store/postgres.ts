@@ -300,6 +300,8 @@ export class PostgresUserStore implements UserStore {
       if (updated === undefined) return undefined;
       if (endSessions) {
         await client.query("UPDATE sessions SET revoked_at = $1 WHERE user_id = $2 AND revoked_at IS NULL", [now, id]);
+        // A pending second-factor challenge proved the old password: it ends with the sessions.
+        await client.query("DELETE FROM mfa_challenges WHERE user_id = $1", [id]);
       }
       await this.#record(client, events, id);
       return updated;

@@ -306,6 +306,8 @@ class SqliteUserStore implements UserStore {
         if (row === undefined) return undefined;
         if (endSessions) {
           this.#db.prepare("UPDATE sessions SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL").run(now, id);
+          // A pending second-factor challenge proved the old password: it ends with the sessions.
+          this.#db.prepare("DELETE FROM mfa_challenges WHERE user_id = ?").run(id);
         }
         this.#record(events, id);
         return toRecord(row);

@@ -75,7 +75,7 @@ export interface WriteOptions {
   /**
    * Ends every session of the user and every access token issued to it so far, in the same
    * transaction as the changes: a new credential stamp, credentials-changed time now, all sessions
-   * revoked.
+   * revoked, pending second-factor challenges (mfa_token) deleted.
    */
   endSessions?: boolean;
   events?: readonly AuditEntry[];

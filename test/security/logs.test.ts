@@ -6,9 +6,11 @@ import { Writable } from "node:stream";
 import { describe, test } from "node:test";
 import { buildApp } from "../../src/app.ts";
 import { generatePrivateKeyPem } from "../../src/auth/keys.ts";
+import { MFA_OTP_GRANT, MFA_RECOVERY_CODE_GRANT } from "../../src/schemas.ts";
 import { openSqliteStore } from "../../src/store/sqlite.ts";
-import { TEST_SECRET, testConfig } from "../helpers.ts";
+import { TEST_MFA_KEY, TEST_SECRET, TestClock, testConfig } from "../helpers.ts";
 import { MailServer, tokenIn } from "../mail-server.ts";
+import { codeAt } from "../totp.ts";
 
 const PASSWORD = "correct horse battery staple";
 const NEW_PASSWORD = "an entirely new passphrase";
@@ -81,6 +83,71 @@ describe("logs never leak", () => {
     ];
     for (const [name, value] of secrets) assert.ok(!log.includes(value), `the log holds the ${name}`);
     assert.doesNotMatch(log, /\$argon2id\$/);
+  });
+
+  test("hold no TOTP secret, one-time code, recovery code, mfa_token or encryption key after the second-factor flow", async (t) => {
+    const { stream, text } = captureLog();
+    const clock = new TestClock();
+    const store = openSqliteStore(":memory:", clock.read);
+    const app = await buildApp({
+      config: testConfig({ logLevel: "trace" }),
+      store,
+      logStream: stream,
+      clock: clock.read,
+    });
+    t.after(async () => {
+      await app.close();
+      await store.close();
+    });
+    const form = (fields: Record<string, string>) => ({
+      method: "POST" as const,
+      url: "/auth/token",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      payload: new URLSearchParams(fields).toString(),
+    });
+    await app.inject({ method: "POST", url: "/users", payload: { email: "ada@example.com", password: PASSWORD } });
+    const login = { username: "ada@example.com", password: PASSWORD };
+    const token = (await app.inject(form(login))).json().access_token as string;
+    const auth = { authorization: `Bearer ${token}` };
+    const { secret } = (await app.inject({ method: "POST", url: "/me/totp", headers: auth })).json();
+    const confirmCode = codeAt(secret, clock.now);
+    await app.inject({ method: "POST", url: "/me/totp/confirm", headers: auth, payload: { code: "000000" } });
+    const codes: string[] = (
+      await app.inject({ method: "POST", url: "/me/totp/confirm", headers: auth, payload: { code: confirmCode } })
+    ).json().recovery_codes;
+    clock.advanceSeconds(30);
+    const mfaToken = (await app.inject(form(login))).json().mfa_token as string;
+    const otp = codeAt(secret, clock.now);
+    await app.inject(form({ grant_type: MFA_OTP_GRANT, mfa_token: mfaToken, otp: "123456" }));
+    await app.inject(form({ grant_type: MFA_OTP_GRANT, mfa_token: mfaToken, otp }));
+    const second = (await app.inject(form(login))).json().mfa_token as string;
+    await app.inject(form({ grant_type: MFA_RECOVERY_CODE_GRANT, mfa_token: second, recovery_code: codes[0]! }));
+    const fresh: string[] = (
+      await app.inject({ method: "POST", url: "/me/recovery-codes", headers: auth, payload: { password: PASSWORD } })
+    ).json().recovery_codes;
+    await app.inject({
+      method: "POST",
+      url: "/me/totp/disable",
+      headers: auth,
+      payload: { password: PASSWORD, recovery_code: fresh[0] },
+    });
+
+    const log = text();
+    assert.ok(log.split("\n").filter((line) => line.includes('"msg":"request completed"')).length >= 11);
+    const secrets: [string, string][] = [
+      ["TOTP secret", secret],
+      // Six digits could occur inside a timestamp by chance: look for them as a value.
+      ["confirming code", `"${confirmCode}"`],
+      ["confirming code", `=${confirmCode}`],
+      ["login code", `"${otp}"`],
+      ["login code", `=${otp}`],
+      ["mfa_token", mfaToken],
+      ["second mfa_token", second],
+      ["MFA encryption key", TEST_MFA_KEY],
+      ...codes.map((code): [string, string] => ["recovery code", code]),
+      ...fresh.map((code): [string, string] => ["new recovery code", code]),
+    ];
+    for (const [name, value] of secrets) assert.ok(!log.includes(value), `the log holds the ${name}`);
   });
 
   test("hold no reset token, new password or SMTP password, with mail delivered and with SMTP failing", async (t) => {
