@@ -30,6 +30,16 @@ function captureLog(): { stream: Writable; text: () => string } {
   return { stream, text: () => log };
 }
 
+/** A form post to the token endpoint, for app.inject. */
+function form(fields: Record<string, string>) {
+  return {
+    method: "POST" as const,
+    url: "/auth/token",
+    headers: { "content-type": "application/x-www-form-urlencoded" },
+    payload: new URLSearchParams(fields).toString(),
+  };
+}
+
 describe("logs never leak", () => {
   test("hold no password, token, hash or signing secret after a full flow at trace level", async (t) => {
     const { stream, text } = captureLog();
@@ -38,12 +48,6 @@ describe("logs never leak", () => {
     t.after(async () => {
       await app.close();
       await store.close();
-    });
-    const form = (fields: Record<string, string>) => ({
-      method: "POST" as const,
-      url: "/auth/token",
-      headers: { "content-type": "application/x-www-form-urlencoded" },
-      payload: new URLSearchParams(fields).toString(),
     });
 
     await app.inject({ method: "POST", url: "/users", payload: { email: "ada@example.com", password: PASSWORD } });
@@ -100,12 +104,6 @@ describe("logs never leak", () => {
     t.after(async () => {
       await app.close();
       await store.close();
-    });
-    const form = (fields: Record<string, string>) => ({
-      method: "POST" as const,
-      url: "/auth/token",
-      headers: { "content-type": "application/x-www-form-urlencoded" },
-      payload: new URLSearchParams(fields).toString(),
     });
     await app.inject({ method: "POST", url: "/users", payload: { email: "ada@example.com", password: PASSWORD } });
     const login = { username: "ada@example.com", password: PASSWORD };
