@@ -13,20 +13,13 @@ import type { FastifyRequest } from "fastify";
 import type { Audit } from "../audit.ts";
 import type { PasswordHasher } from "../auth/passwords.ts";
 import { type RateLimits, TOO_MANY_LOGIN_ATTEMPTS } from "../auth/rate-limits.ts";
-import {
-  type FactorName,
-  INVALID_OTP,
-  INVALID_RECOVERY_CODE,
-  invalidMfaToken,
-  type SecondFactorService,
-} from "../auth/second-factors.ts";
+import { type FactorName, invalidMfaToken, type SecondFactorService, WRONG_ANSWER } from "../auth/second-factors.ts";
 import {
   type ClientInfo,
   type Issued,
   invalidGrant,
-  PASSWORD_AND_OTP,
-  PASSWORD_AND_RECOVERY_CODE,
   parseRefreshToken,
+  SECOND_FACTOR_AMR,
   type Sessions,
 } from "../auth/sessions.ts";
 import { ACCESS_TOKEN_LIFETIME_SECONDS, InvalidToken, type TokenService } from "../auth/tokens.ts";
@@ -133,36 +126,27 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<TokenRouteOptions> = async (
   }
 
   /**
-   * The second step of a login: a live mfa_token, the user's second-factor limit, then the code,
-   * accepted once. A wrong code counts against the mfa_token (a few spend it) and the user (429
-   * past the limit). The session records how the user authenticated.
+   * The second step of a login: a live mfa_token, the user's second-factor limit, then `verify`,
+   * which checks the answer for this factor and, when it is right, spends it (a code works once)
+   * together with the `used` events. A wrong answer counts against the mfa_token (a few spend it)
+   * and the user (429 past the limit). The session records how the user authenticated. The
+   * passkeys branch calls this with factor "webauthn" and a verify that checks the assertion.
    */
   async function secondFactorLogin(
     request: FastifyRequest,
     mfaToken: string,
-    factor: Exclude<FactorName, "webauthn">,
-    code: string,
+    factor: FactorName,
+    verify: (userId: string, used: readonly AuditEntry[]) => Promise<boolean>,
   ): Promise<{ user: UserRecord; issued: Issued }> {
     request.loginStep = "second_factor";
     const userId = await factors.challengedUser(mfaToken);
     await limits.checkSecondFactor(userId);
     const user = await store.findById(userId);
     if (!user?.isActive) throw invalidMfaToken();
-    const used: AuditEntry[] = [
-      {
-        type: "second_factor",
-        outcome: factor === "otp" ? "otp_used" : "recovery_code_used",
-        clientAddress: request.ip,
-      },
-    ];
-    const accepted =
-      factor === "otp"
-        ? await factors.checkTotp(userId, code, used)
-        : await factors.useRecoveryCode(userId, code, used);
-    if (!accepted) {
+    if (!(await verify(userId, [{ type: "second_factor", outcome: `${factor}_used`, clientAddress: request.ip }]))) {
       await factors.recordFailure(mfaToken, userId);
       await audit.record("second_factor", userId, `${factor}_failed`, request.ip);
-      throw unauthorized(factor === "otp" ? INVALID_OTP : INVALID_RECOVERY_CODE);
+      throw unauthorized(WRONG_ANSWER[factor]);
     }
     await factors.spendChallenge(mfaToken);
     await limits.recordSecondFactorSuccess(userId);
@@ -170,7 +154,7 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<TokenRouteOptions> = async (
       user.id,
       clientOf(request),
       [{ type: "login", outcome: "success", clientAddress: request.ip }],
-      factor === "otp" ? PASSWORD_AND_OTP : PASSWORD_AND_RECOVERY_CODE,
+      SECOND_FACTOR_AMR[factor],
     );
     return { user, issued };
   }
@@ -283,14 +267,18 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<TokenRouteOptions> = async (
       } else if (grant_type === MFA_OTP_GRANT) {
         if (mfa_token === undefined) throw required("mfa_token");
         if (otp === undefined) throw required("otp");
-        ({ user, issued } = await secondFactorLogin(request, mfa_token, "otp", otp));
+        ({ user, issued } = await secondFactorLogin(request, mfa_token, "otp", (userId, used) =>
+          factors.checkTotp(userId, otp, used),
+        ));
       } else if (grant_type === MFA_RECOVERY_CODE_GRANT) {
         if (mfa_token === undefined) throw required("mfa_token");
         if (recovery_code === undefined) throw required("recovery_code");
-        ({ user, issued } = await secondFactorLogin(request, mfa_token, "recovery_code", recovery_code));
-        // MFA_WEBAUTHN_GRANT (schemas.ts) plugs in here (passkeys branch): mfa_token + webauthn_response,
-        // with the same steps as secondFactorLogin (challengedUser, checkSecondFactor, verify the assertion,
-        // recordFailure or spendChallenge, sessions.start with its amr).
+        ({ user, issued } = await secondFactorLogin(request, mfa_token, "recovery_code", (userId, used) =>
+          factors.useRecoveryCode(userId, recovery_code, used),
+        ));
+        // MFA_WEBAUTHN_GRANT (schemas.ts) plugs in here (passkeys branch): `mfa_token` + `webauthn_response`,
+        // secondFactorLogin(request, mfa_token, "webauthn", (userId, used) => <verify the assertion for
+        // userId, then record `used` with the counter update>).
       } else {
         throw new HttpError(400, UNSUPPORTED_GRANT_TYPE);
       }
