@@ -206,7 +206,12 @@ describe("GET /.well-known/oauth-authorization-server", () => {
       revocation_endpoint: "https://auth.example.com/auth/revoke",
       introspection_endpoint: "https://auth.example.com/auth/introspect",
       jwks_uri: "https://auth.example.com/.well-known/jwks.json",
-      grant_types_supported: ["password", "refresh_token"],
+      grant_types_supported: [
+        "password",
+        "refresh_token",
+        "urn:user-token-service:grant-type:mfa-otp",
+        "urn:user-token-service:grant-type:mfa-recovery-code",
+      ],
       response_types_supported: [],
       token_endpoint_auth_methods_supported: ["none"],
       revocation_endpoint_auth_methods_supported: ["none"],
