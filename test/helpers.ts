@@ -121,6 +121,29 @@ export async function openTestStore(t: TestContext, clock: () => number = Date.n
   return store;
 }
 
+/**
+ * A store on a fresh PostgreSQL schema at POSTGRES_URL, with a connection of its own for reading or
+ * changing that schema behind the store's back; the schema is dropped when the test ends.
+ */
+export async function openPostgresSchema(
+  t: TestContext,
+  prefix: string,
+  clock: () => number = Date.now,
+): Promise<{ store: UserStore; admin: pg.Client; schema: string }> {
+  const url = process.env.POSTGRES_URL;
+  if (!url) throw new Error("TEST_BACKEND=postgres needs POSTGRES_URL");
+  const schema = `${prefix}_${randomBytes(6).toString("hex")}`;
+  const store = await openPostgresStore({ url, schema, poolSize: 2, timeoutMs: 10_000, clock });
+  const admin = new pg.Client({ connectionString: url });
+  await admin.connect();
+  t.after(async () => {
+    await store.close();
+    await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+    await admin.end();
+  });
+  return { store, admin, schema };
+}
+
 export async function buildTestApp(t: TestContext, config: Partial<Config> = {}): Promise<TestApp> {
   const clock = new TestClock();
   const store = await openTestStore(t, clock.read);

@@ -5,21 +5,18 @@
 // encryption keys rotate: secrets sealed under an old key still open while it
 // is listed, `reseal` moves them to the first key, and then the old key can go.
 import assert from "node:assert/strict";
-import { randomBytes } from "node:crypto";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { describe, type TestContext, test } from "node:test";
-import pg from "pg";
 import { buildApp } from "../src/app.ts";
 import { createRateLimits, MemoryCounterStore } from "../src/auth/rate-limits.ts";
 import { createSecondFactors } from "../src/auth/second-factors.ts";
 import { MFA_OTP_GRANT, MFA_RECOVERY_CODE_GRANT } from "../src/schemas.ts";
-import { openPostgresStore } from "../src/store/postgres.ts";
 import { openSqliteStore } from "../src/store/sqlite.ts";
 import type { UserStore } from "../src/store/store.ts";
-import { bearer, createUser, requestToken, TestClock, testConfig } from "./helpers.ts";
+import { bearer, createUser, openPostgresSchema, requestToken, TestClock, testConfig } from "./helpers.ts";
 import { codeAt } from "./totp.ts";
 
 const EMAIL = "ada@example.com";
@@ -37,16 +34,7 @@ interface RawStore {
 
 async function rawStore(t: TestContext, clock: () => number): Promise<RawStore> {
   if (process.env.TEST_BACKEND === "postgres") {
-    const url = process.env.POSTGRES_URL as string;
-    const schema = `raw_${randomBytes(6).toString("hex")}`;
-    const store = await openPostgresStore({ url, schema, poolSize: 2, timeoutMs: 10_000, clock });
-    const admin = new pg.Client({ connectionString: url });
-    await admin.connect();
-    t.after(async () => {
-      await store.close();
-      await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-      await admin.end();
-    });
+    const { store, admin, schema } = await openPostgresSchema(t, "raw", clock);
     return {
       store,
       async dump() {

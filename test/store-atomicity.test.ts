@@ -4,17 +4,15 @@
 // of the verb may be visible. Runs on SQLite (a real file) and, in the
 // PostgreSQL run, on a fresh PostgreSQL schema.
 import assert from "node:assert/strict";
-import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { describe, type TestContext, test } from "node:test";
-import pg from "pg";
 import { newId } from "../src/store/ids.ts";
-import { openPostgresStore } from "../src/store/postgres.ts";
 import { openSqliteStore } from "../src/store/sqlite.ts";
 import type { AuditEntry, NewSession, UserStore } from "../src/store/store.ts";
+import { openPostgresSchema } from "./helpers.ts";
 
 type Operation = "INSERT" | "UPDATE" | "DELETE";
 
@@ -27,20 +25,11 @@ interface Faultable {
 
 async function faultableStore(t: TestContext): Promise<Faultable> {
   if (process.env.TEST_BACKEND === "postgres") {
-    const url = process.env.POSTGRES_URL as string;
-    const schema = `atomic_${randomBytes(6).toString("hex")}`;
-    const store = await openPostgresStore({ url, schema, poolSize: 2, timeoutMs: 10_000 });
-    const admin = new pg.Client({ connectionString: url });
-    await admin.connect();
+    const { store, admin, schema } = await openPostgresSchema(t, "atomic");
     await admin.query(
       `CREATE FUNCTION ${schema}.injected_fault() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'injected fault'; END $$`,
     );
     const triggers: string[] = [];
-    t.after(async () => {
-      await store.close();
-      await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-      await admin.end();
-    });
     return {
       store,
       async failOn(table, operation) {

@@ -27,7 +27,8 @@ import {
 import type { Audit } from "../audit.ts";
 import { HttpError, unauthorized } from "../errors.ts";
 import { newId } from "../store/ids.ts";
-import type { PasskeyRecord, UserRecord, UserStore, WebAuthnPurpose } from "../store/store.ts";
+import type { AuditEntry, PasskeyRecord, UserRecord, UserStore, WebAuthnPurpose } from "../store/store.ts";
+import { INVALID_PASSKEY } from "./second-factors.ts";
 
 /** How long a ceremony may take, from its options to its answer. */
 export const WEBAUTHN_CHALLENGE_TTL_SECONDS = 300;
@@ -45,14 +46,14 @@ const SUPPORTED_ALGORITHMS = [-8, -7, -257];
  */
 export const WEBAUTHN_GRANT = "urn:user-token-service:grant-type:webauthn";
 /**
- * RFC 8176 amr values of the sessions the passkey grants start: a passkey alone is a key held by
- * the device ("hwk") whose authenticator verified the user ("user": PIN or biometrics); after a
- * password it is the second factor ("mfa").
+ * RFC 8176 amr of a session started by a passkey alone: a key held by the device ("hwk") whose
+ * authenticator verified the user ("user": PIN or biometrics). After a password it is
+ * sessions.ts's PASSWORD_AND_PASSKEY, ["pwd", "hwk", "mfa"].
  */
 export const AMR_PASSKEY: readonly string[] = ["hwk", "user"];
-export const AMR_PASSWORD_AND_PASSKEY: readonly string[] = ["pwd", "hwk", "mfa"];
 
-export const PASSKEY_NOT_VERIFIED = "The passkey could not be verified";
+/** The one answer to an assertion refused for any reason (the second-factor grant says the same). */
+export const PASSKEY_NOT_VERIFIED = INVALID_PASSKEY;
 export const WEBAUTHN_CHALLENGE_SPENT = "The passkey request expired or was already used: start again";
 export const PASSKEY_ALREADY_REGISTERED = "This passkey is registered already";
 export const MALFORMED_WEBAUTHN_RESPONSE = "webauthn_response is not a WebAuthn credential in JSON";
@@ -101,17 +102,32 @@ export interface Passkeys {
     userId: string | null,
   ): Promise<CeremonyOptions<PublicKeyCredentialRequestOptionsJSON>>;
   /**
-   * Verifies an assertion against a live challenge of `purpose` (found by challengeId, or else by the
-   * challenge the response signed); for a second factor the passkey must be `expectedUserId`'s.
-   * Answers the passkey's owner, active; or throws the 401 of an invalid grant.
+   * Verifies an assertion against a live challenge of `purpose` (found by `challengeId`, or else by
+   * the challenge the response signed); for a second factor the passkey must be `userId`'s. Records
+   * the use (new counter, `events`) and answers the passkey's owner, active; or throws the 401 of an
+   * invalid grant (422 when the response is not an assertion at all).
    */
   verify(
     purpose: "login" | "second_factor",
     response: unknown,
     clientAddress: string | null,
-    challengeId?: string,
-    expectedUserId?: string,
+    expected?: AssertionExpectations,
   ): Promise<UserRecord>;
+  /** verify as a yes or no (a refused assertion is false), for the password grant's second step. */
+  accepts(
+    purpose: "login" | "second_factor",
+    response: unknown,
+    clientAddress: string | null,
+    expected?: AssertionExpectations,
+  ): Promise<boolean>;
+}
+
+export interface AssertionExpectations {
+  challengeId?: string | undefined;
+  /** Whose passkey it must be (the second factor's account). */
+  userId?: string;
+  /** More events to record with the use. */
+  events?: readonly AuditEntry[];
 }
 
 export interface PasskeyOptions {
@@ -198,7 +214,7 @@ export function createPasskeys({
     throw unauthorized(PASSKEY_NOT_VERIFIED);
   }
 
-  return {
+  const passkeys: Passkeys = {
     relyingParty,
 
     async registrationOptions(user) {
@@ -287,7 +303,17 @@ export function createPasskeys({
       return { challenge_id: id, options };
     },
 
-    async verify(purpose, response, clientAddress, challengeId, expectedUserId) {
+    async accepts(purpose, response, clientAddress, expected) {
+      try {
+        await passkeys.verify(purpose, response, clientAddress, expected);
+        return true;
+      } catch (error) {
+        if (error instanceof HttpError && error.status === 401) return false;
+        throw error;
+      }
+    },
+
+    async verify(purpose, response, clientAddress, { challengeId, userId: expectedUserId, events = [] } = {}) {
       if (!isAuthenticationResponse(response)) throw new HttpError(422, MALFORMED_WEBAUTHN_RESPONSE);
       const signed = signedChallenge(response);
       const key =
@@ -344,7 +370,7 @@ export function createPasskeys({
           backedUp: result.authenticationInfo.credentialBackedUp,
           at: iso(),
         },
-        [{ type: "passkey", outcome: purpose === "login" ? "used" : "used_second_factor", clientAddress }],
+        [{ type: "passkey", outcome: purpose === "login" ? "used" : "used_second_factor", clientAddress }, ...events],
       );
       if (!used) return refuse(purpose, passkey.userId, clientAddress, "counter raced");
       const user = await store.findById(passkey.userId);
@@ -354,4 +380,5 @@ export function createPasskeys({
       return user;
     },
   };
+  return passkeys;
 }

@@ -45,6 +45,7 @@ export const INVALID_OTP = "Invalid one-time code";
 export const INVALID_RECOVERY_CODE = "Invalid recovery code";
 export const INVALID_MFA_TOKEN = "Invalid or expired mfa_token";
 export const NO_SECOND_FACTOR = "Turn on a second factor first: recovery codes go with one";
+export const INVALID_PASSKEY = "The passkey could not be verified";
 
 /** What a user sees once at enrolment. */
 export interface TotpEnrolment {
@@ -61,6 +62,13 @@ export interface Challenge {
 
 /** The factor on offer, named as in the token endpoint's `mfa_factors`. */
 export type FactorName = "otp" | "recovery_code" | "webauthn";
+
+/** The 401's detail when the answer for a factor is wrong (or was already used). */
+export const WRONG_ANSWER: Record<FactorName, string> = {
+  otp: INVALID_OTP,
+  recovery_code: INVALID_RECOVERY_CODE,
+  webauthn: INVALID_PASSKEY,
+};
 
 export interface SecondFactorService {
   status(userId: string): Promise<FactorCounts>;

@@ -22,6 +22,15 @@ export const PASSWORD_ONLY: readonly string[] = ["pwd"];
 export const PASSWORD_AND_OTP: readonly string[] = ["pwd", "otp", "mfa"];
 /** A recovery code has no RFC 8176 value of its own; "mfa" says two factors were checked. */
 export const PASSWORD_AND_RECOVERY_CODE: readonly string[] = ["pwd", "mfa"];
+/** The contract's value for a passkey as the second factor; the passkeys branch may refine it. */
+export const PASSWORD_AND_PASSKEY: readonly string[] = ["pwd", "hwk", "mfa"];
+
+/** The amr of a session started by the password and then this second factor. */
+export const SECOND_FACTOR_AMR: Readonly<Record<"otp" | "recovery_code" | "webauthn", readonly string[]>> = {
+  otp: PASSWORD_AND_OTP,
+  recovery_code: PASSWORD_AND_RECOVERY_CODE,
+  webauthn: PASSWORD_AND_PASSKEY,
+};
 
 export interface SessionSettings {
   idleSeconds: number;

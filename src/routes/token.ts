@@ -13,7 +13,6 @@ import type { FastifyRequest } from "fastify";
 import type { Audit } from "../audit.ts";
 import {
   AMR_PASSKEY,
-  AMR_PASSWORD_AND_PASSKEY,
   MALFORMED_WEBAUTHN_RESPONSE,
   PASSKEY_NOT_VERIFIED,
   type Passkeys,
@@ -21,20 +20,13 @@ import {
 } from "../auth/passkeys.ts";
 import type { PasswordHasher } from "../auth/passwords.ts";
 import { type RateLimits, TOO_MANY_LOGIN_ATTEMPTS } from "../auth/rate-limits.ts";
-import {
-  type FactorName,
-  INVALID_OTP,
-  INVALID_RECOVERY_CODE,
-  invalidMfaToken,
-  type SecondFactorService,
-} from "../auth/second-factors.ts";
+import { type FactorName, invalidMfaToken, type SecondFactorService, WRONG_ANSWER } from "../auth/second-factors.ts";
 import {
   type ClientInfo,
   type Issued,
   invalidGrant,
-  PASSWORD_AND_OTP,
-  PASSWORD_AND_RECOVERY_CODE,
   parseRefreshToken,
+  SECOND_FACTOR_AMR,
   type Sessions,
 } from "../auth/sessions.ts";
 import { ACCESS_TOKEN_LIFETIME_SECONDS, InvalidToken, type TokenService } from "../auth/tokens.ts";
@@ -162,36 +154,27 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<TokenRouteOptions> = async (
   }
 
   /**
-   * The second step of a login: a live mfa_token, the user's second-factor limit, then the code,
-   * accepted once. A wrong code counts against the mfa_token (a few spend it) and the user (429
-   * past the limit). The session records how the user authenticated.
+   * The second step of a login: a live mfa_token, the user's second-factor limit, then `verify`,
+   * which checks the answer for this factor and, when it is right, spends it (a code works once)
+   * together with the `used` events. A wrong answer counts against the mfa_token (a few spend it)
+   * and the user (429 past the limit). The session records how the user authenticated. The
+   * passkeys branch calls this with factor "webauthn" and a verify that checks the assertion.
    */
   async function secondFactorLogin(
     request: FastifyRequest,
     mfaToken: string,
-    factor: Exclude<FactorName, "webauthn">,
-    code: string,
+    factor: FactorName,
+    verify: (userId: string, used: readonly AuditEntry[]) => Promise<boolean>,
   ): Promise<{ user: UserRecord; issued: Issued }> {
     request.loginStep = "second_factor";
     const userId = await factors.challengedUser(mfaToken);
     await limits.checkSecondFactor(userId);
     const user = await store.findById(userId);
     if (!user?.isActive) throw invalidMfaToken();
-    const used: AuditEntry[] = [
-      {
-        type: "second_factor",
-        outcome: factor === "otp" ? "otp_used" : "recovery_code_used",
-        clientAddress: request.ip,
-      },
-    ];
-    const accepted =
-      factor === "otp"
-        ? await factors.checkTotp(userId, code, used)
-        : await factors.useRecoveryCode(userId, code, used);
-    if (!accepted) {
+    if (!(await verify(userId, [{ type: "second_factor", outcome: `${factor}_used`, clientAddress: request.ip }]))) {
       await factors.recordFailure(mfaToken, userId);
       await audit.record("second_factor", userId, `${factor}_failed`, request.ip);
-      throw unauthorized(factor === "otp" ? INVALID_OTP : INVALID_RECOVERY_CODE);
+      throw unauthorized(WRONG_ANSWER[factor]);
     }
     await factors.spendChallenge(mfaToken);
     await limits.recordSecondFactorSuccess(userId);
@@ -199,41 +182,12 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<TokenRouteOptions> = async (
       user.id,
       clientOf(request),
       [{ type: "login", outcome: "success", clientAddress: request.ip }],
-      factor === "otp" ? PASSWORD_AND_OTP : PASSWORD_AND_RECOVERY_CODE,
+      SECOND_FACTOR_AMR[factor],
     );
     return { user, issued };
   }
 
-  /**
-   * The same second step with a passkey: its assertion must verify against a live second-factor
-   * challenge (POST /auth/webauthn/authentication-options with the mfa_token) and come from a
-   * passkey of the mfa_token's user. A refused assertion counts like a wrong code.
-   */
-  async function passkeySecondFactorLogin(
-    request: FastifyRequest,
-    mfaToken: string,
-    form: Pick<TokenForm, "webauthn_response" | "challenge_id">,
-  ): Promise<{ user: UserRecord; issued: Issued }> {
-    request.loginStep = "second_factor";
-    const response = webauthnResponse(form.webauthn_response);
-    const userId = await factors.challengedUser(mfaToken);
-    await limits.checkSecondFactor(userId);
-    let user: UserRecord;
-    try {
-      user = await passkeys.verify("second_factor", response, request.ip, form.challenge_id, userId);
-    } catch (error) {
-      if (error instanceof HttpError && error.status === 401) {
-        await factors.recordFailure(mfaToken, userId);
-        await audit.record("second_factor", userId, "webauthn_failed", request.ip);
-      }
-      throw error;
-    }
-    await factors.spendChallenge(mfaToken);
-    await limits.recordSecondFactorSuccess(userId);
-    return { user, issued: await startLogin(request, user.id, AMR_PASSWORD_AND_PASSKEY) };
-  }
-
-  /** The session of a passkey login and its login event, in one transaction; `amr` says how it began. */
+  /** The session of a login by passkey alone and its login event, in one transaction. */
   function startLogin(request: FastifyRequest, userId: string, amr: readonly string[]): Promise<Issued> {
     const events: AuditEntry[] = [{ type: "login", outcome: "success", clientAddress: request.ip }];
     return sessions.start(userId, clientOf(request), events, amr);
@@ -358,19 +312,27 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<TokenRouteOptions> = async (
       } else if (grant_type === MFA_OTP_GRANT) {
         if (mfa_token === undefined) throw required("mfa_token");
         if (otp === undefined) throw required("otp");
-        ({ user, issued } = await secondFactorLogin(request, mfa_token, "otp", otp));
+        ({ user, issued } = await secondFactorLogin(request, mfa_token, "otp", (userId, used) =>
+          factors.checkTotp(userId, otp, used),
+        ));
       } else if (grant_type === MFA_RECOVERY_CODE_GRANT) {
         if (mfa_token === undefined) throw required("mfa_token");
         if (recovery_code === undefined) throw required("recovery_code");
-        ({ user, issued } = await secondFactorLogin(request, mfa_token, "recovery_code", recovery_code));
+        ({ user, issued } = await secondFactorLogin(request, mfa_token, "recovery_code", (userId, used) =>
+          factors.useRecoveryCode(userId, recovery_code, used),
+        ));
       } else if (grant_type === MFA_WEBAUTHN_GRANT) {
         if (mfa_token === undefined) throw required("mfa_token");
-        ({ user, issued } = await passkeySecondFactorLogin(request, mfa_token, request.body));
+        const response = webauthnResponse(request.body.webauthn_response);
+        const { challenge_id } = request.body;
+        ({ user, issued } = await secondFactorLogin(request, mfa_token, "webauthn", (userId, used) =>
+          passkeys.accepts("second_factor", response, request.ip, { challengeId: challenge_id, userId, events: used }),
+        ));
       } else if (grant_type === WEBAUTHN_GRANT) {
         // A passkey alone (discoverable credential, user verification required) is the whole login.
         const response = webauthnResponse(request.body.webauthn_response);
         if (request.body.challenge_id === undefined) throw required("challenge_id");
-        user = await passkeys.verify("login", response, request.ip, request.body.challenge_id);
+        user = await passkeys.verify("login", response, request.ip, { challengeId: request.body.challenge_id });
         await refuseUnverified(request, user);
         issued = await startLogin(request, user.id, AMR_PASSKEY);
       } else {
