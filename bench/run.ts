@@ -46,6 +46,7 @@ function serviceEnv(databaseUrl: string, logLevel = "info"): Record<string, stri
   // No drain delay on SIGTERM: nothing balances load onto these instances.
   return {
     SIGNING_SECRET: SECRET,
+    MFA_ENCRYPTION_KEY: `mfa-${SECRET}`,
     DATABASE_URL: databaseUrl,
     LOG_LEVEL: logLevel,
     RATE_LIMIT: "off",

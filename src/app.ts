@@ -15,9 +15,11 @@ import { createAudit } from "./audit.ts";
 import { createAccountRecovery } from "./auth/account-recovery.ts";
 import { createGuards } from "./auth/guard.ts";
 import { keySetFromPrivateKeys, keySetFromSecrets } from "./auth/keys.ts";
+import { createPasskeys, relyingPartyFor } from "./auth/passkeys.ts";
 import { createPasswordPolicy } from "./auth/password-policy.ts";
 import { createPasswordHasher } from "./auth/passwords.ts";
 import { type CounterStore, createRateLimits, MemoryCounterStore } from "./auth/rate-limits.ts";
+import { createSecondFactors } from "./auth/second-factors.ts";
 import { createSessions } from "./auth/sessions.ts";
 import { type Clock, createTokenService } from "./auth/tokens.ts";
 import { createUserLookup } from "./auth/user-cache.ts";
@@ -32,12 +34,15 @@ import { createMailSender } from "./mail/sender.ts";
 import { createMailTransport } from "./mail/transport.ts";
 import type { Metrics } from "./metrics.ts";
 import { registerAccountPages } from "./pages/account-pages.ts";
+import { registerSecurityPages } from "./pages/security-pages.ts";
 import { requestLoggerOnFirstUse } from "./request-logger.ts";
 import { accountRoutes } from "./routes/account.ts";
 import { eventRoutes } from "./routes/events.ts";
 import { healthRoutes } from "./routes/health.ts";
 import { introspectRoutes } from "./routes/introspect.ts";
 import { meRoutes } from "./routes/me.ts";
+import { passkeyRoutes } from "./routes/passkeys.ts";
+import { secondFactorRoutes } from "./routes/second-factors.ts";
 import { tokenRoutes } from "./routes/token.ts";
 import { userRoutes } from "./routes/users.ts";
 import { wellKnownRoutes } from "./routes/well-known.ts";
@@ -66,6 +71,12 @@ export const REDACTED_PATHS = [
   "token",
   "hashedPassword",
   "hashed_password",
+  "mfa_token",
+  "otp",
+  "recovery_code",
+  "recovery_codes",
+  "webauthn_response",
+  "secret",
 ];
 
 /** A hop count becomes the function Fastify's types ask for; true, false and address lists pass as they are. */
@@ -219,6 +230,7 @@ export async function buildApp({
   app.setValidatorCompiler(createValidatorCompiler());
   app.decorateRequest("user", null);
   app.decorateRequest("sessionId", null);
+  app.decorateRequest("loginStep", null);
   app.setErrorHandler(handleError);
   app.setNotFoundHandler(handleNotFound);
   // JSON is the only body type outside the token endpoint; text/plain would otherwise parse.
@@ -259,6 +271,7 @@ export async function buildApp({
 
   await registerDocs(app);
   await registerAccountPages(app);
+  await registerSecurityPages(app);
   documentResponseHeaders(app);
 
   const keys =
@@ -281,7 +294,7 @@ export async function buildApp({
   if (metrics) {
     app.addHook("onResponse", function recordMetrics(request, reply, done) {
       const route = request.routeOptions.url ?? "(unmatched)";
-      metrics.observeRequest(request.method, route, reply.statusCode, reply.elapsedTime / 1000);
+      metrics.observeRequest(request.method, route, reply.statusCode, reply.elapsedTime / 1000, request.loginStep);
       done();
     });
   }
@@ -290,6 +303,13 @@ export async function buildApp({
   const guards = createGuards(tokens, createUserLookup(store, config.userCache, clock));
   const audit = createAudit(store);
   const sessions = createSessions(store, config.sessions, clock);
+  const factors = createSecondFactors({
+    store,
+    keys: config.mfa.encryptionKeys,
+    issuer: config.mfa.totpIssuer,
+    limits,
+    clock,
+  });
   housekeeping(app, store, clock, config.auditRetentionDays);
   const policy = createPasswordPolicy({ listCheck: config.passwordListCheck });
   const mails = createAccountMails(
@@ -320,6 +340,15 @@ export async function buildApp({
     clock,
   });
 
+  const passkeys = createPasskeys({
+    store,
+    audit,
+    relyingParty: relyingPartyFor(config.publicUrl, addresses.baseUrl),
+    clock,
+    onRefusal: (reason) => app.log.debug({ reason }, "passkey assertion refused"),
+    ...(metrics ? { onAssertion: (purpose, result) => metrics.observePasskey(purpose, result) } : {}),
+  });
+
   await app.register(healthRoutes, { store, counters: counterStore, ...(draining ? { draining } : {}) });
   await app.register(wellKnownRoutes, { keys, addresses });
   await app.register(async function apiRoutes(api) {
@@ -331,8 +360,11 @@ export async function buildApp({
       limits,
       sessions,
       audit,
+      factors,
       verificationRequired: config.accountRecovery.verificationRequired,
+      passkeys,
     });
+    await api.register(passkeyRoutes, { store, guards, passkeys, factors });
     await api.register(meRoutes, { store, guards, passwords, sessions, audit, policy, recovery });
     await api.register(userRoutes, {
       store,
@@ -345,6 +377,7 @@ export async function buildApp({
     });
     await api.register(accountRoutes, { recovery, limits });
     await api.register(eventRoutes, { store, guards });
+    await api.register(secondFactorRoutes, { store, guards, passwords, limits, audit, factors });
     await api.register(introspectRoutes, { store, guards, tokens, clients: config.introspectionClients, clock });
   });
 

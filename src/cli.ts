@@ -8,6 +8,8 @@ import { Compile } from "typebox/compile";
 import { type AsymmetricAlgorithm, generatePrivateKeyPem, parsePrivateKey } from "./auth/keys.ts";
 import { createPasswordPolicy } from "./auth/password-policy.ts";
 import { createPasswordHasher, isSupportedHash } from "./auth/passwords.ts";
+import { createRateLimits, MemoryCounterStore } from "./auth/rate-limits.ts";
+import { createSecondFactors } from "./auth/second-factors.ts";
 import { type Config, DEFAULT_DATABASE_URL, generateSecret, loadConfig } from "./config.ts";
 import { readEnvironment } from "./env.ts";
 import { ConfigError, EmailTaken, LastActiveAdmin } from "./errors.ts";
@@ -41,6 +43,11 @@ Commands:
   mail retry <id>|--all-failed
                          Put one failed message, or every failed one, back in the queue: the
                          running service sends it within seconds.
+  mfa reseal             Re-seal every stored TOTP secret under the first MFA_ENCRYPTION_KEY, so
+                         that older keys can be removed from the list. Exit code 1 when some
+                         secret opens with none of the listed keys. Recovery codes are hashed, not
+                         sealed: those made under an older key work while it is listed; users can
+                         make new ones (POST /me/recovery-codes).
   migrate                Bring the database schema up to date and exit (the service also does
                          this at start-up; several instances at once apply each step once).
   secret generate        Print a new random signing secret (256 bits, base64url) for SIGNING_SECRET.
@@ -281,6 +288,25 @@ function generateKeyFile(args: string[]): void {
   process.stdout.write(`${parsePrivateKey(algorithm as AsymmetricAlgorithm, pem).kid}\n`);
 }
 
+async function resealSecondFactors(args: string[]): Promise<void> {
+  if (args.length > 0) throw new UsageError("mfa reseal takes no arguments");
+  const { resealed, unreadable } = await withStore((store, config) =>
+    createSecondFactors({
+      store,
+      keys: config.mfa.encryptionKeys,
+      issuer: config.mfa.totpIssuer,
+      limits: createRateLimits({ ...config.rateLimit, enabled: false }, new MemoryCounterStore()),
+      clock: Date.now,
+    }).reseal(),
+  );
+  process.stdout.write(`${resealed} TOTP secret(s) sealed under the first MFA_ENCRYPTION_KEY\n`);
+  if (unreadable > 0) {
+    throw new CliError(
+      `${unreadable} TOTP secret(s) open with none of the keys in MFA_ENCRYPTION_KEY; left as they were`,
+    );
+  }
+}
+
 async function migrate(): Promise<void> {
   const { config } = loadConfig(readEnvironment());
   let store: UserStore;
@@ -359,6 +385,7 @@ async function main(argv: string[]): Promise<number> {
     else if (group === "users" && command === "deactivate") await deactivate(args);
     else if (group === "mail" && command === "list") await listMail(args);
     else if (group === "mail" && command === "retry") await retryMail(args);
+    else if (group === "mfa" && command === "reseal") await resealSecondFactors(args);
     else if (group === "migrate" && command === undefined) await migrate();
     else if (group === "secret" && command === "generate" && args.length === 0)
       process.stdout.write(`${generateSecret()}\n`);

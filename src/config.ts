@@ -25,6 +25,7 @@ export type LogLevel = (typeof LOG_LEVELS)[number];
 export const MIN_SECRET_BYTES = 32;
 export const DEFAULT_DATABASE_URL = "sqlite:data/users.db";
 export const SECRET_FILE_NAME = "signing-secret";
+export const MFA_KEY_FILE_NAME = "mfa-encryption-key";
 
 export type DatabaseLocation =
   | { kind: "sqlite"; path: string; synchronous: "normal" | "full" }
@@ -81,6 +82,18 @@ export interface Config {
   accountRecovery: AccountRecoveryConfig;
   /** NIST SP 800-63B 3.1.1.2: refuse passwords found on the shipped list of common and breached ones. */
   passwordListCheck: boolean;
+  /** Second factors (issue 14). */
+  mfa: MfaConfig;
+}
+
+export interface MfaConfig {
+  /**
+   * MFA_ENCRYPTION_KEY: keys that seal TOTP secrets and key the recovery-code hashes. The first seals,
+   * every one opens (rotation); each at least 32 bytes.
+   */
+  encryptionKeys: string[];
+  /** The issuer shown by authenticator apps (the otpauth URI's issuer). */
+  totpIssuer: string;
 }
 
 /** Where mail goes: a real SMTP server, or .eml files in a folder (the embedded default). */
@@ -133,6 +146,8 @@ export interface RateLimitConfig {
   mailRequestsPerAddress: number;
   /** Password-reset and verification mail requests for one target e-mail. */
   mailRequestsPerEmail: number;
+  /** Failed second-factor codes (and passwords on the second-factor routes) for one user. */
+  secondFactorPerAccount: number;
 }
 
 export interface LoadedConfig {
@@ -184,6 +199,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): LoadedConfig 
       signupPerAddress: parseInteger(env, "SIGNUP_LIMIT_PER_ADDRESS", 10, 1, 1_000_000),
       mailRequestsPerAddress: parseInteger(env, "MAIL_REQUEST_LIMIT_PER_ADDRESS", 10, 1, 1_000_000),
       mailRequestsPerEmail: parseInteger(env, "MAIL_REQUEST_LIMIT_PER_EMAIL", 3, 1, 1_000_000),
+      secondFactorPerAccount: parseInteger(env, "MFA_LIMIT_PER_ACCOUNT", 5, 1, 1000),
     },
     trustProxy: parseTrustProxy(setting(env, "TRUST_PROXY") ?? "false"),
     corsOrigins: parseOrigins(setting(env, "CORS_ORIGINS")),
@@ -231,6 +247,10 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): LoadedConfig 
       linkBaseUrl: parseBaseUrl("ACCOUNT_LINK_BASE_URL", setting(env, "ACCOUNT_LINK_BASE_URL") ?? linkBase),
     },
     passwordListCheck: parseBoolean("PASSWORD_LIST_CHECK", setting(env, "PASSWORD_LIST_CHECK") ?? "on"),
+    mfa: {
+      encryptionKeys: resolveSecrets(MFA_KEY, setting(env, MFA_KEY.name), database, notices),
+      totpIssuer: parseTotpIssuer(setting(env, "TOTP_ISSUER") ?? defaultTotpIssuer(linkBase)),
+    },
   };
   if (config.firstAdmin) {
     // The bootstrap admin's password follows the same rules as every other new password.
@@ -565,7 +585,7 @@ function resolveSigningMaterial(
         "SIGNING_KEY_FILE",
         "is for SIGNING_ALGORITHM=EdDSA or ES256; HS256 signs with SIGNING_SECRET",
       );
-    return { signingSecrets: resolveSigningSecrets(secret, database, notices), signingKeys: [] };
+    return { signingSecrets: resolveSecrets(SIGNING_SECRET, secret, database, notices), signingKeys: [] };
   }
   if (secret !== undefined)
     throw new ConfigError("SIGNING_SECRET", `is for HS256; SIGNING_ALGORITHM=${algorithm} signs with SIGNING_KEY_FILE`);
@@ -624,41 +644,86 @@ function checkPrivateKey(algorithm: AsymmetricAlgorithm, pem: string, file: stri
   return pem;
 }
 
+/** A comma-separated list of secrets with a generated owner-only file as the SQLite default. */
+interface SecretSetting {
+  name: string;
+  fileName: string;
+  /** What the secret is, in notices: "signing secret". */
+  noun: string;
+  /** Why PostgreSQL needs it set: every instance must share it. */
+  sharedReason: string;
+}
+
+const SIGNING_SECRET: SecretSetting = {
+  name: "SIGNING_SECRET",
+  fileName: SECRET_FILE_NAME,
+  noun: "signing secret",
+  sharedReason: "every instance must share one secret",
+};
+
+const MFA_KEY: SecretSetting = {
+  name: "MFA_ENCRYPTION_KEY",
+  fileName: MFA_KEY_FILE_NAME,
+  noun: "second-factor encryption key",
+  sharedReason: "every instance must open the same sealed TOTP secrets",
+};
+
 /**
  * SIGNING_SECRET holds one secret, or several separated by commas for rotation: the first signs new
- * tokens, the others still verify until they are removed. Generated secrets are base64url, so they
+ * tokens, the others still verify until they are removed. MFA_ENCRYPTION_KEY works the same way:
+ * the first seals TOTP secrets, every one opens them. Generated secrets are base64url, so they
  * never contain a comma.
  */
-function resolveSigningSecrets(raw: string | undefined, database: DatabaseLocation, notices: string[]): string[] {
+function resolveSecrets(
+  kind: SecretSetting,
+  raw: string | undefined,
+  database: DatabaseLocation,
+  notices: string[],
+): string[] {
   if (raw !== undefined) {
     const secrets = raw.split(",").map((secret) => secret.trim());
     return secrets.map((secret, i) =>
-      checkSecretLength(secret, secrets.length > 1 ? `secret number ${i + 1}` : "SIGNING_SECRET"),
+      checkSecretLength(kind.name, secret, secrets.length > 1 ? `secret number ${i + 1}` : kind.name),
     );
   }
   if (database.kind === "postgres") {
-    throw new ConfigError("SIGNING_SECRET", "is required with PostgreSQL: every instance must share one secret");
+    throw new ConfigError(kind.name, `is required with PostgreSQL: ${kind.sharedReason}`);
   }
   if (database.path === ":memory:") {
-    notices.push("SIGNING_SECRET is unset and the database is in memory: using a random secret for this process only");
+    notices.push(
+      `${kind.name} is unset and the database is in memory: using a random ${kind.noun} for this process only`,
+    );
     return [generateSecret()];
   }
-  const file = join(dirname(database.path), SECRET_FILE_NAME);
-  const created = ensureOwnerOnlyFile(file, `${generateSecret()}\n`, "SIGNING_SECRET");
+  const file = join(dirname(database.path), kind.fileName);
+  const created = ensureOwnerOnlyFile(file, `${generateSecret()}\n`, kind.name);
   notices.push(
     created
-      ? `SIGNING_SECRET is unset: generated a new signing secret in ${file} (owner-only permissions)`
-      : `SIGNING_SECRET is unset: using the signing secret kept in ${file}`,
+      ? `${kind.name} is unset: generated a new ${kind.noun} in ${file} (owner-only permissions)`
+      : `${kind.name} is unset: using the ${kind.noun} kept in ${file}`,
   );
-  return [checkSecretLength(readOwnerOnlyFile(file, "SIGNING_SECRET").trim(), `the secret in ${file}`)];
+  return [checkSecretLength(kind.name, readOwnerOnlyFile(file, kind.name).trim(), `the secret in ${file}`)];
 }
 
-function checkSecretLength(secret: string, where: string): string {
+function checkSecretLength(name: string, secret: string, where: string): string {
   const bytes = Buffer.byteLength(secret, "utf8");
   if (bytes < MIN_SECRET_BYTES) {
-    throw new ConfigError("SIGNING_SECRET", `${where} must be at least ${MIN_SECRET_BYTES} bytes, got ${bytes}`);
+    throw new ConfigError(name, `${where} must be at least ${MIN_SECRET_BYTES} bytes, got ${bytes}`);
   }
   return secret;
+}
+
+/** The public host name (an IPv6 address has colons, which the otpauth label cannot hold). */
+function defaultTotpIssuer(publicUrl: string): string {
+  const host = new URL(publicUrl).hostname;
+  return host.includes(":") || host.startsWith("[") ? "user-token-service" : host;
+}
+
+/** Shown in the app and put in the otpauth URI: printable, no colon (the label's separator). */
+function parseTotpIssuer(raw: string): string {
+  if (!/^[\p{L}\p{N}\p{P}\p{Zs}]{1,64}$/u.test(raw) || raw.includes(":"))
+    throw new ConfigError("TOTP_ISSUER", `must be 1 to 64 printable characters without a colon, got "${raw}"`);
+  return raw;
 }
 
 export function generateSecret(): string {

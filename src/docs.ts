@@ -67,6 +67,12 @@ export async function registerDocs(app: FastifyInstance): Promise<void> {
             "services verify tokens with.",
         },
         { name: "me", description: "The caller's own record." },
+        {
+          name: "second factors",
+          description:
+            "Authenticator apps (TOTP) and recovery codes: set up, confirm, turn off, regenerate. With one on, the " +
+            "password grant answers 403 `mfa_required` and a second-factor grant completes the login.",
+        },
         { name: "users", description: "Users of the service." },
         {
           name: "account",

@@ -10,7 +10,8 @@ export const COULD_NOT_VALIDATE_CREDENTIALS = "Could not validate credentials";
 /** No usable Authorization header at all (the FastAPI wording; the spec is silent). */
 export const NOT_AUTHENTICATED = "Not authenticated";
 export const EMAIL_TAKEN = "A user with this email already exists";
-export const UNSUPPORTED_GRANT_TYPE = "Unsupported grant_type: only 'password' and 'refresh_token' are supported";
+export const UNSUPPORTED_GRANT_TYPE =
+  "Unsupported grant_type: only 'password', 'refresh_token' and the documented second-factor grants are supported";
 export const INTERNAL_ERROR = "Internal Server Error";
 export const NOT_ENOUGH_PRIVILEGES = "Not enough privileges";
 export const USER_NOT_FOUND = "User not found";

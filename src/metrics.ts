@@ -7,14 +7,29 @@
 import { Counter, collectDefaultMetrics, Histogram, Registry } from "prom-client";
 import type { PasswordHasher } from "./auth/passwords.ts";
 
+/** Which step of a login a token-endpoint request was, when not the password or refresh grant's plain answer. */
+export type LoginStep = "mfa_required" | "second_factor";
+
+declare module "fastify" {
+  interface FastifyRequest {
+    /** Set by the token endpoint for the login metrics (see observeRequest). */
+    loginStep: LoginStep | null;
+  }
+}
+
 export interface Metrics {
   registry: Registry;
-  /** Records one finished request. `route` is the route pattern (`/users/:id`), never the raw URL. */
-  observeRequest(method: string, route: string, status: number, seconds: number): void;
+  /**
+   * Records one finished request. `route` is the route pattern (`/users/:id`), never the raw URL;
+   * `loginStep` tells a second-factor challenge or grant from a plain login.
+   */
+  observeRequest(method: string, route: string, status: number, seconds: number, loginStep?: LoginStep | null): void;
   /** A connection Node answered and closed before any route ran: 408 (request not received in time), 431, 400. */
   observeConnectionError(status: number): void;
   /** The same hasher, timing every hash and verify. */
   instrumentHasher(hasher: PasswordHasher): PasswordHasher;
+  /** Counts one passkey assertion by purpose (login, second_factor) and result (success, failure). */
+  observePasskey(purpose: string, result: string): void;
   /** Counts one delivery attempt of the mail outbox by kind and result (sent, retry, failed). */
   observeMail(kind: string, result: string): void;
 }
@@ -37,7 +52,10 @@ export function createMetrics(): Metrics {
   });
   const logins = new Counter({
     name: "logins_total",
-    help: "Password-grant logins by outcome: success, failure (wrong or unknown credentials), rate_limited.",
+    help:
+      "Token-endpoint logins by outcome: success, failure (wrong or unknown credentials), rate_limited; " +
+      "mfa_required (right password, second factor asked for); mfa_success, mfa_failure (wrong code or " +
+      "mfa_token), mfa_rate_limited (the second-factor grants).",
     labelNames: ["outcome"] as const,
     registers: [registry],
   });
@@ -67,6 +85,12 @@ export function createMetrics(): Metrics {
     labelNames: ["kind", "result"] as const,
     registers: [registry],
   });
+  const passkeys = new Counter({
+    name: "passkey_assertions_total",
+    help: "Passkey assertions by purpose (login: a passkey alone; second_factor: after the password) and result: success, failure.",
+    labelNames: ["purpose", "result"] as const,
+    registers: [registry],
+  });
   const connectionErrors = new Counter({
     name: "http_connection_errors_total",
     help: "Connections answered and closed before reaching a route, by status: 408 request not received within HEADERS_TIMEOUT_MS or REQUEST_TIMEOUT_MS, 431 headers too large, 400 not HTTP.",
@@ -87,17 +111,21 @@ export function createMetrics(): Metrics {
 
   return {
     registry,
-    observeRequest(method, route, status, seconds) {
+    observeRequest(method, route, status, seconds, loginStep) {
       const labels = { method, route, status: String(status) };
       requests.inc(labels);
       latency.observe(labels, seconds);
       if (status === 429) refusals.inc({ route });
       if (status === 503) storeErrors.inc({ route });
       if (route === "/auth/token" && method === "POST") {
-        if (status === 200) logins.inc({ outcome: "success" });
-        else if (status === 401) logins.inc({ outcome: "failure" });
-        else if (status === 429) logins.inc({ outcome: "rate_limited" });
+        const outcome =
+          status === 200 ? "success" : status === 401 ? "failure" : status === 429 ? "rate_limited" : undefined;
+        if (loginStep === "mfa_required" && status === 403) logins.inc({ outcome: "mfa_required" });
+        else if (outcome) logins.inc({ outcome: loginStep === "second_factor" ? `mfa_${outcome}` : outcome });
       }
+    },
+    observePasskey(purpose, result) {
+      passkeys.inc({ purpose, result });
     },
     observeMail(kind, result) {
       mail.inc({ kind, result });

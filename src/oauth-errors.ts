@@ -14,6 +14,8 @@ export const OAUTH_ERROR_CODES = [
   "unsupported_grant_type",
   "temporarily_unavailable",
   "server_error",
+  // The second-factor challenge (Auth0's name; the token endpoint's 403 for an account with a factor).
+  "mfa_required",
 ] as const;
 export type OAuthErrorCode = (typeof OAUTH_ERROR_CODES)[number];
 

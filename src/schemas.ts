@@ -6,6 +6,12 @@ import { type Static, Type } from "typebox";
 import { ACCESS_TOKEN_LIFETIME_SECONDS } from "./auth/tokens.ts";
 import { OAUTH_ERROR_CODES, type OAuthErrorCode } from "./oauth-errors.ts";
 
+/** Extension grants (RFC 6749 section 4.5) that answer the password grant's second-factor challenge. */
+export const MFA_OTP_GRANT = "urn:user-token-service:grant-type:mfa-otp";
+export const MFA_RECOVERY_CODE_GRANT = "urn:user-token-service:grant-type:mfa-recovery-code";
+/** A passkey as the second factor: `mfa_token` + `webauthn_response` (auth/passkeys.ts verifies it). */
+export const MFA_WEBAUTHN_GRANT = "urn:user-token-service:grant-type:mfa-webauthn";
+
 /** RFC 5321 caps a forward path at 256 octets, so an address is at most 254 characters. */
 export const EMAIL_MAX_LENGTH = 254;
 /** OWASP ASVS: at least 8 characters; long passphrases allowed, never truncated. */
@@ -198,9 +204,12 @@ export const TokenForm = Type.Object(
     grant_type: Type.Optional(
       Type.String({
         description:
-          "`password` (the default when left out) or `refresh_token`. Any other value is answered 400 " +
+          "`password` (the default when left out), `refresh_token`, after a 403 `mfa_required` answer " +
+          `\`${MFA_OTP_GRANT}\`, \`${MFA_RECOVERY_CODE_GRANT}\` or \`${MFA_WEBAUTHN_GRANT}\` (a passkey as the ` +
+          "second factor: `mfa_token`, `webauthn_response`), or `urn:user-token-service:grant-type:webauthn` (a " +
+          "passkey alone: `challenge_id`, `webauthn_response`). Any other value is answered 400 " +
           "`unsupported_grant_type`.",
-        examples: ["password", "refresh_token"],
+        examples: ["password", "refresh_token", MFA_OTP_GRANT, "urn:user-token-service:grant-type:webauthn"],
       }),
     ),
     username: Type.Optional(
@@ -223,6 +232,43 @@ export const TokenForm = Type.Object(
         description: "Refresh grant (RFC 6749 section 6), required: the refresh token to spend.",
       }),
     ),
+    challenge_id: Type.Optional(
+      Type.String({
+        maxLength: 64,
+        description:
+          "Passkey grants: the `challenge_id` of `POST /auth/webauthn/authentication-options` (required for the " +
+          "`webauthn` grant; for `mfa-webauthn` optional, the signed challenge names it).",
+      }),
+    ),
+    webauthn_response: Type.Optional(
+      Type.String({
+        maxLength: 8192,
+        description:
+          "Passkey grants, required: the assertion from `navigator.credentials.get()` as JSON text (its `toJSON()`, " +
+          "or @simplewebauthn/browser's `startAuthentication()`).",
+      }),
+    ),
+    mfa_token: Type.Optional(
+      Type.String({
+        maxLength: 128,
+        description:
+          "Second-factor grants, required: the `mfa_token` of the password grant's 403 `mfa_required` answer.",
+      }),
+    ),
+    otp: Type.Optional(
+      Type.String({
+        maxLength: 16,
+        description: `Grant \`${MFA_OTP_GRANT}\`, required: the six-digit code of the authenticator app.`,
+        examples: ["123456"],
+      }),
+    ),
+    recovery_code: Type.Optional(
+      Type.String({
+        maxLength: 64,
+        description: `Grant \`${MFA_RECOVERY_CODE_GRANT}\`, required: one unused recovery code (dashes optional).`,
+        examples: ["7q2x-m9kd-4vbn"],
+      }),
+    ),
     scope: Type.Optional(Type.String({ description: "Accepted and ignored." })),
     client_id: Type.Optional(Type.String({ description: "Accepted and ignored (first-party clients only)." })),
     client_secret: Type.Optional(Type.String({ description: "Accepted and ignored." })),
@@ -231,8 +277,9 @@ export const TokenForm = Type.Object(
     $id: "TokenForm",
     description:
       "OAuth 2.0 password grant (RFC 6749 section 4.3.2: `username`, `password`) or refresh grant " +
-      "(section 6: `grant_type=refresh_token`, `refresh_token`), form-encoded. An empty field counts as missing; " +
-      "a repeated field is refused (400).",
+      "(section 6: `grant_type=refresh_token`, `refresh_token`), form-encoded; for an account with a second " +
+      "factor, a second-factor grant (`mfa_token` with `otp` or `recovery_code`). An empty field counts as " +
+      "missing; a repeated field is refused (400).",
     ...GRANT_REQUIREMENTS,
   },
 );
@@ -312,6 +359,11 @@ export const IntrospectionOut = Type.Object(
     iat: Type.Optional(Type.Integer()),
     exp: Type.Optional(Type.Integer()),
     sid: Type.Optional(Type.String({ description: "The session the token was issued in." })),
+    amr: Type.Optional(
+      Type.Array(Type.String(), {
+        description: 'How the user authenticated (RFC 8176): ["pwd"], or with a second factor ["pwd","otp","mfa"].',
+      }),
+    ),
   },
   {
     $id: "Introspection",
@@ -330,6 +382,7 @@ export const IntrospectionOut = Type.Object(
         iat: 1795000000,
         exp: 1795001800,
         sid: "0190e0c4-8a11-7c3d-8e52-4b3c2d1e0f9a",
+        amr: ["pwd", "otp", "mfa"],
       },
       { active: false },
     ],
@@ -373,6 +426,86 @@ export const SessionList = Type.Object(
   { $id: "SessionList", description: "One page of your live sessions, newest first." },
 );
 export const SessionIdParams = Type.Object({ id: Type.String({ format: "uuid" }) });
+
+// Passkeys (WebAuthn). The options and credential objects are WebAuthn's own JSON shapes
+// (PublicKeyCredentialCreationOptionsJSON and friends): open objects here, checked by the library.
+const WebAuthnJson = (description: string) =>
+  Type.Object({}, { additionalProperties: true, description, examples: [{}] });
+const ChallengeId = Type.String({
+  format: "uuid",
+  description: "Names the ceremony's stored challenge; send it back with the answer. Single use, 5 minutes.",
+});
+const PasskeyName = Type.String({
+  minLength: 1,
+  maxLength: 100,
+  pattern: "^[^\\u0000-\\u001f]*$",
+  description: "Your name for it, to tell your passkeys apart.",
+  examples: ["Laptop fingerprint"],
+});
+
+export const PasskeyOut = Type.Object(
+  {
+    id: Type.String({ format: "uuid" }),
+    name: PasskeyName,
+    created_at: Timestamp,
+    last_used_at: Type.Union([Timestamp, Type.Null()], { description: "The last sign-in with it." }),
+    backed_up: Type.Boolean({ description: "Whether the authenticator says it is synced (a multi-device passkey)." }),
+  },
+  { $id: "Passkey", description: "One of your passkeys. Never its key material." },
+);
+export const PasskeyList = Type.Array(PasskeyOut, { $id: "PasskeyList", description: "Your passkeys, oldest first." });
+export const PasskeyIdParams = Type.Object({ id: Type.String({ format: "uuid" }) });
+export const PasskeyRename = Type.Object(
+  { name: PasskeyName },
+  { $id: "PasskeyRename", additionalProperties: false, description: "The new name." },
+);
+export type PasskeyRename = Static<typeof PasskeyRename>;
+export const PasskeyCreate = Type.Object(
+  {
+    challenge_id: ChallengeId,
+    name: PasskeyName,
+    response: WebAuthnJson(
+      "The credential from `navigator.credentials.create()`, as JSON (its `toJSON()`, or @simplewebauthn/browser's " +
+        "`startRegistration()`): `id`, `rawId`, `type`, `response.clientDataJSON`, `response.attestationObject`...",
+    ),
+  },
+  {
+    $id: "PasskeyCreate",
+    additionalProperties: false,
+    description: "The answer to the registration options, with a name for the new passkey.",
+  },
+);
+export type PasskeyCreate = Static<typeof PasskeyCreate>;
+/** A ceremony begun: the id of its stored challenge and WebAuthn's options for the browser. */
+const CeremonyOut = ($id: string, what: string, options: string) =>
+  Type.Object({ challenge_id: ChallengeId, options: WebAuthnJson(options) }, { $id, description: `${what}, begun.` });
+export const RegistrationOptionsOut = CeremonyOut(
+  "PasskeyRegistrationOptions",
+  "A registration ceremony",
+  "PublicKeyCredentialCreationOptionsJSON: pass to `navigator.credentials.create()`.",
+);
+export const AuthenticationOptionsIn = Type.Object(
+  {
+    mfa_token: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 512,
+        description: "The `mfa_token` of the password grant's 403 `mfa_required`: a passkey as the second factor.",
+      }),
+    ),
+  },
+  {
+    $id: "PasskeyAuthenticationOptionsRequest",
+    additionalProperties: false,
+    description: "`{}` for a sign-in with a passkey alone (discoverable); `{mfa_token}` for the second factor.",
+  },
+);
+export type AuthenticationOptionsIn = Static<typeof AuthenticationOptionsIn>;
+export const AuthenticationOptionsOut = CeremonyOut(
+  "PasskeyAuthenticationOptions",
+  "An authentication ceremony",
+  "PublicKeyCredentialRequestOptionsJSON: pass to `navigator.credentials.get()`.",
+);
 
 /** Link tokens are 43 characters (256 bits, base64url); a little room, and nothing that could be a novel. */
 const LinkToken = Type.String({
@@ -436,3 +569,156 @@ export function oauthErrorResponse(description: string, example: string, code: O
 export function errorResponse(description: string, example: string) {
   return Type.Object(ErrorBody.properties, { description, examples: [{ detail: example }] });
 }
+
+/** The password grant's answer for an account with a second factor (RFC 6749 section 5.2 shape, Auth0's code). */
+export const MfaRequired = Type.Object(
+  {
+    error: Type.Union([Type.Literal("mfa_required"), Type.Literal("invalid_grant")], {
+      description: "`mfa_required`; `invalid_grant` when the e-mail address is not verified yet.",
+    }),
+    detail: ErrorBody.properties.detail,
+    error_description: Type.Optional(Type.String({ description: "The same words as `detail`." })),
+    mfa_token: Type.Optional(
+      Type.String({
+        description:
+          "Opaque, single use, valid `expires_in` seconds: send it with a second-factor grant. A few wrong " +
+          "codes spend it; then log in with the password again.",
+      }),
+    ),
+    mfa_factors: Type.Optional(
+      Type.Array(Type.Union([Type.Literal("otp"), Type.Literal("recovery_code"), Type.Literal("webauthn")]), {
+        description:
+          "The factors this account can answer with: `otp` (grant `" +
+          MFA_OTP_GRANT +
+          "`), `recovery_code` (grant `" +
+          MFA_RECOVERY_CODE_GRANT +
+          "`), `webauthn` (a passkey).",
+      }),
+    ),
+    expires_in: Type.Optional(Type.Integer({ description: "Seconds the `mfa_token` stays valid." })),
+  },
+  {
+    description:
+      "The password is right and the account has a second factor: no tokens yet. Answer with a second-factor " +
+      "grant carrying `mfa_token` (no-store, like a token response). Also the refusal of a right password " +
+      "for an e-mail address not verified yet (only while `EMAIL_VERIFICATION_REQUIRED` is true), with " +
+      "`error` `invalid_grant` and `detail` alone.",
+    examples: [
+      {
+        error: "mfa_required",
+        detail: "A second factor is required",
+        error_description: "A second factor is required",
+        mfa_token: "Zk3v0Qx1b9T2mN8cR4yW6pL0sD5fH7jA2gK9eU3iO1w",
+        mfa_factors: ["otp", "recovery_code"],
+        expires_in: 300,
+      },
+    ],
+  },
+);
+
+const TotpCode = Type.String({
+  pattern: "^[0-9]{6}$",
+  description: "The six-digit code the authenticator app shows now.",
+  examples: ["123456"],
+});
+const RecoveryCodeIn = Type.String({
+  minLength: 1,
+  maxLength: 64,
+  description: "One unused recovery code; dashes and case do not matter.",
+  examples: ["7q2x-m9kd-4vbn"],
+});
+const CurrentPassword = Type.String({
+  minLength: 1,
+  maxLength: PASSWORD_MAX_LENGTH,
+  examples: ["correct horse battery staple"],
+});
+
+export const MfaStatus = Type.Object(
+  {
+    totp_enabled: Type.Boolean({ description: "An authenticator app is set up and confirmed." }),
+    recovery_codes_remaining: Type.Integer({ description: "Unused recovery codes." }),
+    passkeys: Type.Integer({ description: "Registered passkeys (each a second factor; see /me/passkeys)." }),
+  },
+  {
+    $id: "MfaStatus",
+    description: "Your second factors.",
+    examples: [{ totp_enabled: true, recovery_codes_remaining: 9, passkeys: 1 }],
+  },
+);
+
+export const TotpEnrolmentOut = Type.Object(
+  {
+    secret: Type.String({ description: "The base32 secret, to type into an app that cannot scan the QR code." }),
+    otpauth_uri: Type.String({
+      description: "The `otpauth://totp/...` URI (issuer, e-mail as label, SHA1, 6 digits, 30 s).",
+    }),
+    qr_code: Type.String({ description: "The URI as a QR code: a `data:image/png;base64,...` URI for an `<img>`." }),
+  },
+  {
+    $id: "TotpEnrolment",
+    description: "Scan the QR code (or type the secret), then confirm with a code at POST /me/totp/confirm.",
+    examples: [
+      {
+        secret: "JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP",
+        otpauth_uri:
+          "otpauth://totp/Example:ada%40example.com?issuer=Example&secret=JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP&algorithm=SHA1&digits=6&period=30",
+        qr_code: "data:image/png;base64,iVBORw0KGgo...",
+      },
+    ],
+  },
+);
+
+export const TotpConfirm = Type.Object(
+  { code: TotpCode },
+  { $id: "TotpConfirm", additionalProperties: false, examples: [{ code: "123456" }] },
+);
+export type TotpConfirm = Static<typeof TotpConfirm>;
+
+export const TotpDisable = Type.Object(
+  { password: CurrentPassword, code: Type.Optional(TotpCode), recovery_code: Type.Optional(RecoveryCodeIn) },
+  {
+    $id: "TotpDisable",
+    additionalProperties: false,
+    description: "Your password and either a code of the app or a recovery code (exactly one of the two).",
+    examples: [{ password: "correct horse battery staple", code: "123456" }],
+  },
+);
+export type TotpDisable = Static<typeof TotpDisable>;
+
+export const PasswordConfirmation = Type.Object(
+  { password: CurrentPassword },
+  {
+    $id: "PasswordConfirmation",
+    additionalProperties: false,
+    description: "Your password, to prove it is you.",
+    examples: [{ password: "correct horse battery staple" }],
+  },
+);
+export type PasswordConfirmation = Static<typeof PasswordConfirmation>;
+
+export const RecoveryCodesOut = Type.Object(
+  {
+    recovery_codes: Type.Array(Type.String(), {
+      description: "Shown this once: each code works once in place of the app's code. Empty when none were made now.",
+    }),
+  },
+  {
+    $id: "RecoveryCodes",
+    examples: [
+      {
+        recovery_codes: [
+          "7q2x-m9kd-4vbn",
+          "h3tz-0c8w-p6rf",
+          "e5ya-k1gn-9s2m",
+          "b8dv-r4xq-t0hc",
+          "n6wj-2fzk-a7pe",
+          "y1mc-s5tb-8dgx",
+          "q9re-v3nh-6kzw",
+          "c2pf-x7ja-m4ty",
+          "g0kd-w8eb-1vrn",
+          "t4zs-h6qm-3cya",
+        ],
+      },
+    ],
+  },
+);

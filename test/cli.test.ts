@@ -7,8 +7,10 @@ import { describe, test } from "node:test";
 import bcrypt from "bcryptjs";
 import { parsePrivateKey } from "../src/auth/keys.ts";
 import { createPasswordHasher } from "../src/auth/passwords.ts";
+import { createRateLimits, MemoryCounterStore } from "../src/auth/rate-limits.ts";
+import { createSecondFactors } from "../src/auth/second-factors.ts";
 import { openSqliteStore } from "../src/store/sqlite.ts";
-import { passwords } from "./helpers.ts";
+import { passwords, testConfig } from "./helpers.ts";
 import { CLI, run, scratchDir, startService } from "./process.ts";
 
 const PASSWORD = "correct horse battery";
@@ -188,7 +190,12 @@ describe("npm run cli", () => {
   test("migrate fails with exit code 1 and one line when the database cannot be reached", async (t) => {
     const result = await run([CLI, "migrate"], {
       cwd: scratchDir(t),
-      env: { DATABASE_URL: "postgres://nobody@127.0.0.1:1/none", SIGNING_SECRET: "x".repeat(32), DB_TIMEOUT_MS: "500" },
+      env: {
+        DATABASE_URL: "postgres://nobody@127.0.0.1:1/none",
+        SIGNING_SECRET: "x".repeat(32),
+        MFA_ENCRYPTION_KEY: "m".repeat(32),
+        DB_TIMEOUT_MS: "500",
+      },
     });
     assert.equal(result.code, 1);
     assert.match(result.stderr, /^error: cannot migrate the database named by DATABASE_URL: /);
@@ -276,6 +283,31 @@ describe("npm run cli", () => {
     assert.equal(retried.stdout, "1 failed message queued again\n");
     const pending = await run([CLI, "mail", "list", "--status", "pending"], { cwd });
     assert.match(pending.stdout, /\tpending\temail_changed\tgone@example\.com\t0\t/);
+  });
+
+  test("mfa reseal moves every TOTP secret to the first MFA_ENCRYPTION_KEY; one no key opens is exit 1", async (t) => {
+    const cwd = scratchDir(t);
+    const [older, newer, other] = ["older", "newer", "other"].map((name) => `${name}-mfa-key-of-at-least-32-bytes!!`);
+    const store = openSqliteStore(join(cwd, "data", "users.db"));
+    const user = await store.create({ email: "ada@example.com", hashedPassword: "h" });
+    const limits = createRateLimits({ ...testConfig().rateLimit, enabled: false }, new MemoryCounterStore());
+    const factors = createSecondFactors({ store, keys: [older!], issuer: "x", limits, clock: Date.now });
+    await factors.enrolTotp(user);
+    const sealed = (await store.listTotpSecrets())[0]!.sealedSecret;
+    await store.close();
+
+    const moved = await run([CLI, "mfa", "reseal"], { cwd, env: { MFA_ENCRYPTION_KEY: `${newer},${older}` } });
+    assert.equal(moved.code, 0, moved.stderr);
+    assert.equal(moved.stdout, "1 TOTP secret(s) sealed under the first MFA_ENCRYPTION_KEY\n");
+    const reopened = openSqliteStore(join(cwd, "data", "users.db"));
+    assert.notEqual((await reopened.listTotpSecrets())[0]!.sealedSecret, sealed);
+    await reopened.close();
+    assert.equal((await run([CLI, "mfa", "reseal"], { cwd, env: { MFA_ENCRYPTION_KEY: newer! } })).code, 0);
+
+    const lost = await run([CLI, "mfa", "reseal"], { cwd, env: { MFA_ENCRYPTION_KEY: other! } });
+    assert.equal(lost.code, 1);
+    assert.match(lost.stderr, /^error: 1 TOTP secret\(s\) open with none of the keys in MFA_ENCRYPTION_KEY/);
+    assert.ok(!lost.stderr.includes(other!) && !lost.stdout.includes(newer!));
   });
 
   test("secret generate prints a fresh 256-bit base64url secret each time", async (t) => {

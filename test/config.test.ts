@@ -53,6 +53,7 @@ describe("loadConfig", () => {
     const postgres = {
       ...env,
       DATABASE_URL: "postgres://app@db.internal:5432/users",
+      MFA_ENCRYPTION_KEY: "a-second-factor-key-of-at-least-32-bytes",
       DB_POOL_SIZE: "25",
       DB_TIMEOUT_MS: "1500",
     };
@@ -411,5 +412,53 @@ describe("loadConfig", () => {
         JSON.stringify(env),
       );
     }
+  });
+
+  test("MFA_ENCRYPTION_KEY: a list (first seals), a generated owner-only file beside SQLite, required with PostgreSQL", (t) => {
+    const cwd = tempDir(t);
+    const keys = ["k".repeat(32), "j".repeat(40)];
+    const listed = loadConfig({ SIGNING_SECRET: SECRET, MFA_ENCRYPTION_KEY: ` ${keys.join(" , ")} ` }, cwd);
+    assert.deepEqual(listed.config.mfa.encryptionKeys, keys);
+    assert.throws(() => statSync(join(cwd, "data", "mfa-encryption-key")), /ENOENT/);
+
+    const first = loadConfig({ SIGNING_SECRET: SECRET }, cwd);
+    const file = join(cwd, "data", "mfa-encryption-key");
+    assert.equal(statSync(file).mode & 0o777, 0o600);
+    const [generated] = first.config.mfa.encryptionKeys;
+    assert.ok(Buffer.byteLength(generated!) >= 32);
+    assert.notEqual(generated, first.config.signingSecrets[0]);
+    assert.match(first.notices.join("\n"), /MFA_ENCRYPTION_KEY is unset: generated a new second-factor encryption key/);
+    assert.doesNotMatch(first.notices.join("\n"), new RegExp(generated!));
+    assert.deepEqual(loadConfig({ SIGNING_SECRET: SECRET }, cwd).config.mfa.encryptionKeys, [generated]);
+    chmodSync(file, 0o644);
+    assert.throws(
+      () => loadConfig({ SIGNING_SECRET: SECRET }, cwd),
+      /^ConfigError: MFA_ENCRYPTION_KEY: the secret file .* is readable by other users/,
+    );
+
+    for (const [env, message] of [
+      [{ MFA_ENCRYPTION_KEY: "short" }, /^MFA_ENCRYPTION_KEY: MFA_ENCRYPTION_KEY must be at least 32 bytes, got 5$/],
+      [
+        { MFA_ENCRYPTION_KEY: `${"k".repeat(32)},short` },
+        /^MFA_ENCRYPTION_KEY: secret number 2 must be at least 32 bytes, got 5$/,
+      ],
+      [{ DATABASE_URL: "postgres://db/users" }, /^MFA_ENCRYPTION_KEY: is required with PostgreSQL/],
+      [{ TOTP_ISSUER: "a:b" }, /^TOTP_ISSUER: must be 1 to 64 printable characters without a colon/],
+      [{ MFA_LIMIT_PER_ACCOUNT: "0" }, /^MFA_LIMIT_PER_ACCOUNT: must be a whole number from 1 to 1000/],
+    ] as const) {
+      assert.throws(
+        () => loadConfig({ SIGNING_SECRET: SECRET, ...env }, tempDir(t)),
+        (error: unknown) =>
+          error instanceof ConfigError && message.test(error.message) && !error.message.includes("k".repeat(32)),
+        JSON.stringify(env),
+      );
+    }
+    assert.equal(
+      loadConfig(
+        { SIGNING_SECRET: SECRET, DATABASE_URL: "sqlite::memory:", PUBLIC_URL: "https://auth.example.com" },
+        cwd,
+      ).config.mfa.totpIssuer,
+      "auth.example.com",
+    );
   });
 });

@@ -43,6 +43,7 @@ async function harness(t: TestContext): Promise<Harness> {
   const service = await startService(scratchDir(t), {
     DATABASE_URL: withSchema(throughProxy.toString()),
     SIGNING_SECRET: SECRET,
+    MFA_ENCRYPTION_KEY: `mfa-${SECRET}`,
     DB_TIMEOUT_MS: "1000",
     // Cheaper hashing keeps the storms short; the parameters do not matter to these faults.
     ARGON2_MEMORY_KIB: "7168",

@@ -15,6 +15,7 @@ import { openSqliteStore } from "../src/store/sqlite.ts";
 import type { UserRecord, UserStore } from "../src/store/store.ts";
 
 export const TEST_SECRET = "test-signing-secret-of-at-least-32-bytes!";
+export const TEST_MFA_KEY = "test-mfa-encryption-key-of-at-least-32-bytes";
 /** The iss and aud of test apps' tokens (an app built without them would use its listen address). */
 export const TEST_ISSUER = "https://auth.test.example";
 export const TEST_AUDIENCE = "https://api.test.example";
@@ -44,6 +45,7 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
       signupPerAddress: 10,
       mailRequestsPerAddress: 10,
       mailRequestsPerEmail: 3,
+      secondFactorPerAccount: 5,
     },
     trustProxy: false,
     corsOrigins: [],
@@ -75,6 +77,7 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
       linkBaseUrl: "http://service.test",
     },
     passwordListCheck: true,
+    mfa: { encryptionKeys: [TEST_MFA_KEY], totpIssuer: "Service Test" },
     ...overrides,
   };
 }
@@ -116,6 +119,29 @@ export async function openTestStore(t: TestContext, clock: () => number = Date.n
     await admin.end();
   });
   return store;
+}
+
+/**
+ * A store on a fresh PostgreSQL schema at POSTGRES_URL, with a connection of its own for reading or
+ * changing that schema behind the store's back; the schema is dropped when the test ends.
+ */
+export async function openPostgresSchema(
+  t: TestContext,
+  prefix: string,
+  clock: () => number = Date.now,
+): Promise<{ store: UserStore; admin: pg.Client; schema: string }> {
+  const url = process.env.POSTGRES_URL;
+  if (!url) throw new Error("TEST_BACKEND=postgres needs POSTGRES_URL");
+  const schema = `${prefix}_${randomBytes(6).toString("hex")}`;
+  const store = await openPostgresStore({ url, schema, poolSize: 2, timeoutMs: 10_000, clock });
+  const admin = new pg.Client({ connectionString: url });
+  await admin.connect();
+  t.after(async () => {
+    await store.close();
+    await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+    await admin.end();
+  });
+  return { store, admin, schema };
 }
 
 export async function buildTestApp(t: TestContext, config: Partial<Config> = {}): Promise<TestApp> {

@@ -60,6 +60,7 @@ describe("POST /auth/introspect", () => {
       iat: clock.seconds,
       exp: clock.seconds + 1800,
       sid: body.sid,
+      amr: ["pwd"],
     });
     assert.match(body.sid, /^[0-9a-f-]{36}$/);
   });

@@ -137,6 +137,7 @@ describe("mail outage", { skip: RERUN ? "picks its own backends; runs in the mai
     const env = {
       DATABASE_URL: `${url}${url.includes("?") ? "&" : "?"}options=${encodeURIComponent(`-c search_path=${schema}`)}`,
       SIGNING_SECRET: "outage-test-secret-of-at-least-32-bytes!",
+      MFA_ENCRYPTION_KEY: "outage-test-mfa-key-of-at-least-32-bytes",
       MAIL_URL: smtp.url,
       MAIL_RETRY_BASE_SECONDS: "1",
       MAIL_MAX_ATTEMPTS: "20",

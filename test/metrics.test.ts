@@ -5,9 +5,11 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { buildApp } from "../src/app.ts";
 import { createMetrics } from "../src/metrics.ts";
-import { createUser, openTestStore, requestToken, testConfig } from "./helpers.ts";
+import { MFA_OTP_GRANT } from "../src/schemas.ts";
+import { bearer, createUser, openTestStore, requestToken, TestClock, testConfig } from "./helpers.ts";
 import { MailServer } from "./mail-server.ts";
 import { scratchDir, startService } from "./process.ts";
+import { codeAt } from "./totp.ts";
 
 /** Parses Prometheus text into "name{labels}" -> value, checking every sample line's shape. */
 function parse(text: string): Map<string, number> {
@@ -55,6 +57,37 @@ describe("metrics", () => {
     assert.equal(after.get('http_request_duration_seconds_count{method="POST",route="/auth/token",status="200"}'), 1);
     assert.ok((after.get('password_hash_duration_seconds_count{operation="verify"}') ?? 0) >= 3);
     assert.ok(after.has("process_resident_memory_bytes"), "process metrics");
+  });
+
+  test("count the second-factor steps of logins: mfa_required, mfa_success, mfa_failure, mfa_rate_limited", async (t) => {
+    const clock = new TestClock();
+    const store = await openTestStore(t, clock.read);
+    const metrics = createMetrics();
+    const rateLimit = { ...testConfig().rateLimit, enabled: true, secondFactorPerAccount: 1 };
+    const app = await buildApp({ config: testConfig({ rateLimit }), store, metrics, clock: clock.read });
+    t.after(() => app.close());
+    await createUser(store, "ada@example.com", "correct horse battery");
+    const password = { username: "ada@example.com", password: "correct horse battery" };
+    const token = (await requestToken(app, password)).json().access_token;
+    const { secret } = (await app.inject({ method: "POST", url: "/me/totp", headers: bearer(token) })).json();
+    const confirm = { code: codeAt(secret, clock.now) };
+    await app.inject({ method: "POST", url: "/me/totp/confirm", headers: bearer(token), payload: confirm });
+    clock.advanceSeconds(30);
+    const grant = async (otp: string) => {
+      const challenge = await requestToken(app, password);
+      assert.equal(challenge.statusCode, 403);
+      return requestToken(app, { grant_type: MFA_OTP_GRANT, mfa_token: challenge.json().mfa_token, otp });
+    };
+    assert.equal((await grant(codeAt(secret, clock.now))).statusCode, 200);
+    assert.equal((await grant(codeAt(secret, clock.now + 300_000))).statusCode, 401);
+    assert.equal((await grant(codeAt(secret, clock.now))).statusCode, 429);
+
+    const after = parse(await metrics.registry.metrics());
+    assert.equal(after.get('logins_total{outcome="success"}'), 1, "the password-only login before the app was on");
+    assert.equal(after.get('logins_total{outcome="mfa_required"}'), 3);
+    assert.equal(after.get('logins_total{outcome="mfa_success"}'), 1);
+    assert.equal(after.get('logins_total{outcome="mfa_failure"}'), 1);
+    assert.equal(after.get('logins_total{outcome="mfa_rate_limited"}'), 1);
   });
 
   test("are served on METRICS_PORT only, not on the API port", async (t) => {

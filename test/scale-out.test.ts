@@ -27,6 +27,7 @@ function instanceEnv(databaseUrl: string, redisUrl: string, prefix: string, extr
     REDIS_URL: redisUrl,
     REDIS_KEY_PREFIX: prefix,
     SIGNING_SECRET: SECRET,
+    MFA_ENCRYPTION_KEY: `mfa-${SECRET}`,
     // Behind one balancer address: otherwise each instance would name its own port as the tokens' issuer.
     PUBLIC_URL: "http://balancer.test",
     DB_TIMEOUT_MS: "1000",

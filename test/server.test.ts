@@ -107,6 +107,7 @@ describe("the service process", () => {
     const env = {
       DATABASE_URL: "postgres://app:hunter2secret@127.0.0.1:1/users",
       SIGNING_SECRET: "x".repeat(32),
+      MFA_ENCRYPTION_KEY: "m".repeat(32),
       DB_TIMEOUT_MS: "500",
     };
     const result = await run(SERVER, { cwd: scratchDir(t), env });

@@ -4,17 +4,15 @@
 // of the verb may be visible. Runs on SQLite (a real file) and, in the
 // PostgreSQL run, on a fresh PostgreSQL schema.
 import assert from "node:assert/strict";
-import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { describe, type TestContext, test } from "node:test";
-import pg from "pg";
 import { newId } from "../src/store/ids.ts";
-import { openPostgresStore } from "../src/store/postgres.ts";
 import { openSqliteStore } from "../src/store/sqlite.ts";
 import type { AuditEntry, NewSession, UserStore } from "../src/store/store.ts";
+import { openPostgresSchema } from "./helpers.ts";
 
 type Operation = "INSERT" | "UPDATE" | "DELETE";
 
@@ -27,20 +25,11 @@ interface Faultable {
 
 async function faultableStore(t: TestContext): Promise<Faultable> {
   if (process.env.TEST_BACKEND === "postgres") {
-    const url = process.env.POSTGRES_URL as string;
-    const schema = `atomic_${randomBytes(6).toString("hex")}`;
-    const store = await openPostgresStore({ url, schema, poolSize: 2, timeoutMs: 10_000 });
-    const admin = new pg.Client({ connectionString: url });
-    await admin.connect();
+    const { store, admin, schema } = await openPostgresSchema(t, "atomic");
     await admin.query(
       `CREATE FUNCTION ${schema}.injected_fault() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'injected fault'; END $$`,
     );
     const triggers: string[] = [];
-    t.after(async () => {
-      await store.close();
-      await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-      await admin.end();
-    });
     return {
       store,
       async failOn(table, operation) {
@@ -206,5 +195,182 @@ describe("multi-write store verbs are all or nothing", () => {
       ]),
     );
     assert.equal(await liveSessions(store, user.id), 1);
+  });
+
+  describe("second factors", () => {
+    const FACTOR_EVENT: AuditEntry = { type: "second_factor", outcome: "totp_added", clientAddress: null };
+
+    /** A user with a confirmed factor (last step 100) and two recovery codes. */
+    async function withFactor(store: UserStore) {
+      const user = await store.create({ email: "ada@example.com", hashedPassword: "h" });
+      await store.startTotp(user.id, "sealed");
+      await store.confirmTotp(user.id, 100, ["code-a", "code-b"]);
+      return user;
+    }
+
+    test("a confirmation whose event cannot be written leaves the factor pending and no recovery codes", async (t) => {
+      const { store, failOn } = await faultableStore(t);
+      const user = await store.create({ email: "ada@example.com", hashedPassword: "h" });
+      await store.startTotp(user.id, "sealed");
+      await failOn("audit_events", "INSERT");
+      await assert.rejects(store.confirmTotp(user.id, 100, ["code-a", "code-b"], [FACTOR_EVENT]));
+      assert.equal((await store.findTotp(user.id))?.confirmedAt, null);
+      assert.deepEqual(await store.secondFactorsOf(user.id), { totp: false, recoveryCodesRemaining: 0, passkeys: 0 });
+    });
+
+    test("a confirmation that fails at its recovery codes leaves the factor pending", async (t) => {
+      const { store, failOn } = await faultableStore(t);
+      const user = await store.create({ email: "ada@example.com", hashedPassword: "h" });
+      await store.startTotp(user.id, "sealed");
+      await failOn("recovery_codes", "INSERT");
+      await assert.rejects(store.confirmTotp(user.id, 100, ["code-a"], [FACTOR_EVENT]));
+      assert.equal((await store.findTotp(user.id))?.confirmedAt, null);
+    });
+
+    test("a code's acceptance whose event cannot be written leaves the last step as it was", async (t) => {
+      const { store, failOn } = await faultableStore(t);
+      const user = await withFactor(store);
+      await failOn("audit_events", "INSERT");
+      await assert.rejects(store.acceptTotpStep(user.id, 101, [FACTOR_EVENT]));
+      assert.equal((await store.findTotp(user.id))?.lastStep, 100);
+    });
+
+    test("a recovery code's use whose event cannot be written leaves the code unused", async (t) => {
+      const { store, failOn } = await faultableStore(t);
+      const user = await withFactor(store);
+      await failOn("audit_events", "INSERT");
+      await assert.rejects(store.useRecoveryCode(user.id, ["code-a"], iso(), [FACTOR_EVENT]));
+      assert.equal((await store.secondFactorsOf(user.id)).recoveryCodesRemaining, 2);
+    });
+
+    test("new recovery codes that cannot all be written leave the old ones", async (t) => {
+      const { store, failOn } = await faultableStore(t);
+      const user = await withFactor(store);
+      await failOn("audit_events", "INSERT");
+      await assert.rejects(store.replaceRecoveryCodes(user.id, ["code-c", "code-d", "code-e"], [FACTOR_EVENT]));
+      assert.equal((await store.secondFactorsOf(user.id)).recoveryCodesRemaining, 2);
+      assert.equal(await store.useRecoveryCode(user.id, ["code-a"], iso()), true);
+    });
+
+    for (const [verb, remove] of [
+      [
+        "turning the app off",
+        (store: UserStore, userId: string) =>
+          store.removeTotp(userId, { dropRecoveryCodes: true, events: [FACTOR_EVENT] }),
+      ],
+      ["the admin reset", (store: UserStore, userId: string) => store.resetSecondFactors(userId, [FACTOR_EVENT])],
+    ] as const) {
+      test(`${verb} whose event cannot be written removes nothing`, async (t) => {
+        const { store, failOn } = await faultableStore(t);
+        const user = await withFactor(store);
+        await failOn("audit_events", "INSERT");
+        await assert.rejects(remove(store, user.id));
+        assert.deepEqual(await store.secondFactorsOf(user.id), { totp: true, recoveryCodesRemaining: 2, passkeys: 0 });
+      });
+
+      test(`${verb} that commits removes the factor, the codes and records the event`, async (t) => {
+        const { store } = await faultableStore(t);
+        const user = await withFactor(store);
+        await remove(store, user.id);
+        assert.deepEqual(await store.secondFactorsOf(user.id), { totp: false, recoveryCodesRemaining: 0, passkeys: 0 });
+        const events = await store.listEvents({ userId: user.id, limit: 10, type: "second_factor" });
+        assert.equal(events.length, 1);
+      });
+    }
+  });
+
+  describe("passkeys", () => {
+    const PASSKEY_EVENT: AuditEntry = { type: "passkey", outcome: "added", clientAddress: null };
+
+    async function withPasskey(store: UserStore) {
+      const user = await store.create({ email: "ada@example.com", hashedPassword: "h" });
+      const passkey = await store.addPasskey({
+        userId: user.id,
+        credentialId: "credential-1",
+        publicKey: "key",
+        counter: 5,
+        transports: ["internal"],
+        name: "Laptop",
+        deviceType: "singleDevice",
+        backedUp: false,
+        aaguid: null,
+      });
+      assert.ok(passkey);
+      return { user, passkey };
+    }
+
+    test("a passkey whose event cannot be written is not added", async (t) => {
+      const { store, failOn } = await faultableStore(t);
+      const user = await store.create({ email: "ada@example.com", hashedPassword: "h" });
+      await failOn("audit_events", "INSERT");
+      await assert.rejects(
+        store.addPasskey(
+          {
+            userId: user.id,
+            credentialId: "credential-1",
+            publicKey: "key",
+            counter: 0,
+            transports: [],
+            name: "Laptop",
+            deviceType: "singleDevice",
+            backedUp: false,
+            aaguid: null,
+          },
+          [PASSKEY_EVENT],
+        ),
+      );
+      assert.equal(await store.countPasskeys(user.id), 0);
+    });
+
+    test("a rename, removal or use whose event cannot be written changes nothing", async (t) => {
+      const { store, failOn } = await faultableStore(t);
+      const { user, passkey } = await withPasskey(store);
+      await failOn("audit_events", "INSERT");
+      await assert.rejects(store.renamePasskey(user.id, passkey.id, "Phone", [PASSKEY_EVENT]));
+      await assert.rejects(store.removePasskey(user.id, passkey.id, [PASSKEY_EVENT]));
+      await assert.rejects(
+        store.recordPasskeyUse(passkey.id, { previousCounter: 5, counter: 6, backedUp: true, at: iso() }, [
+          PASSKEY_EVENT,
+        ]),
+      );
+      const [after] = await store.listPasskeys(user.id);
+      assert.deepEqual([after?.name, after?.counter, after?.backedUp, after?.lastUsedAt], ["Laptop", 5, false, null]);
+    });
+
+    test("of two uses of one counter value only the first is recorded (compare and set)", async (t) => {
+      const { store } = await faultableStore(t);
+      const { user, passkey } = await withPasskey(store);
+      const use = { previousCounter: 5, counter: 6, backedUp: false, at: iso() };
+      const results = await Promise.all([
+        store.recordPasskeyUse(passkey.id, use),
+        store.recordPasskeyUse(passkey.id, use),
+      ]);
+      assert.deepEqual(results.sort(), [false, true]);
+      assert.equal((await store.listPasskeys(user.id))[0]?.counter, 6);
+    });
+
+    test("a challenge is taken once, only for its purpose, and not after it expired", async (t) => {
+      const { store } = await faultableStore(t);
+      const user = await store.create({ email: "ada@example.com", hashedPassword: "h" });
+      const save = (id: string, hash: string, expiresAt = iso(300)) =>
+        store.saveWebAuthnChallenge({ id, challengeHash: hash, purpose: "registration", userId: user.id, expiresAt });
+      const [a, b, c] = [newId(), newId(), newId()];
+      await save(a, "hash-a");
+      const taken = await Promise.all([
+        store.takeWebAuthnChallenge({ id: a }, "registration", iso()),
+        store.takeWebAuthnChallenge({ challengeHash: "hash-a" }, "registration", iso()),
+      ]);
+      assert.equal(taken.filter(Boolean).length, 1);
+      await save(b, "hash-b");
+      assert.equal(await store.takeWebAuthnChallenge({ id: b }, "login", iso()), undefined);
+      assert.equal(
+        await store.takeWebAuthnChallenge({ id: b }, "registration", iso()),
+        undefined,
+        "spent by the wrong use",
+      );
+      await save(c, "hash-c", iso(-1));
+      assert.equal(await store.takeWebAuthnChallenge({ id: c }, "registration", iso()), undefined);
+      assert.equal(await store.takeWebAuthnChallenge({ id: "not-a-uuid" }, "registration", iso()), undefined);
+    });
   });
 });

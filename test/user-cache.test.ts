@@ -192,6 +192,7 @@ async function twoInstances(t: TestContext, { redis, proxyForB }: { redis: boole
   const { withSchema, prefix, admin, schema } = await sharedStores(t, POSTGRES_URL!);
   const env = {
     SIGNING_SECRET: "cache-test-secret-of-at-least-32-bytes!!",
+    MFA_ENCRYPTION_KEY: "cache-test-mfa-key-of-at-least-32-bytes!",
     // Behind one balancer address: otherwise each instance would name its own port as the tokens' issuer.
     PUBLIC_URL: "http://balancer.test",
     FIRST_ADMIN_EMAIL: ADMIN.email,

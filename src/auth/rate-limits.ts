@@ -9,6 +9,10 @@
 // exists. A successful login clears its account's counts. The counters live
 // behind CounterStore: in this process by default, in Redis (store/redis.ts)
 // when REDIS_URL is set, so that limits hold across instances.
+// Second factors have their own count per user (MFA_LIMIT_PER_ACCOUNT in the
+// same window): a six-digit code falls to about a million guesses, so a
+// handful per window keeps the odds of a guess near one in a hundred
+// thousand a window. Whoever meets that limit already knows the password.
 import type { RateLimitConfig } from "../config.ts";
 import { HttpError } from "../errors.ts";
 import { normalizeEmail } from "../users/email.ts";
@@ -16,6 +20,7 @@ import { normalizeEmail } from "../users/email.ts";
 export const TOO_MANY_LOGIN_ATTEMPTS = "Too many failed login attempts; try again later";
 export const TOO_MANY_SIGNUPS = "Too many sign-ups from this address; try again later";
 export const TOO_MANY_MAIL_REQUESTS = "Too many requests for e-mails; try again later";
+export const TOO_MANY_SECOND_FACTOR_ATTEMPTS = "Too many failed second-factor attempts; try again later";
 
 export interface Counter {
   count: number;
@@ -45,6 +50,10 @@ export interface RateLimits {
    * (known or not, so the limit reveals nothing); throws 429 when either is over its limit.
    */
   countMailRequest(address: string, email: string): Promise<void>;
+  /** Throws 429 when this user is over the limit of failed second-factor (or password) checks. */
+  checkSecondFactor(userId: string): Promise<void>;
+  recordSecondFactorFailure(userId: string): Promise<void>;
+  recordSecondFactorSuccess(userId: string): Promise<void>;
 }
 
 /** Counters in this process's memory; expired windows are swept as new ones start. */
@@ -97,6 +106,9 @@ const NO_LIMITS: RateLimits = {
   recordLoginSuccess: async () => {},
   countSignup: async () => {},
   countMailRequest: async () => {},
+  checkSecondFactor: async () => {},
+  recordSecondFactorFailure: async () => {},
+  recordSecondFactorSuccess: async () => {},
 };
 
 export function createRateLimits(
@@ -145,6 +157,20 @@ export function createRateLimits(
       const byEmail = await counters.increment(`mail:email:${normalizeEmail(email)}`, windowMs);
       if (byAddress.count > config.mailRequestsPerAddress) throw refuse(TOO_MANY_MAIL_REQUESTS, byAddress.resetAt);
       if (byEmail.count > config.mailRequestsPerEmail) throw refuse(TOO_MANY_MAIL_REQUESTS, byEmail.resetAt);
+    },
+
+    async checkSecondFactor(userId) {
+      const counter = await counters.get(`mfa:user:${userId}`);
+      if (counter && counter.count >= config.secondFactorPerAccount)
+        throw refuse(TOO_MANY_SECOND_FACTOR_ATTEMPTS, counter.resetAt);
+    },
+
+    async recordSecondFactorFailure(userId) {
+      await counters.increment(`mfa:user:${userId}`, windowMs);
+    },
+
+    async recordSecondFactorSuccess(userId) {
+      await counters.delete(`mfa:user:${userId}`);
     },
   };
 }

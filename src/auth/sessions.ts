@@ -17,6 +17,21 @@ import type { AuditEntry, PresentedRefreshToken, SessionRecord, UserRecord, User
 
 export const INVALID_REFRESH_TOKEN = "Invalid or expired refresh token";
 
+/** RFC 8176 authentication method references of the sessions this service starts. */
+export const PASSWORD_ONLY: readonly string[] = ["pwd"];
+export const PASSWORD_AND_OTP: readonly string[] = ["pwd", "otp", "mfa"];
+/** A recovery code has no RFC 8176 value of its own; "mfa" says two factors were checked. */
+export const PASSWORD_AND_RECOVERY_CODE: readonly string[] = ["pwd", "mfa"];
+/** The contract's value for a passkey as the second factor; the passkeys branch may refine it. */
+export const PASSWORD_AND_PASSKEY: readonly string[] = ["pwd", "hwk", "mfa"];
+
+/** The amr of a session started by the password and then this second factor. */
+export const SECOND_FACTOR_AMR: Readonly<Record<"otp" | "recovery_code" | "webauthn", readonly string[]>> = {
+  otp: PASSWORD_AND_OTP,
+  recovery_code: PASSWORD_AND_RECOVERY_CODE,
+  webauthn: PASSWORD_AND_PASSKEY,
+};
+
 export interface SessionSettings {
   idleSeconds: number;
   absoluteSeconds: number;
@@ -37,10 +52,11 @@ export interface Issued {
 
 export interface Sessions {
   /**
-   * Starts a session for a user who just proved their password, recording `events` (the login) in
-   * the same transaction; returns the first refresh token.
+   * Starts a session for a user who just proved their password (and second factor), recording
+   * `events` (the login) in the same transaction; returns the first refresh token. `amr` says how
+   * the user authenticated (RFC 8176); every refresh of the session keeps it.
    */
-  start(userId: string, client: ClientInfo, events?: readonly AuditEntry[]): Promise<Issued>;
+  start(userId: string, client: ClientInfo, events?: readonly AuditEntry[], amr?: readonly string[]): Promise<Issued>;
   /** Spends a refresh token and returns its successor with the session's owner, or throws the 401 of an invalid grant. */
   refresh(refreshToken: string, client: ClientInfo): Promise<Issued & { user: UserRecord }>;
   /**
@@ -83,7 +99,7 @@ export function createSessions(store: UserStore, settings: SessionSettings, cloc
   const iso = (offsetSeconds = 0) => new Date(clock() + offsetSeconds * 1000).toISOString();
 
   return {
-    async start(userId, client, events = []) {
+    async start(userId, client, events = [], amr = PASSWORD_ONLY) {
       const sessionId = newId(clock());
       const refreshToken = newRefreshToken(sessionId, 0);
       const session = await store.createSession(
@@ -95,6 +111,7 @@ export function createSessions(store: UserStore, settings: SessionSettings, cloc
           userAgent: client.userAgent,
           tokenHash: hashRefreshToken(refreshToken),
           tokenExpiresAt: iso(Math.min(settings.idleSeconds, settings.absoluteSeconds)),
+          amr,
         },
         { maxPerUser: settings.maxPerUser, events },
       );

@@ -29,6 +29,8 @@ export interface AccessClaims {
   stamp: string;
   /** The session the token was issued in, when there is one. */
   sid?: string;
+  /** How the user authenticated (RFC 8176), when the token says. */
+  amr?: string[];
 }
 
 /** Whom a token is issued to: the spec's subject, and the stamp the token check compares. */
@@ -48,7 +50,8 @@ export class InvalidToken extends Error {
 }
 
 export interface TokenService {
-  issueAccessToken(subject: TokenSubject, sessionId?: string): string;
+  /** `amr` (RFC 8176): how the user authenticated in the session, e.g. ["pwd"] or ["pwd", "otp", "mfa"]. */
+  issueAccessToken(subject: TokenSubject, sessionId?: string, amr?: readonly string[]): string;
   /** The token's claims, or throws InvalidToken. */
   verifyAccessToken(token: string): AccessClaims;
 }
@@ -107,7 +110,7 @@ export function createTokenService({
   );
 
   return {
-    issueAccessToken(subject, sessionId) {
+    issueAccessToken(subject, sessionId, amr) {
       const iat = Math.floor(clock() / 1000);
       const claims: Record<string, unknown> = {
         iss: issuer(),
@@ -118,6 +121,7 @@ export function createTokenService({
         stamp: subject.credentialStamp,
       };
       if (sessionId) claims.sid = sessionId;
+      if (amr) claims.amr = [...amr];
       return sign(claims);
     },
 
@@ -148,6 +152,8 @@ export function createTokenService({
         throw new InvalidToken("wrong audience");
       const claims: AccessClaims = { sub, exp, iat, iss, aud: expected, stamp };
       if (typeof payload.sid === "string") claims.sid = payload.sid;
+      const { amr } = payload;
+      if (Array.isArray(amr) && amr.every((entry) => typeof entry === "string")) claims.amr = amr;
       return claims;
     },
   };

@@ -3,6 +3,8 @@
 // under a key derived from the signing secret with HKDF), so a copy of the
 // database alone opens no account; the tokens table holds only hashes. With
 // several signing secrets (rotation), the first seals and all of them open.
+// The same sealer, under its own HKDF info and keys, seals TOTP secrets
+// (auth/second-factors.ts).
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from "node:crypto";
 
 export interface Sealer {
@@ -11,12 +13,13 @@ export interface Sealer {
   open(sealed: string): string | undefined;
 }
 
-function keyFor(secret: string): Buffer {
-  return Buffer.from(hkdfSync("sha256", secret, "user-token-service", "mail-outbox-seal", 32));
+function keyFor(secret: string, info: string): Buffer {
+  return Buffer.from(hkdfSync("sha256", secret, "user-token-service", info, 32));
 }
 
-export function createSealer(secrets: readonly string[]): Sealer {
-  const keys = secrets.map(keyFor);
+/** `info` separates the uses of one secret (HKDF, RFC 5869 section 3.2): each gets its own key. */
+export function createSealer(secrets: readonly string[], info = "mail-outbox-seal"): Sealer {
+  const keys = secrets.map((secret) => keyFor(secret, info));
   return {
     seal(plain) {
       const iv = randomBytes(12);

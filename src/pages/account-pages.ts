@@ -22,7 +22,11 @@ export const PAGES_CONTENT_SECURITY_POLICY = [
 const script = readFileSync(new URL("./account.js", import.meta.url), "utf8");
 const stylesheet = readFileSync(new URL("./account.css", import.meta.url), "utf8");
 
-function page(title: string, body: string): string {
+/**
+ * A page of the service: its title (also the heading), the pages' stylesheet, one script tag (the
+ * pages' scripts are files served from here), the body, and what to say without JavaScript.
+ */
+export function pageDocument(title: string, scriptTag: string, body: string, noscript: string): string {
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -31,18 +35,26 @@ function page(title: string, body: string): string {
 <meta name="referrer" content="no-referrer">
 <title>${title}</title>
 <link rel="stylesheet" href="/pages/account.css">
-<script src="/pages/account.js" defer></script>
+${scriptTag}
 </head>
 <body>
 <main>
 <h1>${title}</h1>
 ${body}
-<noscript><p class="error">This page needs JavaScript to read the link you opened.</p></noscript>
+<noscript><p class="error">${noscript}</p></noscript>
 </main>
 </body>
 </html>
 `;
 }
+
+const page = (title: string, body: string) =>
+  pageDocument(
+    title,
+    '<script src="/pages/account.js" defer></script>',
+    body,
+    "This page needs JavaScript to read the link you opened.",
+  );
 
 const RESET_PAGE = page(
   "Choose a new password",
@@ -63,9 +75,14 @@ const VERIFY_PAGE = page(
 <div id="verify-page"></div>`,
 );
 
-function html(reply: FastifyReply, body: string): FastifyReply {
+/** A page, with its policy: no caching, no referrer. */
+export function sendPage(
+  reply: FastifyReply,
+  body: string,
+  policy: string = PAGES_CONTENT_SECURITY_POLICY,
+): FastifyReply {
   return reply
-    .header("content-security-policy", PAGES_CONTENT_SECURITY_POLICY)
+    .header("content-security-policy", policy)
     .header("referrer-policy", "no-referrer")
     .header("cache-control", "no-store")
     .type("text/html; charset=utf-8")
@@ -74,10 +91,10 @@ function html(reply: FastifyReply, body: string): FastifyReply {
 
 export async function registerAccountPages(app: FastifyInstance): Promise<void> {
   app.get(RESET_PAGE_PATH, { schema: { hide: true } }, async function resetPasswordPage(_request, reply) {
-    return html(reply, RESET_PAGE);
+    return sendPage(reply, RESET_PAGE);
   });
   app.get(VERIFY_PAGE_PATH, { schema: { hide: true } }, async function verifyEmailPage(_request, reply) {
-    return html(reply, VERIFY_PAGE);
+    return sendPage(reply, VERIFY_PAGE);
   });
   app.get("/pages/account.js", { schema: { hide: true } }, async function accountScript(_request, reply) {
     return reply.type("text/javascript; charset=utf-8").header("cache-control", "no-cache").send(script);

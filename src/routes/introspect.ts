@@ -155,6 +155,7 @@ export const introspectRoutes: FastifyPluginAsyncTypebox<IntrospectRouteOptions>
         iat: claims.iat,
         exp: claims.exp,
         ...(claims.sid === undefined ? {} : { sid: claims.sid }),
+        ...(claims.amr === undefined ? {} : { amr: claims.amr }),
       };
     },
   );

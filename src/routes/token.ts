@@ -3,12 +3,32 @@
 // 7009). Form-encoded only; JSON here is a 415. The Basic header and empty
 // scope that Swagger UI's Authorize dialog sends are ignored. Errors carry
 // RFC 6749 section 5.2's `error` code beside the spec's `detail`.
+// For an account with a second factor (issue 14), a right password answers
+// 403 `mfa_required` with a single-use `mfa_token` instead of tokens; an
+// extension grant (RFC 6749 section 4.5) with that token and a code of the
+// authenticator app or a recovery code then answers the usual token response.
+// Accounts without a factor get exactly the spec's answers.
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { FastifyRequest } from "fastify";
 import type { Audit } from "../audit.ts";
+import {
+  AMR_PASSKEY,
+  MALFORMED_WEBAUTHN_RESPONSE,
+  PASSKEY_NOT_VERIFIED,
+  type Passkeys,
+  WEBAUTHN_GRANT,
+} from "../auth/passkeys.ts";
 import type { PasswordHasher } from "../auth/passwords.ts";
 import { type RateLimits, TOO_MANY_LOGIN_ATTEMPTS } from "../auth/rate-limits.ts";
-import { type ClientInfo, type Issued, invalidGrant, parseRefreshToken, type Sessions } from "../auth/sessions.ts";
+import { type FactorName, invalidMfaToken, type SecondFactorService, WRONG_ANSWER } from "../auth/second-factors.ts";
+import {
+  type ClientInfo,
+  type Issued,
+  invalidGrant,
+  parseRefreshToken,
+  SECOND_FACTOR_AMR,
+  type Sessions,
+} from "../auth/sessions.ts";
 import { ACCESS_TOKEN_LIFETIME_SECONDS, InvalidToken, type TokenService } from "../auth/tokens.ts";
 import { NO_SECURITY } from "../docs.ts";
 import {
@@ -20,8 +40,18 @@ import {
 } from "../errors.ts";
 import { acceptFormBodies } from "../forms.ts";
 import { handleOAuthError } from "../oauth-errors.ts";
-import { oauthErrorResponse, RevokeForm, RevokeOut, TokenForm, TokenOut } from "../schemas.ts";
-import type { UserRecord, UserStore } from "../store/store.ts";
+import {
+  MFA_OTP_GRANT,
+  MFA_RECOVERY_CODE_GRANT,
+  MFA_WEBAUTHN_GRANT,
+  MfaRequired,
+  oauthErrorResponse,
+  RevokeForm,
+  RevokeOut,
+  TokenForm,
+  TokenOut,
+} from "../schemas.ts";
+import type { AuditEntry, UserRecord, UserStore } from "../store/store.ts";
 
 export interface TokenRouteOptions {
   store: UserStore;
@@ -30,9 +60,14 @@ export interface TokenRouteOptions {
   limits: RateLimits;
   sessions: Sessions;
   audit: Audit;
+  factors: SecondFactorService;
   /** EMAIL_VERIFICATION_REQUIRED: a correct password for an unverified address is refused with 403. */
   verificationRequired: boolean;
+  /** The passkey grants' verifier. */
+  passkeys: Passkeys;
 }
+
+export const MFA_REQUIRED = "A second factor is required";
 
 export const EMAIL_NOT_VERIFIED =
   "Your e-mail address is not verified yet: open the link we sent you, or ask for a new one";
@@ -49,7 +84,7 @@ function clientOf(request: FastifyRequest): ClientInfo {
 
 export const tokenRoutes: FastifyPluginAsyncTypebox<TokenRouteOptions> = async (
   app,
-  { store, tokens, passwords, limits, sessions, audit, verificationRequired },
+  { store, tokens, passwords, limits, sessions, audit, factors, verificationRequired, passkeys },
 ) => {
   app.removeAllContentTypeParsers();
   acceptFormBodies(app);
@@ -100,6 +135,64 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<TokenRouteOptions> = async (
     return user;
   }
 
+  /** The assertion in the form field, parsed; its shape is the passkey verifier's to check. */
+  function webauthnResponse(text: string | undefined): unknown {
+    if (text === undefined) throw required("webauthn_response");
+    try {
+      return JSON.parse(text);
+    } catch {
+      throw new HttpError(400, MALFORMED_WEBAUTHN_RESPONSE);
+    }
+  }
+
+  /** Same rule as the password grant: an unverified address may not log in while verification is required. */
+  async function refuseUnverified(request: FastifyRequest, user: UserRecord): Promise<void> {
+    if (verificationRequired && user.emailVerifiedAt === null) {
+      await audit.record("login", user.id, "refused_unverified", request.ip);
+      throw new HttpError(403, EMAIL_NOT_VERIFIED);
+    }
+  }
+
+  /**
+   * The second step of a login: a live mfa_token, the user's second-factor limit, then `verify`,
+   * which checks the answer for this factor and, when it is right, spends it (a code works once)
+   * together with the `used` events. A wrong answer counts against the mfa_token (a few spend it)
+   * and the user (429 past the limit). The session records how the user authenticated. The
+   * passkeys branch calls this with factor "webauthn" and a verify that checks the assertion.
+   */
+  async function secondFactorLogin(
+    request: FastifyRequest,
+    mfaToken: string,
+    factor: FactorName,
+    verify: (userId: string, used: readonly AuditEntry[]) => Promise<boolean>,
+  ): Promise<{ user: UserRecord; issued: Issued }> {
+    request.loginStep = "second_factor";
+    const userId = await factors.challengedUser(mfaToken);
+    await limits.checkSecondFactor(userId);
+    const user = await store.findById(userId);
+    if (!user?.isActive) throw invalidMfaToken();
+    if (!(await verify(userId, [{ type: "second_factor", outcome: `${factor}_used`, clientAddress: request.ip }]))) {
+      await factors.recordFailure(mfaToken, userId);
+      await audit.record("second_factor", userId, `${factor}_failed`, request.ip);
+      throw unauthorized(WRONG_ANSWER[factor]);
+    }
+    await factors.spendChallenge(mfaToken);
+    await limits.recordSecondFactorSuccess(userId);
+    const issued = await sessions.start(
+      user.id,
+      clientOf(request),
+      [{ type: "login", outcome: "success", clientAddress: request.ip }],
+      SECOND_FACTOR_AMR[factor],
+    );
+    return { user, issued };
+  }
+
+  /** The session of a login by passkey alone and its login event, in one transaction. */
+  function startLogin(request: FastifyRequest, userId: string, amr: readonly string[]): Promise<Issued> {
+    const events: AuditEntry[] = [{ type: "login", outcome: "success", clientAddress: request.ip }];
+    return sessions.start(userId, clientOf(request), events, amr);
+  }
+
   app.post(
     "/auth/token",
     {
@@ -114,38 +207,53 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<TokenRouteOptions> = async (
           "e-mail and a wrong password, so a caller cannot tell them apart. Repeated failures for one account or " +
           "from one address are refused with 429 for a while.\n\n" +
           "With `grant_type=refresh_token` and `refresh_token`, spends the refresh token and returns a new access " +
-          "token and a new refresh token (rotation). A refresh token presented a second time ends its whole session.",
+          "token and a new refresh token (rotation). A refresh token presented a second time ends its whole session.\n\n" +
+          "**Second factor.** For an account with an authenticator app (or a passkey), a right password answers 403 " +
+          "`mfa_required` with an `mfa_token` (single use, 5 minutes) and the factors on offer, instead of tokens. " +
+          `Send it back with \`grant_type=${MFA_OTP_GRANT}\` and \`otp\` (the app's six-digit code), or ` +
+          `\`grant_type=${MFA_RECOVERY_CODE_GRANT}\` and \`recovery_code\`, or \`grant_type=${MFA_WEBAUTHN_GRANT}\` ` +
+          "and `webauthn_response` (a passkey's assertion, after `POST /auth/webauthn/authentication-options` with " +
+          '`{"mfa_token": ...}`), for the usual token response. A code ' +
+          "works once; wrong codes answer 401, five of them spend the `mfa_token`, and too many for one account " +
+          'answer 429. The access token\'s `amr` says how the user authenticated: `["pwd"]`, ' +
+          '`["pwd","otp","mfa"]`, `["pwd","mfa"]` (recovery code) or `["pwd","hwk","mfa"]` (passkey); refreshing ' +
+          "keeps it.\n\n" +
+          `**Passkey alone.** \`grant_type=${WEBAUTHN_GRANT}\` with \`challenge_id\` and \`webauthn_response\` ` +
+          "(the assertion of a discoverable passkey with user verification, after " +
+          "`POST /auth/webauthn/authentication-options` with `{}`) signs in without a password; `amr` " +
+          '`["hwk","user"]`.',
         consumes: ["application/x-www-form-urlencoded"],
         body: TokenForm,
         response: {
           200: TokenOut,
           400: oauthErrorResponse(
-            "A grant type other than `password` or `refresh_token` (`unsupported_grant_type`), or a repeated " +
-              "form field (`invalid_request`).",
+            "A grant type this endpoint does not know (`unsupported_grant_type`), a repeated form field, or a " +
+              "`webauthn_response` that is not JSON (`invalid_request`).",
             UNSUPPORTED_GRANT_TYPE,
             "unsupported_grant_type",
           ),
           401: oauthErrorResponse(
-            "Unknown e-mail or wrong password; or an invalid, expired or spent refresh token. The status is the " +
-              "spec's (RFC 6749 would say 400); the code is `invalid_grant`.",
+            "Unknown e-mail or wrong password; or an invalid, expired or spent refresh token; or, in a " +
+              "second-factor grant, an unknown, expired or spent `mfa_token`, or a wrong or already used code; or, " +
+              `in the passkey grants, an assertion that does not verify ("${PASSKEY_NOT_VERIFIED}": unknown ` +
+              "passkey, wrong origin or relying party, no user verification for a passkey alone, a sign counter " +
+              "that did not move forward) or a spent or expired challenge. The status is the spec's (RFC 6749 " +
+              "would say 400); the code is `invalid_grant`.",
             INCORRECT_EMAIL_OR_PASSWORD,
             "invalid_grant",
           ),
-          403: oauthErrorResponse(
-            "The password is right but the e-mail address is not verified yet (only while " +
-              "`EMAIL_VERIFICATION_REQUIRED` is true).",
-            EMAIL_NOT_VERIFIED,
-            "invalid_grant",
-          ),
+          403: MfaRequired,
           413: tooLarge,
           415: notForm,
           422: oauthErrorResponse(
-            "A required form field is missing or empty, or too long.",
+            "A required form field is missing or empty, or too long; or `webauthn_response` is JSON but not a " +
+              "WebAuthn assertion.",
             "body.username: field required",
             "invalid_request",
           ),
           429: oauthErrorResponse(
-            "Too many failed attempts for this account or from this address; `Retry-After` says when to try again.",
+            "Too many failed attempts for this account or from this address, or too many wrong second-factor " +
+              "codes for this account; `Retry-After` says when to try again.",
             TOO_MANY_LOGIN_ATTEMPTS,
             "temporarily_unavailable",
           ),
@@ -154,13 +262,41 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<TokenRouteOptions> = async (
       },
     },
     async function issueToken(request, reply) {
-      const { grant_type = "password", username, password, refresh_token } = request.body;
+      const {
+        grant_type = "password",
+        username,
+        password,
+        refresh_token,
+        mfa_token,
+        otp,
+        recovery_code,
+      } = request.body;
       let user: UserRecord;
       let issued: Issued;
       if (grant_type === "password") {
         if (username === undefined) throw required("username");
         if (password === undefined) throw required("password");
         user = await checkPassword(request, username, password);
+        const offer = await factors.factorsOnOffer(user.id);
+        if (offer.length > 0) {
+          // The password alone opens nothing here: a single-use challenge for the second step.
+          const challenge = await factors.challenge(user.id);
+          await audit.record("login", user.id, "mfa_required", request.ip);
+          request.loginStep = "mfa_required";
+          // RFC 6749 section 5.1: the mfa_token is a credential too; never cached.
+          return reply
+            .code(403)
+            .header("cache-control", "no-store")
+            .header("pragma", "no-cache")
+            .send({
+              error: "mfa_required" as const,
+              detail: MFA_REQUIRED,
+              error_description: MFA_REQUIRED,
+              mfa_token: challenge.token,
+              mfa_factors: offer,
+              expires_in: challenge.expiresIn,
+            });
+        }
         // The session, its refresh token and the login event commit together; the answer is built
         // from what was written, with no read after the commit.
         issued = await sessions.start(user.id, clientOf(request), [
@@ -173,6 +309,32 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<TokenRouteOptions> = async (
         if (!rotated.user.isActive) throw invalidGrant();
         user = rotated.user;
         issued = rotated;
+      } else if (grant_type === MFA_OTP_GRANT) {
+        if (mfa_token === undefined) throw required("mfa_token");
+        if (otp === undefined) throw required("otp");
+        ({ user, issued } = await secondFactorLogin(request, mfa_token, "otp", (userId, used) =>
+          factors.checkTotp(userId, otp, used),
+        ));
+      } else if (grant_type === MFA_RECOVERY_CODE_GRANT) {
+        if (mfa_token === undefined) throw required("mfa_token");
+        if (recovery_code === undefined) throw required("recovery_code");
+        ({ user, issued } = await secondFactorLogin(request, mfa_token, "recovery_code", (userId, used) =>
+          factors.useRecoveryCode(userId, recovery_code, used),
+        ));
+      } else if (grant_type === MFA_WEBAUTHN_GRANT) {
+        if (mfa_token === undefined) throw required("mfa_token");
+        const response = webauthnResponse(request.body.webauthn_response);
+        const { challenge_id } = request.body;
+        ({ user, issued } = await secondFactorLogin(request, mfa_token, "webauthn", (userId, used) =>
+          passkeys.accepts("second_factor", response, request.ip, { challengeId: challenge_id, userId, events: used }),
+        ));
+      } else if (grant_type === WEBAUTHN_GRANT) {
+        // A passkey alone (discoverable credential, user verification required) is the whole login.
+        const response = webauthnResponse(request.body.webauthn_response);
+        if (request.body.challenge_id === undefined) throw required("challenge_id");
+        user = await passkeys.verify("login", response, request.ip, { challengeId: request.body.challenge_id });
+        await refuseUnverified(request, user);
+        issued = await startLogin(request, user.id, AMR_PASSKEY);
       } else {
         throw new HttpError(400, UNSUPPORTED_GRANT_TYPE);
       }
@@ -180,7 +342,7 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<TokenRouteOptions> = async (
       // RFC 6749 section 5.1: responses that carry tokens must not be cached.
       reply.header("cache-control", "no-store").header("pragma", "no-cache");
       return {
-        access_token: tokens.issueAccessToken(user, issued.session.id),
+        access_token: tokens.issueAccessToken(user, issued.session.id, issued.session.amr),
         token_type: "bearer" as const,
         expires_in: ACCESS_TOKEN_LIFETIME_SECONDS,
         refresh_token: issued.refreshToken,

@@ -9,7 +9,9 @@ import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "typebox";
 import type { Addresses } from "../addresses.ts";
 import { type KeySet, publicJwkSet } from "../auth/keys.ts";
+import { WEBAUTHN_GRANT } from "../auth/passkeys.ts";
 import { NO_SECURITY } from "../docs.ts";
+import { MFA_OTP_GRANT, MFA_RECOVERY_CODE_GRANT, MFA_WEBAUTHN_GRANT } from "../schemas.ts";
 
 export interface WellKnownRouteOptions {
   keys: KeySet;
@@ -115,7 +117,15 @@ export const wellKnownRoutes: FastifyPluginAsyncTypebox<WellKnownRouteOptions> =
         revocation_endpoint: `${base}/auth/revoke`,
         introspection_endpoint: `${base}/auth/introspect`,
         jwks_uri: `${base}/.well-known/jwks.json`,
-        grant_types_supported: ["password", "refresh_token"],
+        // RFC 8414 section 2: extension grants are named by their URIs.
+        grant_types_supported: [
+          "password",
+          "refresh_token",
+          MFA_OTP_GRANT,
+          MFA_RECOVERY_CODE_GRANT,
+          MFA_WEBAUTHN_GRANT,
+          WEBAUTHN_GRANT,
+        ],
         // No authorization endpoint, so no response types (RFC 8414 requires the member).
         response_types_supported: [],
         // First-party public clients: nothing to authenticate at the token and revocation endpoints.

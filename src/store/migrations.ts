@@ -223,6 +223,128 @@ export const migrations: readonly Migration[] = [
       CREATE INDEX mail_outbox_due ON mail_outbox (status, next_attempt_at);
     `,
   },
+  {
+    version: 6,
+    name: "second factors: TOTP, recovery codes, second-factor challenges, session amr",
+    // Secrets are sealed (AES-256-GCM under MFA_ENCRYPTION_KEY, see auth/mfa-keys.ts); recovery codes and
+    // challenge tokens are stored only as hashes. last_step is the RFC 6238 time step of the last code
+    // accepted: a code for that step or an earlier one is refused (no replay). sessions.amr is a JSON
+    // array (RFC 8176); NULL for sessions from before means ["pwd"].
+    sqlite: `
+      CREATE TABLE totp_factors (
+        user_id TEXT PRIMARY KEY REFERENCES users (id) ON DELETE CASCADE,
+        sealed_secret TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        confirmed_at TEXT,
+        last_step INTEGER
+      ) STRICT;
+      CREATE TABLE recovery_codes (
+        user_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+        code_hash TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        used_at TEXT,
+        PRIMARY KEY (user_id, code_hash)
+      ) STRICT;
+      CREATE TABLE mfa_challenges (
+        token_hash TEXT PRIMARY KEY,
+        user_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+        created_at TEXT NOT NULL,
+        expires_at TEXT NOT NULL,
+        spent_at TEXT,
+        failures INTEGER NOT NULL DEFAULT 0
+      ) STRICT;
+      CREATE INDEX mfa_challenges_by_user ON mfa_challenges (user_id);
+      CREATE INDEX mfa_challenges_by_expiry ON mfa_challenges (expires_at);
+      ALTER TABLE sessions ADD COLUMN amr TEXT;
+    `,
+    postgres: `
+      CREATE TABLE totp_factors (
+        user_id uuid PRIMARY KEY REFERENCES users (id) ON DELETE CASCADE,
+        sealed_secret text NOT NULL,
+        created_at timestamptz NOT NULL,
+        confirmed_at timestamptz,
+        last_step integer
+      );
+      CREATE TABLE recovery_codes (
+        user_id uuid NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+        code_hash text NOT NULL,
+        created_at timestamptz NOT NULL,
+        used_at timestamptz,
+        PRIMARY KEY (user_id, code_hash)
+      );
+      CREATE TABLE mfa_challenges (
+        token_hash text PRIMARY KEY,
+        user_id uuid NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+        created_at timestamptz NOT NULL,
+        expires_at timestamptz NOT NULL,
+        spent_at timestamptz,
+        failures integer NOT NULL DEFAULT 0
+      );
+      CREATE INDEX mfa_challenges_by_user ON mfa_challenges (user_id);
+      CREATE INDEX mfa_challenges_by_expiry ON mfa_challenges (expires_at);
+      ALTER TABLE sessions ADD COLUMN amr text;
+    `,
+  },
+  {
+    version: 7,
+    name: "passkeys (WebAuthn credentials) and their ceremony challenges",
+    // A passkey's API id is a UUID; its credential id (base64url, up to 1023 bytes) is what the
+    // authenticator names it by, unique across users. The public key is COSE, base64url. The
+    // challenges of the ceremonies are stored as SHA-256 only, spent by deleting them, and expire
+    // after minutes, so any instance can finish a ceremony another one began.
+    sqlite: `
+      CREATE TABLE webauthn_credentials (
+        id TEXT PRIMARY KEY,
+        user_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+        credential_id TEXT NOT NULL UNIQUE,
+        public_key TEXT NOT NULL,
+        counter INTEGER NOT NULL DEFAULT 0,
+        transports TEXT NOT NULL DEFAULT '[]',
+        name TEXT NOT NULL,
+        device_type TEXT NOT NULL,
+        backed_up INTEGER NOT NULL DEFAULT 0 CHECK (backed_up IN (0, 1)),
+        aaguid TEXT,
+        created_at TEXT NOT NULL,
+        last_used_at TEXT
+      ) STRICT;
+      CREATE INDEX webauthn_credentials_by_user ON webauthn_credentials (user_id, id);
+      CREATE TABLE webauthn_challenges (
+        id TEXT PRIMARY KEY,
+        challenge_hash TEXT NOT NULL UNIQUE,
+        purpose TEXT NOT NULL CHECK (purpose IN ('registration', 'login', 'second_factor')),
+        user_id TEXT REFERENCES users (id) ON DELETE CASCADE,
+        created_at TEXT NOT NULL,
+        expires_at TEXT NOT NULL
+      ) STRICT;
+      CREATE INDEX webauthn_challenges_by_expiry ON webauthn_challenges (expires_at);
+    `,
+    postgres: `
+      CREATE TABLE webauthn_credentials (
+        id uuid PRIMARY KEY,
+        user_id uuid NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+        credential_id text NOT NULL UNIQUE,
+        public_key text NOT NULL,
+        counter bigint NOT NULL DEFAULT 0,
+        transports text NOT NULL DEFAULT '[]',
+        name text NOT NULL,
+        device_type text NOT NULL,
+        backed_up boolean NOT NULL DEFAULT false,
+        aaguid text,
+        created_at timestamptz NOT NULL,
+        last_used_at timestamptz
+      );
+      CREATE INDEX webauthn_credentials_by_user ON webauthn_credentials (user_id, id);
+      CREATE TABLE webauthn_challenges (
+        id uuid PRIMARY KEY,
+        challenge_hash text NOT NULL UNIQUE,
+        purpose text NOT NULL CHECK (purpose IN ('registration', 'login', 'second_factor')),
+        user_id uuid REFERENCES users (id) ON DELETE CASCADE,
+        created_at timestamptz NOT NULL,
+        expires_at timestamptz NOT NULL
+      );
+      CREATE INDEX webauthn_challenges_by_expiry ON webauthn_challenges (expires_at);
+    `,
+  },
 ];
 
 /** The versions still to apply, in order. */

@@ -16,7 +16,7 @@ import { ChangeListeners } from "./change-feed.ts";
 import { newCredentialStamp, newId } from "./ids.ts";
 import { pending } from "./migrations.ts";
 import { PostgresChangeFeed, USER_CHANGES_CHANNEL } from "./postgres-changes.ts";
-import { judgePresentedToken } from "./rotation.ts";
+import { judgePresentedToken, parseAmr } from "./rotation.ts";
 import type {
   AccountTokenPurpose,
   AccountTokenRecord,
@@ -25,20 +25,27 @@ import type {
   AuditQuery,
   DeliveryOutcome,
   MailStatus,
+  MfaChallenge,
   NewAccountToken,
   NewOutboxMessage,
+  NewPasskey,
   NewSession,
   NewUser,
   OutboxMessage,
+  PasskeyRecord,
   PresentedRefreshToken,
   Redemption,
   Rotation,
+  SecondFactors,
   SessionPage,
   SessionRecord,
+  TotpFactor,
   UserChanges,
   UserQuery,
   UserRecord,
   UserStore,
+  WebAuthnChallengeRecord,
+  WebAuthnPurpose,
   WriteOptions,
 } from "./store.ts";
 
@@ -86,6 +93,7 @@ interface SessionRow {
   refresh_generation: number;
   refresh_expires_at: Date;
   rotated_at: Date | null;
+  amr: string | null;
 }
 
 const COLUMN_OF: Record<keyof UserChanges, string> = {
@@ -292,6 +300,8 @@ export class PostgresUserStore implements UserStore {
       if (updated === undefined) return undefined;
       if (endSessions) {
         await client.query("UPDATE sessions SET revoked_at = $1 WHERE user_id = $2 AND revoked_at IS NULL", [now, id]);
+        // A pending second-factor challenge proved the old password: it ends with the sessions.
+        await client.query("DELETE FROM mfa_challenges WHERE user_id = $1", [id]);
       }
       await this.#record(client, events, id);
       return updated;
@@ -317,8 +327,8 @@ export class PostgresUserStore implements UserStore {
       const { rows } = await client.query<SessionRow>({
         name: "sessions_insert",
         text: `INSERT INTO sessions (id, user_id, created_at, last_used_at, expires_at, client_address, user_agent,
-                                     refresh_token_hash, refresh_generation, refresh_expires_at)
-               VALUES ($1, $2, $3, $3, $4, $5, $6, $7, 0, $8) RETURNING *`,
+                                     refresh_token_hash, refresh_generation, refresh_expires_at, amr)
+               VALUES ($1, $2, $3, $3, $4, $5, $6, $7, 0, $8, $9) RETURNING *`,
         values: [
           session.id,
           session.userId,
@@ -328,6 +338,7 @@ export class PostgresUserStore implements UserStore {
           session.userAgent,
           session.tokenHash,
           session.tokenExpiresAt,
+          JSON.stringify(session.amr ?? ["pwd"]),
         ],
       });
       await this.#record(client, events, session.userId);
@@ -459,7 +470,351 @@ export class PostgresUserStore implements UserStore {
            SELECT id FROM sessions WHERE expires_at <= $1 OR refresh_expires_at <= $1 OR revoked_at <= $1 LIMIT $2)`,
         [now, limit],
       );
-      return sessions.rowCount ?? 0;
+      const challenges = await this.#pool.query(
+        `DELETE FROM mfa_challenges WHERE token_hash IN (
+           SELECT token_hash FROM mfa_challenges WHERE expires_at <= $1 LIMIT $2)`,
+        [now, limit],
+      );
+      const ceremonies = await this.#pool.query(
+        "DELETE FROM webauthn_challenges WHERE id IN (SELECT id FROM webauthn_challenges WHERE expires_at <= $1 LIMIT $2)",
+        [now, limit],
+      );
+      return (sessions.rowCount ?? 0) + (challenges.rowCount ?? 0) + (ceremonies.rowCount ?? 0);
+    });
+  }
+
+  async secondFactorsOf(userId: string): Promise<SecondFactors> {
+    return guard(async () => {
+      const { rows } = await this.#pool.query<{ totp: boolean; codes: string }>({
+        name: "second_factors_of",
+        text: `SELECT EXISTS (SELECT 1 FROM totp_factors WHERE user_id = $1 AND confirmed_at IS NOT NULL) AS totp,
+                      (SELECT count(*) FROM recovery_codes WHERE user_id = $1 AND used_at IS NULL) AS codes,
+                      (SELECT count(*) FROM webauthn_credentials WHERE user_id = $1) AS passkeys`,
+        values: [userId],
+      });
+      const row = rows[0] as { totp: boolean; codes: string; passkeys: string };
+      return { totp: row.totp, recoveryCodesRemaining: Number(row.codes), passkeys: Number(row.passkeys) };
+    });
+  }
+
+  async findTotp(userId: string): Promise<TotpFactor | undefined> {
+    return guard(async () => {
+      const { rows } = await this.#pool.query<TotpRow>("SELECT * FROM totp_factors WHERE user_id = $1", [userId]);
+      return rows[0] && toTotp(rows[0]);
+    });
+  }
+
+  async startTotp(userId: string, sealedSecret: string): Promise<boolean> {
+    return guard(async () => {
+      const { rowCount } = await this.#pool.query(
+        `INSERT INTO totp_factors (user_id, sealed_secret, created_at) VALUES ($1, $2, $3)
+         ON CONFLICT (user_id) DO UPDATE SET sealed_secret = excluded.sealed_secret, created_at = excluded.created_at,
+           last_step = NULL
+         WHERE totp_factors.confirmed_at IS NULL`,
+        [userId, sealedSecret, new Date(this.#clock())],
+      );
+      return (rowCount ?? 0) > 0;
+    });
+  }
+
+  async confirmTotp(
+    userId: string,
+    step: number,
+    recoveryCodeHashes: readonly string[] | undefined,
+    events: readonly AuditEntry[] = [],
+  ): Promise<boolean> {
+    const now = new Date(this.#clock());
+    return this.#transaction(async (client) => {
+      const { rowCount } = await client.query(
+        `UPDATE totp_factors SET confirmed_at = $1, last_step = $2
+         WHERE user_id = $3 AND confirmed_at IS NULL AND (last_step IS NULL OR last_step < $2)`,
+        [now, step, userId],
+      );
+      if ((rowCount ?? 0) === 0) return false;
+      if (recoveryCodeHashes !== undefined) await replaceCodes(client, userId, recoveryCodeHashes, now);
+      await this.#record(client, events, userId);
+      return true;
+    });
+  }
+
+  async acceptTotpStep(userId: string, step: number, events: readonly AuditEntry[] = []): Promise<boolean> {
+    return this.#transaction(async (client) => {
+      const { rowCount } = await client.query(
+        `UPDATE totp_factors SET last_step = $1
+         WHERE user_id = $2 AND confirmed_at IS NOT NULL AND (last_step IS NULL OR last_step < $1)`,
+        [step, userId],
+      );
+      if ((rowCount ?? 0) === 0) return false;
+      await this.#record(client, events, userId);
+      return true;
+    });
+  }
+
+  async removeTotp(
+    userId: string,
+    { dropRecoveryCodes, events = [] }: { dropRecoveryCodes: boolean; events?: readonly AuditEntry[] },
+  ): Promise<boolean> {
+    return this.#transaction(async (client) => {
+      const { rowCount } = await client.query("DELETE FROM totp_factors WHERE user_id = $1", [userId]);
+      if ((rowCount ?? 0) === 0) return false;
+      if (dropRecoveryCodes) await client.query("DELETE FROM recovery_codes WHERE user_id = $1", [userId]);
+      await this.#record(client, events, userId);
+      return true;
+    });
+  }
+
+  async replaceRecoveryCodes(
+    userId: string,
+    codeHashes: readonly string[],
+    events: readonly AuditEntry[] = [],
+  ): Promise<void> {
+    const now = new Date(this.#clock());
+    await this.#transaction(async (client) => {
+      await replaceCodes(client, userId, codeHashes, now);
+      await this.#record(client, events, userId);
+    });
+  }
+
+  async useRecoveryCode(
+    userId: string,
+    candidateHashes: readonly string[],
+    now: string,
+    events: readonly AuditEntry[] = [],
+  ): Promise<boolean> {
+    if (candidateHashes.length === 0) return false;
+    return this.#transaction(async (client) => {
+      const { rowCount } = await client.query(
+        `UPDATE recovery_codes SET used_at = $1
+         WHERE user_id = $2 AND used_at IS NULL AND code_hash = ANY($3::text[])`,
+        [now, userId, candidateHashes],
+      );
+      if ((rowCount ?? 0) === 0) return false;
+      await this.#record(client, events, userId);
+      return true;
+    });
+  }
+
+  async resetSecondFactors(userId: string, events: readonly AuditEntry[] = []): Promise<void> {
+    await this.#transaction(async (client) => {
+      await client.query("DELETE FROM totp_factors WHERE user_id = $1", [userId]);
+      await client.query("DELETE FROM recovery_codes WHERE user_id = $1", [userId]);
+      await client.query("DELETE FROM webauthn_credentials WHERE user_id = $1", [userId]);
+      await client.query("DELETE FROM webauthn_challenges WHERE user_id = $1", [userId]);
+      await client.query("DELETE FROM mfa_challenges WHERE user_id = $1", [userId]);
+      await this.#record(client, events, userId);
+    });
+  }
+
+  async createMfaChallenge({
+    tokenHash,
+    userId,
+    expiresAt,
+  }: {
+    tokenHash: string;
+    userId: string;
+    expiresAt: string;
+  }): Promise<void> {
+    await guard(() =>
+      this.#pool.query(
+        "INSERT INTO mfa_challenges (token_hash, user_id, created_at, expires_at) VALUES ($1, $2, $3, $4)",
+        [tokenHash, userId, new Date(this.#clock()), expiresAt],
+      ),
+    );
+  }
+
+  async findMfaChallenge(tokenHash: string): Promise<MfaChallenge | undefined> {
+    return guard(async () => {
+      const { rows } = await this.#pool.query<MfaChallengeRow>("SELECT * FROM mfa_challenges WHERE token_hash = $1", [
+        tokenHash,
+      ]);
+      return rows[0] && toChallenge(rows[0]);
+    });
+  }
+
+  async failMfaChallenge(tokenHash: string, maxFailures: number, now: string): Promise<number> {
+    return guard(async () => {
+      const { rows } = await this.#pool.query<{ failures: number }>(
+        `UPDATE mfa_challenges SET failures = failures + 1,
+           spent_at = CASE WHEN failures + 1 >= $1 THEN $2::timestamptz ELSE spent_at END
+         WHERE token_hash = $3 AND spent_at IS NULL RETURNING failures`,
+        [maxFailures, now, tokenHash],
+      );
+      return rows[0] ? rows[0].failures : maxFailures;
+    });
+  }
+
+  async spendMfaChallenge(tokenHash: string, now: string): Promise<string | undefined> {
+    return guard(async () => {
+      const { rows } = await this.#pool.query<{ user_id: string }>(
+        `UPDATE mfa_challenges SET spent_at = $1
+         WHERE token_hash = $2 AND spent_at IS NULL AND expires_at > $1 RETURNING user_id`,
+        [now, tokenHash],
+      );
+      return rows[0]?.user_id;
+    });
+  }
+
+  async listTotpSecrets(): Promise<{ userId: string; sealedSecret: string }[]> {
+    return guard(async () => {
+      const { rows } = await this.#pool.query<{ user_id: string; sealed_secret: string }>(
+        "SELECT user_id, sealed_secret FROM totp_factors ORDER BY user_id",
+      );
+      return rows.map((row) => ({ userId: row.user_id, sealedSecret: row.sealed_secret }));
+    });
+  }
+
+  async replaceTotpSecret(userId: string, previous: string, next: string): Promise<boolean> {
+    return guard(async () => {
+      const { rowCount } = await this.#pool.query(
+        "UPDATE totp_factors SET sealed_secret = $1 WHERE user_id = $2 AND sealed_secret = $3",
+        [next, userId, previous],
+      );
+      return (rowCount ?? 0) > 0;
+    });
+  }
+
+  async addPasskey(passkey: NewPasskey, events: readonly AuditEntry[] = []): Promise<PasskeyRecord | undefined> {
+    const now = this.#clock();
+    return this.#transaction(async (client) => {
+      const { rows } = await client.query<PasskeyRow>(
+        `INSERT INTO webauthn_credentials (id, user_id, credential_id, public_key, counter, transports, name,
+                                           device_type, backed_up, aaguid, created_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT (credential_id) DO NOTHING RETURNING *`,
+        [
+          newId(now),
+          passkey.userId,
+          passkey.credentialId,
+          passkey.publicKey,
+          passkey.counter,
+          JSON.stringify(passkey.transports),
+          passkey.name,
+          passkey.deviceType,
+          passkey.backedUp,
+          passkey.aaguid,
+          new Date(now),
+        ],
+      );
+      if (rows[0] === undefined) return undefined;
+      await this.#record(client, events, passkey.userId);
+      return toPasskey(rows[0]);
+    });
+  }
+
+  async listPasskeys(userId: string): Promise<PasskeyRecord[]> {
+    if (!UUID.test(userId)) return [];
+    return guard(async () => {
+      const { rows } = await this.#pool.query<PasskeyRow>(
+        "SELECT * FROM webauthn_credentials WHERE user_id = $1 ORDER BY id",
+        [userId],
+      );
+      return rows.map(toPasskey);
+    });
+  }
+
+  async countPasskeys(userId: string): Promise<number> {
+    if (!UUID.test(userId)) return 0;
+    return guard(async () => {
+      const { rows } = await this.#pool.query<{ n: string }>(
+        "SELECT count(*) AS n FROM webauthn_credentials WHERE user_id = $1",
+        [userId],
+      );
+      return Number(rows[0]?.n ?? 0);
+    });
+  }
+
+  async findPasskeyByCredentialId(credentialId: string): Promise<PasskeyRecord | undefined> {
+    if (credentialId.includes("\0")) return undefined;
+    return guard(async () => {
+      const { rows } = await this.#pool.query<PasskeyRow>(
+        "SELECT * FROM webauthn_credentials WHERE credential_id = $1",
+        [credentialId],
+      );
+      return rows[0] && toPasskey(rows[0]);
+    });
+  }
+
+  async renamePasskey(
+    userId: string,
+    id: string,
+    name: string,
+    events: readonly AuditEntry[] = [],
+  ): Promise<PasskeyRecord | undefined> {
+    if (!UUID.test(id) || !UUID.test(userId)) return undefined;
+    return this.#transaction(async (client) => {
+      const { rows } = await client.query<PasskeyRow>(
+        "UPDATE webauthn_credentials SET name = $1 WHERE id = $2 AND user_id = $3 RETURNING *",
+        [name, id, userId],
+      );
+      if (rows[0] === undefined) return undefined;
+      await this.#record(client, events, userId);
+      return toPasskey(rows[0]);
+    });
+  }
+
+  async removePasskey(userId: string, id: string, events: readonly AuditEntry[] = []): Promise<boolean> {
+    if (!UUID.test(id) || !UUID.test(userId)) return false;
+    return this.#transaction(async (client) => {
+      const { rowCount } = await client.query("DELETE FROM webauthn_credentials WHERE id = $1 AND user_id = $2", [
+        id,
+        userId,
+      ]);
+      if (!rowCount) return false;
+      await this.#record(client, events, userId);
+      return true;
+    });
+  }
+
+  async recordPasskeyUse(
+    id: string,
+    use: { previousCounter: number; counter: number; backedUp: boolean; at: string },
+    events: readonly AuditEntry[] = [],
+  ): Promise<boolean> {
+    if (!UUID.test(id)) return false;
+    return this.#transaction(async (client) => {
+      const { rows } = await client.query<{ user_id: string }>(
+        `UPDATE webauthn_credentials SET counter = $1, backed_up = $2, last_used_at = $3
+         WHERE id = $4 AND counter = $5 RETURNING user_id`,
+        [use.counter, use.backedUp, use.at, id, use.previousCounter],
+      );
+      if (rows[0] === undefined) return false;
+      await this.#record(client, events, rows[0].user_id);
+      return true;
+    });
+  }
+
+  async saveWebAuthnChallenge(challenge: Omit<WebAuthnChallengeRecord, "createdAt">): Promise<void> {
+    await guard(() =>
+      this.#pool.query(
+        "INSERT INTO webauthn_challenges (id, challenge_hash, purpose, user_id, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6)",
+        [
+          challenge.id,
+          challenge.challengeHash,
+          challenge.purpose,
+          challenge.userId,
+          new Date(this.#clock()),
+          challenge.expiresAt,
+        ],
+      ),
+    );
+  }
+
+  async takeWebAuthnChallenge(
+    key: { id: string } | { challengeHash: string },
+    purpose: WebAuthnPurpose,
+    now: string,
+  ): Promise<WebAuthnChallengeRecord | undefined> {
+    if ("id" in key && !UUID.test(key.id)) return undefined;
+    // One statement: of several concurrent takers, only the one whose DELETE removed the row gets it.
+    const [column, value] = "id" in key ? ["id", key.id] : ["challenge_hash", key.challengeHash];
+    if (value.includes("\0")) return undefined;
+    return guard(async () => {
+      const { rows } = await this.#pool.query<WebAuthnChallengeRow>(
+        `DELETE FROM webauthn_challenges WHERE ${column} = $1 RETURNING *`,
+        [value],
+      );
+      const row = rows[0];
+      if (!row || row.purpose !== purpose || row.expires_at <= new Date(now)) return undefined;
+      return toWebAuthnChallenge(row);
     });
   }
 
@@ -721,6 +1076,21 @@ export class PostgresUserStore implements UserStore {
   }
 }
 
+/** Inside a transaction: the user's recovery codes become exactly these. */
+async function replaceCodes(
+  client: pg.PoolClient,
+  userId: string,
+  codeHashes: readonly string[],
+  now: Date,
+): Promise<void> {
+  await client.query("DELETE FROM recovery_codes WHERE user_id = $1", [userId]);
+  if (codeHashes.length === 0) return;
+  await client.query(
+    "INSERT INTO recovery_codes (user_id, code_hash, created_at) SELECT $1, hash, $3 FROM unnest($2::text[]) AS hash",
+    [userId, codeHashes, now],
+  );
+}
+
 /** Inside a transaction: spends a live token and its siblings, or says why it cannot. */
 async function redeem(
   client: pg.PoolClient,
@@ -766,6 +1136,59 @@ function toRecord(row: UserRow | undefined): UserRecord | undefined {
     credentialsChangedAt: row.credentials_changed_at?.toISOString() ?? null,
     credentialStamp: row.credential_stamp,
     emailVerifiedAt: row.email_verified_at?.toISOString() ?? null,
+  };
+}
+
+interface PasskeyRow {
+  id: string;
+  user_id: string;
+  credential_id: string;
+  public_key: string;
+  counter: string | number;
+  transports: string;
+  name: string;
+  device_type: string;
+  backed_up: boolean;
+  aaguid: string | null;
+  created_at: Date;
+  last_used_at: Date | null;
+}
+
+function toPasskey(row: PasskeyRow): PasskeyRecord {
+  return {
+    id: row.id,
+    userId: row.user_id,
+    credentialId: row.credential_id,
+    publicKey: row.public_key,
+    // bigint arrives as a string; counters are 32-bit, so a number holds them exactly.
+    counter: Number(row.counter),
+    transports: JSON.parse(row.transports) as string[],
+    name: row.name,
+    deviceType: row.device_type,
+    backedUp: row.backed_up,
+    aaguid: row.aaguid,
+    createdAt: row.created_at.toISOString(),
+    lastUsedAt: row.last_used_at?.toISOString() ?? null,
+  };
+}
+
+interface WebAuthnChallengeRow {
+  id: string;
+  challenge_hash: string;
+  purpose: string;
+  user_id: string | null;
+  created_at: Date;
+  expires_at: Date;
+}
+
+function toWebAuthnChallenge(row: WebAuthnChallengeRow): WebAuthnChallengeRecord {
+  return {
+    id: row.id,
+    challengeHash: row.challenge_hash,
+    purpose: row.purpose as WebAuthnPurpose,
+    userId: row.user_id,
+    createdAt: row.created_at.toISOString(),
+    expiresAt: row.expires_at.toISOString(),
   };
 }
 
@@ -853,5 +1276,44 @@ function toSession(row: SessionRow): SessionRecord {
     revokedAt: row.revoked_at?.toISOString() ?? null,
     clientAddress: row.client_address,
     userAgent: row.user_agent,
+    amr: parseAmr(row.amr),
+  };
+}
+
+interface TotpRow {
+  user_id: string;
+  sealed_secret: string;
+  created_at: Date;
+  confirmed_at: Date | null;
+  last_step: number | null;
+}
+
+function toTotp(row: TotpRow): TotpFactor {
+  return {
+    userId: row.user_id,
+    sealedSecret: row.sealed_secret,
+    createdAt: row.created_at.toISOString(),
+    confirmedAt: row.confirmed_at?.toISOString() ?? null,
+    lastStep: row.last_step,
+  };
+}
+
+interface MfaChallengeRow {
+  token_hash: string;
+  user_id: string;
+  created_at: Date;
+  expires_at: Date;
+  spent_at: Date | null;
+  failures: number;
+}
+
+function toChallenge(row: MfaChallengeRow): MfaChallenge {
+  return {
+    tokenHash: row.token_hash,
+    userId: row.user_id,
+    createdAt: row.created_at.toISOString(),
+    expiresAt: row.expires_at.toISOString(),
+    spentAt: row.spent_at?.toISOString() ?? null,
+    failures: row.failures,
   };
 }

@@ -38,3 +38,13 @@ export function judgePresentedToken(
   }
   return { outcome: "invalid" };
 }
+
+/** A session's stored amr (a JSON array of strings); NULL or anything unreadable means ["pwd"]. */
+export function parseAmr(stored: string | null): string[] {
+  if (stored === null) return ["pwd"];
+  try {
+    const value: unknown = JSON.parse(stored);
+    if (Array.isArray(value) && value.every((entry) => typeof entry === "string")) return value;
+  } catch {}
+  return ["pwd"];
+}

@@ -14,7 +14,7 @@ import { normalizeEmail } from "../users/email.ts";
 import { ChangeListeners, localFeed } from "./change-feed.ts";
 import { newCredentialStamp, newId } from "./ids.ts";
 import { pending } from "./migrations.ts";
-import { judgePresentedToken, type SessionTokenState } from "./rotation.ts";
+import { judgePresentedToken, parseAmr, type SessionTokenState } from "./rotation.ts";
 import type {
   AccountTokenPurpose,
   AccountTokenRecord,
@@ -23,21 +23,28 @@ import type {
   AuditQuery,
   DeliveryOutcome,
   MailStatus,
+  MfaChallenge,
   NewAccountToken,
   NewOutboxMessage,
+  NewPasskey,
   NewSession,
   NewUser,
   OutboxMessage,
+  PasskeyRecord,
   PresentedRefreshToken,
   Redemption,
   Rotation,
+  SecondFactors,
   SessionPage,
   SessionRecord,
+  TotpFactor,
   UserChangeFeed,
   UserChanges,
   UserQuery,
   UserRecord,
   UserStore,
+  WebAuthnChallengeRecord,
+  WebAuthnPurpose,
   WriteOptions,
 } from "./store.ts";
 
@@ -74,6 +81,7 @@ interface SessionRow {
   refresh_generation: number;
   refresh_expires_at: string;
   rotated_at: string | null;
+  amr: string | null;
 }
 
 const COLUMN_OF: Record<keyof UserChanges, string> = {
@@ -194,8 +202,8 @@ class SqliteUserStore implements UserStore {
     );
     this.#insertSession = db.prepare(
       `INSERT INTO sessions (id, user_id, created_at, last_used_at, expires_at, client_address, user_agent,
-                             refresh_token_hash, refresh_generation, refresh_expires_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?) RETURNING *`,
+                             refresh_token_hash, refresh_generation, refresh_expires_at, amr)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?) RETURNING *`,
     );
     // Live sessions beyond the newest `cap`, oldest last: the ones a new login pushes out.
     this.#liveSessionsPastCap = db.prepare(
@@ -298,6 +306,8 @@ class SqliteUserStore implements UserStore {
         if (row === undefined) return undefined;
         if (endSessions) {
           this.#db.prepare("UPDATE sessions SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL").run(now, id);
+          // A pending second-factor challenge proved the old password: it ends with the sessions.
+          this.#db.prepare("DELETE FROM mfa_challenges WHERE user_id = ?").run(id);
         }
         this.#record(events, id);
         return toRecord(row);
@@ -331,6 +341,7 @@ class SqliteUserStore implements UserStore {
         session.userAgent,
         session.tokenHash,
         session.tokenExpiresAt,
+        JSON.stringify(session.amr ?? ["pwd"]),
       ) as unknown as SessionRow;
       this.#record(events, session.userId);
       const pastCap = this.#liveSessionsPastCap.all(session.userId, now, now, maxPerUser) as unknown as {
@@ -412,14 +423,323 @@ class SqliteUserStore implements UserStore {
   }
 
   async purgeExpired(now: string, limit: number): Promise<number> {
-    return Number(
-      this.#db
+    const sessions = this.#db
+      .prepare(
+        `DELETE FROM sessions WHERE id IN (
+           SELECT id FROM sessions WHERE expires_at <= ? OR refresh_expires_at <= ? OR revoked_at <= ? LIMIT ?)`,
+      )
+      .run(now, now, now, limit).changes;
+    const challenges = this.#db
+      .prepare(
+        "DELETE FROM mfa_challenges WHERE token_hash IN (SELECT token_hash FROM mfa_challenges WHERE expires_at <= ? LIMIT ?)",
+      )
+      .run(now, limit).changes;
+    const ceremonies = this.#db
+      .prepare(
+        "DELETE FROM webauthn_challenges WHERE id IN (SELECT id FROM webauthn_challenges WHERE expires_at <= ? LIMIT ?)",
+      )
+      .run(now, limit).changes;
+    return Number(sessions) + Number(challenges) + Number(ceremonies);
+  }
+
+  async addPasskey(passkey: NewPasskey, events: readonly AuditEntry[] = []): Promise<PasskeyRecord | undefined> {
+    const now = this.#clock();
+    return inTransaction(this.#db, () => {
+      const row = this.#db
         .prepare(
-          `DELETE FROM sessions WHERE id IN (
-             SELECT id FROM sessions WHERE expires_at <= ? OR refresh_expires_at <= ? OR revoked_at <= ? LIMIT ?)`,
+          `INSERT INTO webauthn_credentials (id, user_id, credential_id, public_key, counter, transports, name,
+                                             device_type, backed_up, aaguid, created_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (credential_id) DO NOTHING RETURNING *`,
         )
-        .run(now, now, now, limit).changes,
-    );
+        .get(
+          newId(now),
+          passkey.userId,
+          passkey.credentialId,
+          passkey.publicKey,
+          passkey.counter,
+          JSON.stringify(passkey.transports),
+          passkey.name,
+          passkey.deviceType,
+          passkey.backedUp ? 1 : 0,
+          passkey.aaguid,
+          new Date(now).toISOString(),
+        ) as unknown as PasskeyRow | undefined;
+      if (row === undefined) return undefined;
+      this.#record(events, passkey.userId);
+      return toPasskey(row);
+    });
+  }
+
+  async listPasskeys(userId: string): Promise<PasskeyRecord[]> {
+    const rows = this.#db
+      .prepare("SELECT * FROM webauthn_credentials WHERE user_id = ? ORDER BY id")
+      .all(userId) as unknown as PasskeyRow[];
+    return rows.map(toPasskey);
+  }
+
+  async countPasskeys(userId: string): Promise<number> {
+    const row = this.#db.prepare("SELECT count(*) AS n FROM webauthn_credentials WHERE user_id = ?").get(userId) as {
+      n: number;
+    };
+    return Number(row.n);
+  }
+
+  async findPasskeyByCredentialId(credentialId: string): Promise<PasskeyRecord | undefined> {
+    const row = this.#db.prepare("SELECT * FROM webauthn_credentials WHERE credential_id = ?").get(credentialId) as
+      | PasskeyRow
+      | undefined;
+    return row && toPasskey(row);
+  }
+
+  async renamePasskey(
+    userId: string,
+    id: string,
+    name: string,
+    events: readonly AuditEntry[] = [],
+  ): Promise<PasskeyRecord | undefined> {
+    return inTransaction(this.#db, () => {
+      const row = this.#db
+        .prepare("UPDATE webauthn_credentials SET name = ? WHERE id = ? AND user_id = ? RETURNING *")
+        .get(name, id, userId) as unknown as PasskeyRow | undefined;
+      if (row) this.#record(events, userId);
+      return row && toPasskey(row);
+    });
+  }
+
+  async removePasskey(userId: string, id: string, events: readonly AuditEntry[] = []): Promise<boolean> {
+    return inTransaction(this.#db, () => {
+      const removed =
+        Number(
+          this.#db.prepare("DELETE FROM webauthn_credentials WHERE id = ? AND user_id = ?").run(id, userId).changes,
+        ) > 0;
+      if (removed) this.#record(events, userId);
+      return removed;
+    });
+  }
+
+  async recordPasskeyUse(
+    id: string,
+    use: { previousCounter: number; counter: number; backedUp: boolean; at: string },
+    events: readonly AuditEntry[] = [],
+  ): Promise<boolean> {
+    return inTransaction(this.#db, () => {
+      const row = this.#db
+        .prepare(
+          `UPDATE webauthn_credentials SET counter = ?, backed_up = ?, last_used_at = ?
+           WHERE id = ? AND counter = ? RETURNING user_id`,
+        )
+        .get(use.counter, use.backedUp ? 1 : 0, use.at, id, use.previousCounter) as { user_id: string } | undefined;
+      if (row) this.#record(events, row.user_id);
+      return row !== undefined;
+    });
+  }
+
+  async saveWebAuthnChallenge(challenge: Omit<WebAuthnChallengeRecord, "createdAt">): Promise<void> {
+    this.#db
+      .prepare(
+        "INSERT INTO webauthn_challenges (id, challenge_hash, purpose, user_id, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)",
+      )
+      .run(
+        challenge.id,
+        challenge.challengeHash,
+        challenge.purpose,
+        challenge.userId,
+        new Date(this.#clock()).toISOString(),
+        challenge.expiresAt,
+      );
+  }
+
+  async takeWebAuthnChallenge(
+    key: { id: string } | { challengeHash: string },
+    purpose: WebAuthnPurpose,
+    now: string,
+  ): Promise<WebAuthnChallengeRecord | undefined> {
+    // One statement: of several concurrent takers, only the one whose DELETE removed the row gets it.
+    const [column, value] = "id" in key ? ["id", key.id] : ["challenge_hash", key.challengeHash];
+    const row = this.#db
+      .prepare(`DELETE FROM webauthn_challenges WHERE ${column} = ? RETURNING *`)
+      .get(value) as unknown as WebAuthnChallengeRow | undefined;
+    if (!row || row.purpose !== purpose || row.expires_at <= now) return undefined;
+    return toWebAuthnChallenge(row);
+  }
+
+  async secondFactorsOf(userId: string): Promise<SecondFactors> {
+    const row = this.#db
+      .prepare(
+        `SELECT EXISTS (SELECT 1 FROM totp_factors WHERE user_id = ? AND confirmed_at IS NOT NULL) AS totp,
+                (SELECT count(*) FROM recovery_codes WHERE user_id = ? AND used_at IS NULL) AS codes,
+                (SELECT count(*) FROM webauthn_credentials WHERE user_id = ?) AS passkeys`,
+      )
+      .get(userId, userId, userId) as { totp: number; codes: number; passkeys: number };
+    return { totp: row.totp === 1, recoveryCodesRemaining: Number(row.codes), passkeys: Number(row.passkeys) };
+  }
+
+  async findTotp(userId: string): Promise<TotpFactor | undefined> {
+    const row = this.#db.prepare("SELECT * FROM totp_factors WHERE user_id = ?").get(userId) as unknown as
+      | TotpRow
+      | undefined;
+    return row && toTotp(row);
+  }
+
+  async startTotp(userId: string, sealedSecret: string): Promise<boolean> {
+    const now = new Date(this.#clock()).toISOString();
+    const written = this.#db
+      .prepare(
+        `INSERT INTO totp_factors (user_id, sealed_secret, created_at) VALUES (?, ?, ?)
+         ON CONFLICT (user_id) DO UPDATE SET sealed_secret = excluded.sealed_secret, created_at = excluded.created_at,
+           last_step = NULL
+         WHERE totp_factors.confirmed_at IS NULL`,
+      )
+      .run(userId, sealedSecret, now).changes;
+    return Number(written) > 0;
+  }
+
+  async confirmTotp(
+    userId: string,
+    step: number,
+    recoveryCodeHashes: readonly string[] | undefined,
+    events: readonly AuditEntry[] = [],
+  ): Promise<boolean> {
+    const now = new Date(this.#clock()).toISOString();
+    return inTransaction(this.#db, () => {
+      const confirmed = this.#db
+        .prepare(
+          `UPDATE totp_factors SET confirmed_at = ?, last_step = ?
+           WHERE user_id = ? AND confirmed_at IS NULL AND (last_step IS NULL OR last_step < ?)`,
+        )
+        .run(now, step, userId, step).changes;
+      if (Number(confirmed) === 0) return false;
+      if (recoveryCodeHashes !== undefined) this.#replaceCodes(userId, recoveryCodeHashes, now);
+      this.#record(events, userId);
+      return true;
+    });
+  }
+
+  async acceptTotpStep(userId: string, step: number, events: readonly AuditEntry[] = []): Promise<boolean> {
+    return inTransaction(this.#db, () => {
+      const accepted = this.#db
+        .prepare(
+          `UPDATE totp_factors SET last_step = ?
+           WHERE user_id = ? AND confirmed_at IS NOT NULL AND (last_step IS NULL OR last_step < ?)`,
+        )
+        .run(step, userId, step).changes;
+      if (Number(accepted) === 0) return false;
+      this.#record(events, userId);
+      return true;
+    });
+  }
+
+  async removeTotp(
+    userId: string,
+    { dropRecoveryCodes, events = [] }: { dropRecoveryCodes: boolean; events?: readonly AuditEntry[] },
+  ): Promise<boolean> {
+    return inTransaction(this.#db, () => {
+      const removed = Number(this.#db.prepare("DELETE FROM totp_factors WHERE user_id = ?").run(userId).changes) > 0;
+      if (!removed) return false;
+      if (dropRecoveryCodes) this.#db.prepare("DELETE FROM recovery_codes WHERE user_id = ?").run(userId);
+      this.#record(events, userId);
+      return true;
+    });
+  }
+
+  async replaceRecoveryCodes(
+    userId: string,
+    codeHashes: readonly string[],
+    events: readonly AuditEntry[] = [],
+  ): Promise<void> {
+    const now = new Date(this.#clock()).toISOString();
+    inTransaction(this.#db, () => {
+      this.#replaceCodes(userId, codeHashes, now);
+      this.#record(events, userId);
+    });
+  }
+
+  async useRecoveryCode(
+    userId: string,
+    candidateHashes: readonly string[],
+    now: string,
+    events: readonly AuditEntry[] = [],
+  ): Promise<boolean> {
+    if (candidateHashes.length === 0) return false;
+    return inTransaction(this.#db, () => {
+      const used = this.#db
+        .prepare(
+          `UPDATE recovery_codes SET used_at = ?
+           WHERE user_id = ? AND used_at IS NULL AND code_hash IN (${candidateHashes.map(() => "?").join(", ")})`,
+        )
+        .run(now, userId, ...candidateHashes).changes;
+      if (Number(used) === 0) return false;
+      this.#record(events, userId);
+      return true;
+    });
+  }
+
+  async resetSecondFactors(userId: string, events: readonly AuditEntry[] = []): Promise<void> {
+    inTransaction(this.#db, () => {
+      this.#db.prepare("DELETE FROM totp_factors WHERE user_id = ?").run(userId);
+      this.#db.prepare("DELETE FROM recovery_codes WHERE user_id = ?").run(userId);
+      this.#db.prepare("DELETE FROM webauthn_credentials WHERE user_id = ?").run(userId);
+      this.#db.prepare("DELETE FROM webauthn_challenges WHERE user_id = ?").run(userId);
+      this.#db.prepare("DELETE FROM mfa_challenges WHERE user_id = ?").run(userId);
+      this.#record(events, userId);
+    });
+  }
+
+  async createMfaChallenge({
+    tokenHash,
+    userId,
+    expiresAt,
+  }: {
+    tokenHash: string;
+    userId: string;
+    expiresAt: string;
+  }): Promise<void> {
+    const now = new Date(this.#clock()).toISOString();
+    this.#db
+      .prepare("INSERT INTO mfa_challenges (token_hash, user_id, created_at, expires_at) VALUES (?, ?, ?, ?)")
+      .run(tokenHash, userId, now, expiresAt);
+  }
+
+  async findMfaChallenge(tokenHash: string): Promise<MfaChallenge | undefined> {
+    const row = this.#db.prepare("SELECT * FROM mfa_challenges WHERE token_hash = ?").get(tokenHash) as unknown as
+      | MfaChallengeRow
+      | undefined;
+    return row && toChallenge(row);
+  }
+
+  async failMfaChallenge(tokenHash: string, maxFailures: number, now: string): Promise<number> {
+    const row = this.#db
+      .prepare(
+        `UPDATE mfa_challenges SET failures = failures + 1,
+           spent_at = CASE WHEN failures + 1 >= ? THEN ? ELSE spent_at END
+         WHERE token_hash = ? AND spent_at IS NULL RETURNING failures`,
+      )
+      .get(maxFailures, now, tokenHash) as { failures: number } | undefined;
+    return row ? Number(row.failures) : maxFailures;
+  }
+
+  async spendMfaChallenge(tokenHash: string, now: string): Promise<string | undefined> {
+    const row = this.#db
+      .prepare(
+        "UPDATE mfa_challenges SET spent_at = ? WHERE token_hash = ? AND spent_at IS NULL AND expires_at > ? RETURNING user_id",
+      )
+      .get(now, tokenHash, now) as { user_id: string } | undefined;
+    return row?.user_id;
+  }
+
+  async listTotpSecrets(): Promise<{ userId: string; sealedSecret: string }[]> {
+    const rows = this.#db.prepare("SELECT user_id, sealed_secret FROM totp_factors ORDER BY user_id").all() as {
+      user_id: string;
+      sealed_secret: string;
+    }[];
+    return rows.map((row) => ({ userId: row.user_id, sealedSecret: row.sealed_secret }));
+  }
+
+  async replaceTotpSecret(userId: string, previous: string, next: string): Promise<boolean> {
+    const changed = this.#db
+      .prepare("UPDATE totp_factors SET sealed_secret = ? WHERE user_id = ? AND sealed_secret = ?")
+      .run(next, userId, previous).changes;
+    return Number(changed) > 0;
   }
 
   async recordEvent(event: Omit<AuditEvent, "id" | "createdAt">): Promise<void> {
@@ -599,6 +919,13 @@ class SqliteUserStore implements UserStore {
     }
   }
 
+  /** Inside a transaction: the user's recovery codes become exactly these. */
+  #replaceCodes(userId: string, codeHashes: readonly string[], now: string): void {
+    this.#db.prepare("DELETE FROM recovery_codes WHERE user_id = ?").run(userId);
+    const insert = this.#db.prepare("INSERT INTO recovery_codes (user_id, code_hash, created_at) VALUES (?, ?, ?)");
+    for (const hash of codeHashes) insert.run(userId, hash, now);
+  }
+
   #insertMail(mail: NewOutboxMessage): void {
     const now = this.#clock();
     const id = newId(now);
@@ -663,6 +990,58 @@ function toRecord(row: UserRow | undefined): UserRecord | undefined {
     credentialsChangedAt: row.credentials_changed_at,
     credentialStamp: row.credential_stamp,
     emailVerifiedAt: row.email_verified_at,
+  };
+}
+
+interface PasskeyRow {
+  id: string;
+  user_id: string;
+  credential_id: string;
+  public_key: string;
+  counter: number;
+  transports: string;
+  name: string;
+  device_type: string;
+  backed_up: number;
+  aaguid: string | null;
+  created_at: string;
+  last_used_at: string | null;
+}
+
+function toPasskey(row: PasskeyRow): PasskeyRecord {
+  return {
+    id: row.id,
+    userId: row.user_id,
+    credentialId: row.credential_id,
+    publicKey: row.public_key,
+    counter: Number(row.counter),
+    transports: JSON.parse(row.transports) as string[],
+    name: row.name,
+    deviceType: row.device_type,
+    backedUp: row.backed_up === 1,
+    aaguid: row.aaguid,
+    createdAt: row.created_at,
+    lastUsedAt: row.last_used_at,
+  };
+}
+
+interface WebAuthnChallengeRow {
+  id: string;
+  challenge_hash: string;
+  purpose: string;
+  user_id: string | null;
+  created_at: string;
+  expires_at: string;
+}
+
+function toWebAuthnChallenge(row: WebAuthnChallengeRow): WebAuthnChallengeRecord {
+  return {
+    id: row.id,
+    challengeHash: row.challenge_hash,
+    purpose: row.purpose as WebAuthnPurpose,
+    userId: row.user_id,
+    createdAt: row.created_at,
+    expiresAt: row.expires_at,
   };
 }
 
@@ -761,5 +1140,44 @@ function toSession(row: SessionRow): SessionRecord {
     revokedAt: row.revoked_at,
     clientAddress: row.client_address,
     userAgent: row.user_agent,
+    amr: parseAmr(row.amr),
+  };
+}
+
+interface TotpRow {
+  user_id: string;
+  sealed_secret: string;
+  created_at: string;
+  confirmed_at: string | null;
+  last_step: number | null;
+}
+
+function toTotp(row: TotpRow): TotpFactor {
+  return {
+    userId: row.user_id,
+    sealedSecret: row.sealed_secret,
+    createdAt: row.created_at,
+    confirmedAt: row.confirmed_at,
+    lastStep: row.last_step === null ? null : Number(row.last_step),
+  };
+}
+
+interface MfaChallengeRow {
+  token_hash: string;
+  user_id: string;
+  created_at: string;
+  expires_at: string;
+  spent_at: string | null;
+  failures: number;
+}
+
+function toChallenge(row: MfaChallengeRow): MfaChallenge {
+  return {
+    tokenHash: row.token_hash,
+    userId: row.user_id,
+    createdAt: row.created_at,
+    expiresAt: row.expires_at,
+    spentAt: row.spent_at,
+    failures: Number(row.failures),
   };
 }

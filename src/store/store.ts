@@ -19,7 +19,13 @@
 // - rotateRefreshToken: spending the presented generation and storing the
 //   next, with the session's last use; it answers with the owner, so no
 //   read follows the commit;
-// - revokeSession, revokeSessionByToken: the revocation and its event.
+// - revokeSession, revokeSessionByToken: the revocation and its event;
+// - addPasskey, renamePasskey, removePasskey, recordPasskeyUse: the change
+//   to the passkey and its audit event.
+// - confirmTotp: the confirmation, the accepted time step, the new recovery
+//   codes (replacing any old ones) and the events;
+// - acceptTotpStep, useRecoveryCode, removeTotp, replaceRecoveryCodes,
+//   resetSecondFactors: the change and its events.
 // A verb that has committed answers from what it wrote: nothing after the
 // commit can turn its success into a failure.
 import type { DatabaseLocation } from "../config.ts";
@@ -69,7 +75,7 @@ export interface WriteOptions {
   /**
    * Ends every session of the user and every access token issued to it so far, in the same
    * transaction as the changes: a new credential stamp, credentials-changed time now, all sessions
-   * revoked.
+   * revoked, pending second-factor challenges (mfa_token) deleted.
    */
   endSessions?: boolean;
   events?: readonly AuditEntry[];
@@ -86,6 +92,8 @@ export interface SessionRecord {
   revokedAt: string | null;
   clientAddress: string | null;
   userAgent: string | null;
+  /** How the user authenticated (RFC 8176 values); ["pwd"] for sessions from before second factors. */
+  amr: string[];
 }
 
 export interface NewSession {
@@ -98,6 +106,8 @@ export interface NewSession {
   /** The first refresh token of the session (generation 0; its hash only). */
   tokenHash: string;
   tokenExpiresAt: string;
+  /** How the user authenticated; ["pwd"] when left out. */
+  amr?: readonly string[];
 }
 
 /** What a presented refresh token claims to be: a generation of a session, and its hash. */
@@ -135,6 +145,8 @@ export const AUDIT_EVENT_TYPES = [
   "email_verification",
   "email_change",
   "mail",
+  "passkey",
+  "second_factor",
 ] as const;
 export type AuditEventType = (typeof AUDIT_EVENT_TYPES)[number];
 
@@ -197,7 +209,10 @@ export interface SessionStore {
     now: string,
     events?: readonly AuditEntry[],
   ): Promise<string | undefined>;
-  /** Deletes up to `limit` sessions that have ended (expired, idle or revoked); answers how many. */
+  /**
+   * Deletes up to `limit` sessions that have ended (expired, idle or revoked), and as many expired
+   * second-factor challenges and WebAuthn challenges; answers how many.
+   */
   purgeExpired(now: string, limit: number): Promise<number>;
 }
 
@@ -295,6 +310,169 @@ export interface OutboxStore {
   pruneAccountRecords(tokensBefore: string, sentBefore: string, limit: number): Promise<number>;
 }
 
+/** A passkey (WebAuthn credential) of a user. */
+export interface PasskeyRecord {
+  /** Ours: a UUIDv7, the id in /me/passkeys/{id}. */
+  id: string;
+  userId: string;
+  /** The authenticator's credential id, base64url; unique across all users. */
+  credentialId: string;
+  /** The COSE public key, base64url. */
+  publicKey: string;
+  /** The signature counter last seen (0 for authenticators that do not count). */
+  counter: number;
+  transports: string[];
+  name: string;
+  /** "singleDevice" or "multiDevice" (synced passkeys). */
+  deviceType: string;
+  backedUp: boolean;
+  aaguid: string | null;
+  createdAt: string;
+  lastUsedAt: string | null;
+}
+
+export type NewPasskey = Omit<PasskeyRecord, "id" | "createdAt" | "lastUsedAt">;
+
+/** What a stored WebAuthn challenge is for: adding a passkey, signing in with one, or a second factor. */
+export type WebAuthnPurpose = "registration" | "login" | "second_factor";
+
+export interface WebAuthnChallengeRecord {
+  id: string;
+  /** SHA-256 of the challenge, base64url: the challenge itself is never stored. */
+  challengeHash: string;
+  purpose: WebAuthnPurpose;
+  /** Whose ceremony it is (registration, second factor); null for a discoverable sign-in. */
+  userId: string | null;
+  createdAt: string;
+  expiresAt: string;
+}
+
+export interface PasskeyStore {
+  /**
+   * Stores a passkey with its events (one transaction); undefined, with nothing written, when its
+   * credential id is registered already (to this user or another).
+   */
+  addPasskey(passkey: NewPasskey, events?: readonly AuditEntry[]): Promise<PasskeyRecord | undefined>;
+  /** A user's passkeys, oldest first. */
+  listPasskeys(userId: string): Promise<PasskeyRecord[]>;
+  countPasskeys(userId: string): Promise<number>;
+  findPasskeyByCredentialId(credentialId: string): Promise<PasskeyRecord | undefined>;
+  /** Renames one of the user's passkeys (with its events); undefined when the user has no such passkey. */
+  renamePasskey(
+    userId: string,
+    id: string,
+    name: string,
+    events?: readonly AuditEntry[],
+  ): Promise<PasskeyRecord | undefined>;
+  /** Removes one of the user's passkeys (with its events); false when the user has no such passkey. */
+  removePasskey(userId: string, id: string, events?: readonly AuditEntry[]): Promise<boolean>;
+  /**
+   * Records a verified use: the new counter and backup state, last used `at`, and the events, in one
+   * transaction, only if the stored counter is still `previousCounter` (compare and set): false, with
+   * nothing written, when another use got there first (a cloned authenticator racing the original).
+   */
+  recordPasskeyUse(
+    id: string,
+    use: { previousCounter: number; counter: number; backedUp: boolean; at: string },
+    events?: readonly AuditEntry[],
+  ): Promise<boolean>;
+  saveWebAuthnChallenge(challenge: Omit<WebAuthnChallengeRecord, "createdAt">): Promise<void>;
+  /**
+   * Spends a challenge: deletes it and answers it, once (of concurrent takers only one gets it);
+   * undefined when unknown, spent, expired at `now`, or of another purpose.
+   */
+  takeWebAuthnChallenge(
+    key: { id: string } | { challengeHash: string },
+    purpose: WebAuthnPurpose,
+    now: string,
+  ): Promise<WebAuthnChallengeRecord | undefined>;
+}
+
+/** A user's authenticator-app factor: pending until confirmed with a valid code. */
+export interface TotpFactor {
+  userId: string;
+  /** The base32 secret, sealed (auth/mfa-keys.ts); never stored in clear. */
+  sealedSecret: string;
+  createdAt: string;
+  confirmedAt: string | null;
+  /** The RFC 6238 time step of the last accepted code; codes at or before it are refused. */
+  lastStep: number | null;
+}
+
+/** Which second factors a user has: the token endpoint asks for one when any of them is there. */
+export interface SecondFactors {
+  /** A confirmed authenticator app. */
+  totp: boolean;
+  recoveryCodesRemaining: number;
+  /** Registered passkeys; the token endpoint asks for a second factor when this is above 0. */
+  passkeys: number;
+}
+
+/** A pending second-factor challenge (the mfa_token of the token endpoint), stored only as its hash. */
+export interface MfaChallenge {
+  tokenHash: string;
+  userId: string;
+  createdAt: string;
+  expiresAt: string;
+  spentAt: string | null;
+  failures: number;
+}
+
+export interface SecondFactorStore {
+  secondFactorsOf(userId: string): Promise<SecondFactors>;
+  findTotp(userId: string): Promise<TotpFactor | undefined>;
+  /**
+   * Starts (or restarts) a pending enrolment with a new sealed secret; false, changing nothing, when
+   * the user already has a confirmed one.
+   */
+  startTotp(userId: string, sealedSecret: string): Promise<boolean>;
+  /**
+   * One transaction: confirms the pending factor with the step of the code that proved it and,
+   * when `recoveryCodeHashes` is given, replaces the user's recovery codes with them; records the
+   * events. False, changing nothing, when there is no pending factor or the step is not after the last.
+   */
+  confirmTotp(
+    userId: string,
+    step: number,
+    recoveryCodeHashes: readonly string[] | undefined,
+    events?: readonly AuditEntry[],
+  ): Promise<boolean>;
+  /**
+   * Atomically moves the confirmed factor's last step to `step` if it is later (one of several
+   * concurrent uses of one code wins; a replay loses), with the events. False when it is not.
+   */
+  acceptTotpStep(userId: string, step: number, events?: readonly AuditEntry[]): Promise<boolean>;
+  /** One transaction: deletes the TOTP factor (and, with dropRecoveryCodes, the recovery codes), with the events. */
+  removeTotp(userId: string, options: { dropRecoveryCodes: boolean; events?: readonly AuditEntry[] }): Promise<boolean>;
+  /** One transaction: the user's recovery codes become exactly these (hashes), with the events. */
+  replaceRecoveryCodes(userId: string, codeHashes: readonly string[], events?: readonly AuditEntry[]): Promise<void>;
+  /**
+   * Spends the unused recovery code whose hash is one of `candidateHashes` (one per key in use),
+   * with the events; false when none is there unused. Only one of concurrent uses wins.
+   */
+  useRecoveryCode(
+    userId: string,
+    candidateHashes: readonly string[],
+    now: string,
+    events?: readonly AuditEntry[],
+  ): Promise<boolean>;
+  /**
+   * One transaction: deletes every second factor of the user (TOTP, recovery codes; the passkeys
+   * credentials) and pending challenges, with the events. The admin reset.
+   */
+  resetSecondFactors(userId: string, events?: readonly AuditEntry[]): Promise<void>;
+  createMfaChallenge(challenge: { tokenHash: string; userId: string; expiresAt: string }): Promise<void>;
+  findMfaChallenge(tokenHash: string): Promise<MfaChallenge | undefined>;
+  /** Counts a wrong code against a live challenge and spends it at `maxFailures`; answers the count. */
+  failMfaChallenge(tokenHash: string, maxFailures: number, now: string): Promise<number>;
+  /** Spends a live challenge (unspent, not expired); its user's id, or undefined when another use won. */
+  spendMfaChallenge(tokenHash: string, now: string): Promise<string | undefined>;
+  /** For `mfa reseal`: every sealed TOTP secret. */
+  listTotpSecrets(): Promise<{ userId: string; sealedSecret: string }[]>;
+  /** For `mfa reseal`: replaces a sealed secret if it is still `previous`; false otherwise. */
+  replaceTotpSecret(userId: string, previous: string, next: string): Promise<boolean>;
+}
+
 export interface UserQuery {
   limit: number;
   /** Keyset pagination: only users whose id sorts after this one. */
@@ -318,7 +496,13 @@ export interface UserChangeFeed {
   subscribe(listener: (userId: string | null) => void): void;
 }
 
-export interface UserStore extends SessionStore, AuditStore, AccountTokenStore, OutboxStore {
+export interface UserStore
+  extends SessionStore,
+    AuditStore,
+    AccountTokenStore,
+    OutboxStore,
+    SecondFactorStore,
+    PasskeyStore {
   /** Changes to users, for caches (see UserChangeFeed). */
   readonly userChanges: UserChangeFeed;
   /** The user whose normalised e-mail equals the normalised argument, if any. */

@@ -8,7 +8,6 @@
 // message, except under CI=true, where that is a failure.
 import assert from "node:assert/strict";
 import { mkdirSync } from "node:fs";
-import { createServer } from "node:net";
 import { after, before, describe, test } from "node:test";
 import type { FastifyInstance } from "fastify";
 import type { Browser, Page } from "playwright-core";
@@ -16,15 +15,7 @@ import { buildApp } from "../../src/app.ts";
 import type { UserStore } from "../../src/store/store.ts";
 import { createUser, openTestStore, testConfig } from "../helpers.ts";
 import { linkIn, MailServer } from "../mail-server.ts";
-import { ARTIFACTS, launchChromium, STEP_TIMEOUT, skipWithoutChromium } from "./chromium.ts";
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
+import { ARTIFACTS, freePort, launchChromium, STEP_TIMEOUT, skipWithoutChromium } from "./chromium.ts";
 
 describe("account pages in Chromium", { skip: skipWithoutChromium("account-page") }, () => {
   let browser: Browser;

@@ -3,6 +3,7 @@
 // networking that this machine's closed network refuses. Without Chromium the
 // tests are skipped with a message, except under CI=true, where that fails.
 import { existsSync } from "node:fs";
+import { createServer } from "node:net";
 import { type Browser, chromium } from "playwright-core";
 
 export const CHROMIUM = "/usr/bin/chromium";
@@ -31,4 +32,13 @@ export function launchChromium(): Promise<Browser> {
       "--disable-sync",
     ],
   });
+}
+
+/** A port free on the loopback interface now (for a service whose PUBLIC_URL must name its port up front). */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
 }

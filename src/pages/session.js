@@ -1,0 +1,84 @@
+// What the sign-in and security pages share: the status line, calls to the
+// API, and where the tokens live.
+//
+// Token storage: the access token lives in this module's memory only; the
+// refresh token in sessionStorage, so that going from the sign-in page to the
+// security page (a new document) keeps the session, while closing the tab
+// ends it. sessionStorage is per tab and never sent with requests (unlike a
+// cookie, no CSRF), and the pages' policy allows no inline or foreign script,
+// which is what would read it. Each page load spends the refresh token for a
+// new pair (rotation), so a copied token works once at most.
+
+const REFRESH_KEY = "uts.refresh_token";
+let accessToken = null;
+
+export function say(text, kind = "info") {
+  const status = document.getElementById("status");
+  status.textContent = text;
+  status.className = kind;
+}
+
+export function saveTokens(body) {
+  accessToken = body.access_token;
+  sessionStorage.setItem(REFRESH_KEY, body.refresh_token);
+}
+
+export function refreshToken() {
+  return sessionStorage.getItem(REFRESH_KEY);
+}
+
+export function forgetTokens() {
+  accessToken = null;
+  sessionStorage.removeItem(REFRESH_KEY);
+}
+
+async function call(path, init) {
+  try {
+    const response = await fetch(path, init);
+    const data = response.status === 204 ? {} : await response.json().catch(() => ({}));
+    return { ok: response.ok, status: response.status, data };
+  } catch {
+    return {
+      ok: false,
+      status: 0,
+      data: { detail: "The service could not be reached. Check your connection and try again." },
+    };
+  }
+}
+
+/** POST /auth/token, form-encoded as OAuth 2.0 requires. */
+export function tokenRequest(fields) {
+  return call("/auth/token", { method: "POST", body: new URLSearchParams(fields) });
+}
+
+/** A JSON call to the API, with the access token when there is one. */
+export function api(path, { method = "GET", body } = {}) {
+  const headers = {};
+  if (accessToken) headers.authorization = `Bearer ${accessToken}`;
+  if (body !== undefined) headers["content-type"] = "application/json";
+  return call(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+}
+
+/** Spends the stored refresh token for a new pair; false when there is no live session. */
+export async function resume() {
+  const token = refreshToken();
+  if (!token) return false;
+  const result = await tokenRequest({ grant_type: "refresh_token", refresh_token: token });
+  if (!result.ok) {
+    forgetTokens();
+    return false;
+  }
+  saveTokens(result.data);
+  return true;
+}
+
+/** Ends this session at the service (RFC 7009) and forgets it here. */
+export async function signOut() {
+  const token = refreshToken();
+  forgetTokens();
+  if (token) await call("/auth/revoke", { method: "POST", body: new URLSearchParams({ token }) });
+}
+
+export function detail(result, fallback) {
+  return result.data?.detail || fallback;
+}

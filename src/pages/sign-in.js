@@ -1,0 +1,150 @@
+// The sign-in page: e-mail and password, then the second factor when the
+// token endpoint answers 403 mfa_required (a code from the authenticator app,
+// a recovery code, or a passkey); or a passkey alone (discoverable). On
+// success the tokens are kept (see session.js) and the security page opens.
+import { api, detail, saveTokens, say, tokenRequest } from "./session.js";
+import { ceremonyError, getPasskey, passkeysSupported } from "./webauthn.js";
+
+const GRANT = "urn:user-token-service:grant-type:";
+const passwordForm = document.getElementById("password-form");
+const passkeySection = document.getElementById("passkey-section");
+const secondFactor = document.getElementById("second-factor");
+const otpForm = document.getElementById("otp-form");
+const recoveryForm = document.getElementById("recovery-form");
+const useOtp = document.getElementById("use-otp");
+const useRecovery = document.getElementById("use-recovery");
+const usePasskey = document.getElementById("use-passkey");
+let mfaToken = null;
+let factors = [];
+
+if (location.hash === "#signed-out") {
+  say("You are signed out.", "success");
+  history.replaceState(null, "", location.pathname);
+}
+if (!passkeysSupported()) {
+  passkeySection.hidden = true;
+}
+
+function signedIn(result) {
+  saveTokens(result.data);
+  say("Signed in.", "success");
+  location.assign("/account/security");
+}
+
+async function busy(button, work) {
+  button.disabled = true;
+  try {
+    await work();
+  } finally {
+    button.disabled = false;
+  }
+}
+
+/** Shows one way of answering the challenge, and buttons for the others the account has. */
+function show(way) {
+  otpForm.hidden = way !== "otp";
+  recoveryForm.hidden = way !== "recovery_code";
+  useOtp.hidden = way === "otp" || !factors.includes("otp");
+  useRecovery.hidden = way === "recovery_code" || !factors.includes("recovery_code");
+  usePasskey.hidden = !factors.includes("webauthn") || !passkeysSupported();
+  const field =
+    way === "otp" ? otpForm.elements.otp : way === "recovery_code" ? recoveryForm.elements.recovery_code : null;
+  if (field) field.focus();
+}
+
+function askSecondFactor(data) {
+  mfaToken = data.mfa_token;
+  factors = Array.isArray(data.mfa_factors) ? data.mfa_factors : [];
+  passwordForm.hidden = true;
+  passkeySection.hidden = true;
+  secondFactor.hidden = false;
+  const first = factors.includes("otp") ? "otp" : factors.includes("webauthn") ? "webauthn" : "recovery_code";
+  show(first);
+  say(
+    first === "otp"
+      ? "Enter the 6-digit code from your authenticator app."
+      : first === "webauthn"
+        ? "Confirm with one of your passkeys."
+        : "Enter one of your recovery codes.",
+  );
+  if (first === "webauthn") usePasskey.focus();
+}
+
+passwordForm.addEventListener("submit", (event) => {
+  event.preventDefault();
+  const button = passwordForm.querySelector("button");
+  busy(button, async () => {
+    say("Signing in…");
+    const result = await tokenRequest({
+      username: passwordForm.elements.username.value,
+      password: passwordForm.elements.password.value,
+    });
+    if (result.ok) return signedIn(result);
+    if (result.status === 403 && result.data.error === "mfa_required") {
+      passwordForm.elements.password.value = "";
+      return askSecondFactor(result.data);
+    }
+    say(detail(result, "Signing in failed. Try again."), "error");
+  });
+});
+
+otpForm.addEventListener("submit", (event) => {
+  event.preventDefault();
+  busy(otpForm.querySelector("button"), async () => {
+    const result = await tokenRequest({
+      grant_type: `${GRANT}mfa-otp`,
+      mfa_token: mfaToken,
+      otp: otpForm.elements.otp.value.trim(),
+    });
+    if (result.ok) return signedIn(result);
+    otpForm.elements.otp.value = "";
+    say(detail(result, "The code was not accepted."), "error");
+  });
+});
+
+recoveryForm.addEventListener("submit", (event) => {
+  event.preventDefault();
+  busy(recoveryForm.querySelector("button"), async () => {
+    const result = await tokenRequest({
+      grant_type: `${GRANT}mfa-recovery-code`,
+      mfa_token: mfaToken,
+      recovery_code: recoveryForm.elements.recovery_code.value.trim(),
+    });
+    if (result.ok) return signedIn(result);
+    say(detail(result, "The recovery code was not accepted."), "error");
+  });
+});
+
+useOtp.addEventListener("click", () => show("otp"));
+useRecovery.addEventListener("click", () => show("recovery_code"));
+
+/** A passkey ceremony: options from the service, the authenticator's answer, then the grant. */
+async function withPasskey(optionsBody, grantFields) {
+  say("Waiting for your passkey…");
+  const options = await api("/auth/webauthn/authentication-options", { method: "POST", body: optionsBody });
+  if (!options.ok) return say(detail(options, "Passkeys are not available right now."), "error");
+  let assertion;
+  try {
+    assertion = await getPasskey(options.data.options);
+  } catch (error) {
+    return say(ceremonyError(error), "error");
+  }
+  const result = await tokenRequest({
+    ...grantFields,
+    challenge_id: options.data.challenge_id,
+    webauthn_response: JSON.stringify(assertion),
+  });
+  if (result.ok) return signedIn(result);
+  say(detail(result, "The passkey was not accepted."), "error");
+}
+
+usePasskey.addEventListener("click", () =>
+  busy(usePasskey, () =>
+    withPasskey({ mfa_token: mfaToken }, { grant_type: `${GRANT}mfa-webauthn`, mfa_token: mfaToken }),
+  ),
+);
+
+const passkeyButton = document.getElementById("passkey-sign-in");
+passkeyButton.addEventListener("click", () =>
+  busy(passkeyButton, () => withPasskey({}, { grant_type: `${GRANT}webauthn` })),
+);

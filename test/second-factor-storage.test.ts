@@ -1,0 +1,181 @@
+// What a copy of the database gives away about second factors: nothing
+// usable. Every table is read raw (and, on SQLite, the database and WAL
+// files byte for byte) after an enrolment, a login challenge and recovery
+// codes: no TOTP secret, recovery code or mfa_token appears in clear. And the
+// encryption keys rotate: secrets sealed under an old key still open while it
+// is listed, `reseal` moves them to the first key, and then the old key can go.
+import assert from "node:assert/strict";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { DatabaseSync } from "node:sqlite";
+import { describe, type TestContext, test } from "node:test";
+import { buildApp } from "../src/app.ts";
+import { createRateLimits, MemoryCounterStore } from "../src/auth/rate-limits.ts";
+import { createSecondFactors } from "../src/auth/second-factors.ts";
+import { MFA_OTP_GRANT, MFA_RECOVERY_CODE_GRANT } from "../src/schemas.ts";
+import { openSqliteStore } from "../src/store/sqlite.ts";
+import type { UserStore } from "../src/store/store.ts";
+import { bearer, createUser, openPostgresSchema, requestToken, TestClock, testConfig } from "./helpers.ts";
+import { codeAt } from "./totp.ts";
+
+const EMAIL = "ada@example.com";
+const PASSWORD = "correct horse battery";
+const OLD_KEY = "the-old-second-factor-key-of-32-bytes-or-more";
+const NEW_KEY = "the-new-second-factor-key-of-32-bytes-or-more";
+
+interface RawStore {
+  store: UserStore;
+  /** Every row of every table, as JSON text. */
+  dump(): Promise<string>;
+  /** The database's files as bytes (SQLite only; empty on PostgreSQL). */
+  files(): Buffer[];
+}
+
+async function rawStore(t: TestContext, clock: () => number): Promise<RawStore> {
+  if (process.env.TEST_BACKEND === "postgres") {
+    const { store, admin, schema } = await openPostgresSchema(t, "raw", clock);
+    return {
+      store,
+      async dump() {
+        const tables = await admin.query<{ table_name: string }>(
+          "SELECT table_name FROM information_schema.tables WHERE table_schema = $1",
+          [schema],
+        );
+        const rows = [];
+        for (const { table_name } of tables.rows) {
+          rows.push(...(await admin.query(`SELECT * FROM ${schema}.${table_name}`)).rows);
+        }
+        return JSON.stringify(rows);
+      },
+      files: () => [],
+    };
+  }
+  const dir = mkdtempSync(join(tmpdir(), "second-factor-storage-"));
+  const path = join(dir, "users.db");
+  const store = openSqliteStore(path, clock);
+  const raw = new DatabaseSync(path);
+  t.after(async () => {
+    raw.close();
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  return {
+    store,
+    async dump() {
+      const tables = raw.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as { name: string }[];
+      return JSON.stringify(tables.flatMap(({ name }) => raw.prepare(`SELECT * FROM "${name}"`).all()));
+    },
+    files: () => [path, `${path}-wal`].filter((file) => existsSync(file)).map((file) => readFileSync(file)),
+  };
+}
+
+async function appOn(t: TestContext, store: UserStore, clock: TestClock, keys: string[]) {
+  const app = await buildApp({
+    config: testConfig({ mfa: { encryptionKeys: keys, totpIssuer: "Service Test" } }),
+    store,
+    clock: clock.read,
+  });
+  t.after(() => app.close());
+  return app;
+}
+
+describe("second factors at rest", () => {
+  test("the database holds no TOTP secret, recovery code or mfa_token in clear", async (t) => {
+    const clock = new TestClock();
+    const { store, dump, files } = await rawStore(t, clock.read);
+    const app = await appOn(t, store, clock, [NEW_KEY]);
+    await createUser(store, EMAIL, PASSWORD);
+    const token = (await requestToken(app, { username: EMAIL, password: PASSWORD })).json().access_token;
+    const { secret } = (await app.inject({ method: "POST", url: "/me/totp", headers: bearer(token) })).json();
+    const confirmed = await app.inject({
+      method: "POST",
+      url: "/me/totp/confirm",
+      headers: bearer(token),
+      payload: { code: codeAt(secret, clock.now) },
+    });
+    const codes: string[] = confirmed.json().recovery_codes;
+    assert.equal(codes.length, 10);
+    const challenge = await requestToken(app, { username: EMAIL, password: PASSWORD });
+    const mfaToken: string = challenge.json().mfa_token;
+    assert.ok(mfaToken);
+
+    const secrets = [
+      secret,
+      secret.toLowerCase(),
+      mfaToken,
+      ...codes,
+      ...codes.map((code) => code.replaceAll("-", "")),
+    ];
+    const tables = await dump();
+    assert.match(tables, /sealed_secret/, "the dump reads the factor's table");
+    for (const value of secrets) assert.ok(!tables.includes(value), "a secret is readable in a table");
+    for (const bytes of files()) {
+      for (const value of secrets) assert.ok(!bytes.includes(value), "a secret is readable in the database file");
+    }
+
+    // And the sealed secret still works: the code logs in.
+    clock.advanceSeconds(30);
+    const granted = await requestToken(app, {
+      grant_type: MFA_OTP_GRANT,
+      mfa_token: mfaToken,
+      otp: codeAt(secret, clock.now),
+    });
+    assert.equal(granted.statusCode, 200);
+  });
+
+  test("keys rotate: an old key still opens, reseal moves every secret to the first key, then the old key can go", async (t) => {
+    const clock = new TestClock();
+    const { store } = await rawStore(t, clock.read);
+    const before = await appOn(t, store, clock, [OLD_KEY]);
+    await createUser(store, EMAIL, PASSWORD);
+    const token = (await requestToken(before, { username: EMAIL, password: PASSWORD })).json().access_token;
+    const { secret } = (await before.inject({ method: "POST", url: "/me/totp", headers: bearer(token) })).json();
+    const codes: string[] = (
+      await before.inject({
+        method: "POST",
+        url: "/me/totp/confirm",
+        headers: bearer(token),
+        payload: { code: codeAt(secret, clock.now) },
+      })
+    ).json().recovery_codes;
+    const sealedUnderOld = (await store.listTotpSecrets())[0]?.sealedSecret;
+
+    const login = async (app: typeof before, fields: Record<string, string>) => {
+      const mfaToken = (await requestToken(app, { username: EMAIL, password: PASSWORD })).json().mfa_token;
+      return requestToken(app, { mfa_token: mfaToken, ...fields });
+    };
+    clock.advanceSeconds(30);
+    const both = await appOn(t, store, clock, [NEW_KEY, OLD_KEY]);
+    const otp = { grant_type: MFA_OTP_GRANT, otp: codeAt(secret, clock.now) };
+    assert.equal((await login(both, otp)).statusCode, 200, "sealed under the old key, opened while it is listed");
+    const recovery = { grant_type: MFA_RECOVERY_CODE_GRANT, recovery_code: codes[0] as string };
+    assert.equal((await login(both, recovery)).statusCode, 200, "recovery codes hashed under the old key");
+
+    const factors = createSecondFactors({
+      store,
+      keys: [NEW_KEY, OLD_KEY],
+      issuer: "Service Test",
+      limits: createRateLimits(testConfig().rateLimit, new MemoryCounterStore()),
+      clock: clock.read,
+    });
+    assert.deepEqual(await factors.reseal(), { resealed: 1, unreadable: 0 });
+    assert.notEqual((await store.listTotpSecrets())[0]?.sealedSecret, sealedUnderOld);
+
+    clock.advanceSeconds(30);
+    const after = await appOn(t, store, clock, [NEW_KEY]);
+    assert.equal(
+      (await login(after, { grant_type: MFA_OTP_GRANT, otp: codeAt(secret, clock.now) })).statusCode,
+      200,
+      "resealed: the old key is no longer needed for the secret",
+    );
+    const onlyOld = createSecondFactors({
+      store,
+      keys: [OLD_KEY],
+      issuer: "x",
+      limits: createRateLimits(testConfig().rateLimit, new MemoryCounterStore()),
+      clock: clock.read,
+    });
+    assert.deepEqual(await onlyOld.reseal(), { resealed: 0, unreadable: 1 }, "the old key alone opens nothing now");
+  });
+});
