@@ -14,20 +14,27 @@
 // user presence is enough (the password was the other factor), as the
 // library's and WebAuthn's guidance has it.
 import { createHash, randomBytes } from "node:crypto";
-import {
-  type AuthenticationResponseJSON,
-  generateAuthenticationOptions,
-  generateRegistrationOptions,
-  type PublicKeyCredentialCreationOptionsJSON,
-  type PublicKeyCredentialRequestOptionsJSON,
-  type RegistrationResponseJSON,
-  verifyAuthenticationResponse,
-  verifyRegistrationResponse,
+import type {
+  AuthenticationResponseJSON,
+  PublicKeyCredentialCreationOptionsJSON,
+  PublicKeyCredentialRequestOptionsJSON,
+  RegistrationResponseJSON,
 } from "@simplewebauthn/server";
 import type { Audit } from "../audit.ts";
 import { HttpError, unauthorized } from "../errors.ts";
 import { newId } from "../store/ids.ts";
 import type { AuditEntry, PasskeyRecord, UserRecord, UserStore, WebAuthnPurpose } from "../store/store.ts";
+
+/**
+ * The WebAuthn library (and the CBOR and ASN.1 code it brings) is loaded on the first ceremony, not at
+ * start-up: most instances serve token checks long before anyone registers or uses a passkey.
+ */
+let webauthnLibrary: Promise<typeof import("@simplewebauthn/server")> | undefined;
+const webauthn = () => {
+  webauthnLibrary ??= import("@simplewebauthn/server");
+  return webauthnLibrary;
+};
+
 import { INVALID_PASSKEY } from "./second-factors.ts";
 
 /** How long a ceremony may take, from its options to its answer. */
@@ -221,7 +228,7 @@ export function createPasskeys({
       const rp = relyingParty();
       const { id, challenge } = await newChallenge("registration", user.id);
       const existing = await store.listPasskeys(user.id);
-      const options = await generateRegistrationOptions({
+      const options = await (await webauthn()).generateRegistrationOptions({
         rpName: rp.name,
         rpID: rp.id,
         userName: user.email,
@@ -245,9 +252,9 @@ export function createPasskeys({
       const challenge = await store.takeWebAuthnChallenge({ id: challengeId }, "registration", iso());
       if (!challenge || challenge.userId !== user.id) throw new HttpError(400, WEBAUTHN_CHALLENGE_SPENT);
       const rp = relyingParty();
-      let verified: Awaited<ReturnType<typeof verifyRegistrationResponse>>;
+      let verified: Awaited<ReturnType<typeof import("@simplewebauthn/server").verifyRegistrationResponse>>;
       try {
-        verified = await verifyRegistrationResponse({
+        verified = await (await webauthn()).verifyRegistrationResponse({
           response,
           expectedChallenge: (signed) => hashChallenge(signed) === challenge.challengeHash,
           expectedOrigin: rp.origin,
@@ -293,7 +300,7 @@ export function createPasskeys({
               id: passkey.credentialId,
               transports: passkey.transports,
             }));
-      const options = await generateAuthenticationOptions({
+      const options = await (await webauthn()).generateAuthenticationOptions({
         rpID: rp.id,
         challenge,
         timeout: WEBAUTHN_CHALLENGE_TTL_SECONDS * 1000,
@@ -336,9 +343,9 @@ export function createPasskeys({
         return refuse(purpose, passkey.userId, clientAddress, "user handle mismatch");
       }
       const rp = relyingParty();
-      let result: Awaited<ReturnType<typeof verifyAuthenticationResponse>> | undefined;
+      let result: Awaited<ReturnType<typeof import("@simplewebauthn/server").verifyAuthenticationResponse>> | undefined;
       try {
-        result = await verifyAuthenticationResponse({
+        result = await (await webauthn()).verifyAuthenticationResponse({
           response,
           expectedChallenge: (value) => hashChallenge(value) === challenge.challengeHash,
           expectedOrigin: rp.origin,

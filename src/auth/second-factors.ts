@@ -18,7 +18,6 @@
 // the limit.
 import { createHash, createHmac, hkdfSync, randomBytes } from "node:crypto";
 import { Secret, TOTP } from "otpauth";
-import QRCode from "qrcode";
 import { HttpError } from "../errors.ts";
 import { createSealer } from "../mail/seal.ts";
 import type { AuditEntry, SecondFactors as FactorCounts, UserRecord, UserStore } from "../store/store.ts";
@@ -186,6 +185,8 @@ export function createSecondFactors({ store, keys, issuer, limits, clock }: Seco
       const secret = new Secret({ size: 20 }).base32;
       if (!(await store.startTotp(user.id, sealer.seal(secret)))) throw new HttpError(409, TOTP_ALREADY_ENABLED);
       const otpauthUri = totpFor(secret, user.email).toString();
+      // Loaded on the first enrolment only: no other request needs a QR code.
+      const { default: QRCode } = await import("qrcode");
       return { secret, otpauthUri, qrCode: await QRCode.toDataURL(otpauthUri, { errorCorrectionLevel: "M" }) };
     },
 
