@@ -51,7 +51,7 @@ ${body}
 const page = (title: string, body: string) =>
   pageDocument(
     title,
-    '<script src="/pages/account.js" defer></script>',
+    '<script type="module" src="/pages/account.js"></script>',
     body,
     "This page needs JavaScript to read the link you opened.",
   );

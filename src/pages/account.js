@@ -1,6 +1,11 @@
 // The script of the account pages (served as a file: the pages' policy allows no inline script).
 // It takes the token from the fragment, clears it from the address bar and history, and posts it
-// in a JSON body. Messages come from the API's `detail`, written for a person to read.
+// in a JSON body. Messages come from the API's `detail`, written for a person to read. API calls go
+// through session.js, as on the sign-in and security pages (no access token is ever held here).
+import { api } from "./session.js";
+
+const post = (path, body) => api(path, { method: "POST", body });
+
 (() => {
   const status = document.getElementById("status");
   const token = new URLSearchParams(location.hash.slice(1)).get("token");
@@ -10,24 +15,6 @@
     status.textContent = text;
     status.className = kind;
     status.setAttribute("role", kind === "error" ? "alert" : "status");
-  }
-
-  async function post(path, body) {
-    try {
-      const response = await fetch(path, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify(body),
-      });
-      const data = response.status === 204 ? {} : await response.json().catch(() => ({}));
-      return { ok: response.ok, status: response.status, data };
-    } catch {
-      return {
-        ok: false,
-        status: 0,
-        data: { detail: "The service could not be reached. Check your connection and try again." },
-      };
-    }
   }
 
   if (!token) {
