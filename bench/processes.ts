@@ -26,6 +26,11 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
+/** Node's arguments for a script: a file under the project, or arguments given as they are (SERVICE). */
+export function nodeArguments(script: string | readonly string[]): string[] {
+  return typeof script === "string" ? [resolve(ROOT, script)] : [...script];
+}
+
 /** The service exactly as npm start runs it: its V8 options and entry file (scripts/start-command.ts). */
 export const SERVICE: readonly string[] = startArguments();
 
@@ -40,7 +45,7 @@ export async function startChild(
   readyPath: string,
 ): Promise<Child> {
   const port = await freePort();
-  const args = typeof script === "string" ? [resolve(ROOT, script)] : [...script];
+  const args = nodeArguments(script);
   const name = typeof script === "string" ? script : "service";
   const logFile = openSync(join(cwd, `${name.replaceAll("/", "_")}-${port}.log`), "a");
   const child = spawn(process.execPath, args, {

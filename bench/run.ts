@@ -15,7 +15,7 @@ import { join } from "node:path";
 import autocannon from "autocannon";
 import pg from "pg";
 import { createPasswordHasher } from "../src/auth/passwords.ts";
-import { type Child, freePort, ROOT, SERVICE, sampleMemory, startChild } from "./processes.ts";
+import { type Child, freePort, nodeArguments, ROOT, SERVICE, sampleMemory, startChild } from "./processes.ts";
 import { seedUsers } from "./seed.ts";
 
 const argv = process.argv.slice(2);
@@ -383,7 +383,7 @@ async function timeToFirstAnswer(
 ): Promise<number> {
   const port = await freePort();
   const started = performance.now();
-  const child = spawn(process.execPath, typeof script === "string" ? [join(ROOT, script)] : [...script], {
+  const child = spawn(process.execPath, nodeArguments(script), {
     cwd: work,
     env: { PATH: process.env.PATH ?? "", ...env, PORT: String(port) },
     stdio: "ignore",

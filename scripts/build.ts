@@ -20,7 +20,7 @@ import { build } from "esbuild";
 const ROOT = resolve(import.meta.dirname, "..");
 const OUT = join(ROOT, "dist");
 
-export const EXTERNAL = [
+const EXTERNAL = [
   "@node-rs/argon2",
   "@fastify/swagger-ui",
   "pino-pretty",

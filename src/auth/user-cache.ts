@@ -68,19 +68,19 @@ export function createUserLookup(store: UserStore, settings: UserCacheSettings, 
     emailById.set(user.id, email);
   }
 
-  function cached(email: string): UserRecord | undefined {
-    if (!feed.usable()) return undefined;
-    const entry = byEmail.get(normalizeEmail(email));
+  /** The entry's user while it is within its time limit. */
+  function fresh(key: string): UserRecord | undefined {
+    const entry = byEmail.get(key);
     return entry !== undefined && entry.expiresAt > clock() ? entry.user : undefined;
   }
 
   return {
-    cached,
+    cached: (email) => (feed.usable() ? fresh(normalizeEmail(email)) : undefined),
     async findByEmail(email) {
       if (!feed.usable()) return store.findByEmail(email);
-      const hit = cached(email);
-      if (hit !== undefined) return hit;
       const key = normalizeEmail(email);
+      const hit = fresh(key);
+      if (hit !== undefined) return hit;
       const startedAt = generation;
       const user = await store.findByEmail(key);
       if (user !== undefined && startedAt === generation && feed.usable()) remember(key, user);

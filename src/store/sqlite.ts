@@ -158,6 +158,8 @@ class SqliteUserStore implements UserStore {
   readonly #db: DatabaseSync;
   readonly #clock: () => number;
   readonly #findByEmail: StatementSync;
+  /** Asked on every login (does the account need a second factor?), so prepared once. */
+  readonly #secondFactorsOf: StatementSync;
   readonly #findById: StatementSync;
   readonly #insert: StatementSync;
   readonly #delete: StatementSync;
@@ -190,6 +192,11 @@ class SqliteUserStore implements UserStore {
       }
     });
     this.#findByEmail = db.prepare("SELECT * FROM users WHERE email = ?");
+    this.#secondFactorsOf = db.prepare(
+      `SELECT EXISTS (SELECT 1 FROM totp_factors WHERE user_id = ? AND confirmed_at IS NOT NULL) AS totp,
+              (SELECT count(*) FROM recovery_codes WHERE user_id = ? AND used_at IS NULL) AS codes,
+              (SELECT count(*) FROM webauthn_credentials WHERE user_id = ?) AS passkeys`,
+    );
     this.#findById = db.prepare("SELECT * FROM users WHERE id = ?");
     this.#insert = db.prepare(
       `INSERT INTO users (id, email, hashed_password, full_name, is_active, is_admin, created_at, updated_at, credential_stamp, email_verified_at)
@@ -564,13 +571,7 @@ class SqliteUserStore implements UserStore {
   }
 
   async secondFactorsOf(userId: string): Promise<SecondFactors> {
-    const row = this.#db
-      .prepare(
-        `SELECT EXISTS (SELECT 1 FROM totp_factors WHERE user_id = ? AND confirmed_at IS NOT NULL) AS totp,
-                (SELECT count(*) FROM recovery_codes WHERE user_id = ? AND used_at IS NULL) AS codes,
-                (SELECT count(*) FROM webauthn_credentials WHERE user_id = ?) AS passkeys`,
-      )
-      .get(userId, userId, userId) as { totp: number; codes: number; passkeys: number };
+    const row = this.#secondFactorsOf.get(userId, userId, userId) as { totp: number; codes: number; passkeys: number };
     return { totp: row.totp === 1, recoveryCodesRemaining: Number(row.codes), passkeys: Number(row.passkeys) };
   }
 
