@@ -345,6 +345,21 @@ export const migrations: readonly Migration[] = [
       CREATE INDEX webauthn_challenges_by_expiry ON webauthn_challenges (expires_at);
     `,
   },
+  {
+    version: 8,
+    name: "an index of each user's live sessions",
+    // A login asks for the user's live sessions beyond the cap, and the sessions list shows the
+    // live ones. Through (user_id, id) both walked every session the user ever had that
+    // housekeeping had not yet deleted (revoked ones stay up to ten minutes): at 10,000 of them a
+    // login spent 4.8 ms of the event loop on that walk. This index holds live sessions only.
+    // sessions_by_user_newest stays for the cascade when a user is deleted.
+    sqlite: `
+      CREATE INDEX sessions_live_by_user ON sessions (user_id, id) WHERE revoked_at IS NULL;
+    `,
+    postgres: `
+      CREATE INDEX sessions_live_by_user ON sessions (user_id, id) WHERE revoked_at IS NULL;
+    `,
+  },
 ];
 
 /** The versions still to apply, in order. */

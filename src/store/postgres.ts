@@ -56,6 +56,17 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const MIGRATION_LOCK = 727_001;
 const ADMIN_LOCK = 727_002;
 
+/**
+ * Ends the live sessions beyond the newest `cap` (user, now, cap) when a login starts one more.
+ * Runs on every login, through the index of live sessions (migration 8), so its cost does not
+ * grow with the revoked sessions the user has (test/session-index.test.ts).
+ */
+export const REVOKE_SESSIONS_PAST_CAP = `UPDATE sessions SET revoked_at = $2 WHERE id IN (
+     SELECT id FROM sessions
+     WHERE user_id = $1 AND revoked_at IS NULL AND expires_at > $2 AND refresh_expires_at > $2
+     ORDER BY id DESC OFFSET $3)
+   RETURNING id`;
+
 export interface PostgresOptions {
   url: string;
   poolSize: number;
@@ -344,11 +355,7 @@ export class PostgresUserStore implements UserStore {
       await this.#record(client, events, session.userId);
       const pastCap = await client.query<{ id: string }>({
         name: "sessions_past_cap",
-        text: `UPDATE sessions SET revoked_at = $2 WHERE id IN (
-                 SELECT id FROM sessions
-                 WHERE user_id = $1 AND revoked_at IS NULL AND expires_at > $2 AND refresh_expires_at > $2
-                 ORDER BY id DESC OFFSET $3)
-               RETURNING id`,
+        text: REVOKE_SESSIONS_PAST_CAP,
         values: [session.userId, now, maxPerUser],
       });
       await this.#record(

@@ -102,6 +102,15 @@ export interface SqliteOptions {
   synchronous?: "normal" | "full";
 }
 
+/**
+ * Live sessions beyond the newest `cap` (user, now, now, cap), oldest last: the ones a new login
+ * pushes out. Read on every login, through the index of live sessions (migration 8), so its cost
+ * does not grow with the revoked sessions the user has (test/session-index.test.ts).
+ */
+export const LIVE_SESSIONS_PAST_CAP = `SELECT id FROM sessions
+   WHERE user_id = ? AND revoked_at IS NULL AND expires_at > ? AND refresh_expires_at > ?
+   ORDER BY id DESC LIMIT -1 OFFSET ?`;
+
 /** `clock` stamps created_at and updated_at (milliseconds); tests pass the app's clock. */
 export function openSqliteStore(
   path: string,
@@ -212,12 +221,7 @@ class SqliteUserStore implements UserStore {
                              refresh_token_hash, refresh_generation, refresh_expires_at, amr)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?) RETURNING *`,
     );
-    // Live sessions beyond the newest `cap`, oldest last: the ones a new login pushes out.
-    this.#liveSessionsPastCap = db.prepare(
-      `SELECT id FROM sessions
-       WHERE user_id = ? AND revoked_at IS NULL AND expires_at > ? AND refresh_expires_at > ?
-       ORDER BY id DESC LIMIT -1 OFFSET ?`,
-    );
+    this.#liveSessionsPastCap = db.prepare(LIVE_SESSIONS_PAST_CAP);
     this.#revokeSession = db.prepare(
       "UPDATE sessions SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL RETURNING user_id",
     );
