@@ -10,8 +10,9 @@
 // rotations of one token wins (the store makes that atomic). Ending every
 // session of a user (password change, deactivation) is the store's
 // update(..., { endSessions: true }), in the same transaction as the change.
-import { createHash, randomBytes } from "node:crypto";
+import { createHash } from "node:crypto";
 import { type HttpError, unauthorized } from "../errors.ts";
+import { randomBase64url } from "../random-pool.ts";
 import { newId } from "../store/ids.ts";
 import type { AuditEntry, PresentedRefreshToken, SessionRecord, UserRecord, UserStore } from "../store/store.ts";
 
@@ -81,7 +82,7 @@ export function hashRefreshToken(token: string): string {
 }
 
 function newRefreshToken(sessionId: string, generation: number): string {
-  return `${sessionId}.${generation}.${randomBytes(32).toString("base64url")}`;
+  return `${sessionId}.${generation}.${randomBase64url(32)}`;
 }
 
 /** What the token says it is, or undefined when it is not shaped like one of ours. */

@@ -4,14 +4,15 @@
 // creation order. Within one process ids are strictly increasing: ids made in
 // the same millisecond (or after the clock stepped back) carry a counter in
 // rand_a (RFC 9562 section 6.2, method 1).
-import { randomBytes, randomFillSync } from "node:crypto";
+import { randomBytes } from "node:crypto";
+import { fillRandom } from "../random-pool.ts";
 
 const bytes = new Uint8Array(16);
 let lastMs = 0;
 let counter = 0;
 
 export function newId(now: number = Date.now()): string {
-  randomFillSync(bytes, 6, 10);
+  fillRandom(bytes, 6, 10);
   let ms = Math.floor(now);
   if (ms <= lastMs) {
     counter += 1;
