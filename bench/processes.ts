@@ -76,6 +76,19 @@ export async function startChild(
   };
 }
 
+/**
+ * CPU time (user + system, ms) a process has used so far: all its threads, and its main thread
+ * alone (the event loop). Linux's clock tick is 10 ms, fine over loads of seconds.
+ */
+export function cpuTimes(pid: number): { process: number; mainThread: number } {
+  const ticks = (path: string) => {
+    const stat = readFileSync(path, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  };
+  return { process: ticks(`/proc/${pid}/stat`), mainThread: ticks(`/proc/${pid}/task/${pid}/stat`) };
+}
+
 /** Samples VmRSS every 100 ms until stopped; resolves with the peak in MB. */
 export function sampleMemory(pid: number): { stop(): number } {
   let peakKb = 0;
