@@ -9,7 +9,7 @@
 // does a second signal.
 import { once } from "node:events";
 import { createServer, type Server } from "node:http";
-import pino, { type DestinationStream } from "pino";
+import type { DestinationStream } from "pino";
 import { buildApp } from "./app.ts";
 import { loadCommonPasswords } from "./auth/password-policy.ts";
 import { createPasswordHasher } from "./auth/passwords.ts";
@@ -17,6 +17,7 @@ import type { CounterStore } from "./auth/rate-limits.ts";
 import { type Config, loadConfig } from "./config.ts";
 import { readEnvironment } from "./env.ts";
 import { ConfigError } from "./errors.ts";
+import { BatchedLogDestination } from "./log-destination.ts";
 import type { Metrics } from "./metrics.ts";
 import { openStore, type UserStore } from "./store/store.ts";
 import { ensureFirstAdmin } from "./users/first-admin.ts";
@@ -28,8 +29,7 @@ function fail(message: string, code: number): never {
 
 /**
  * Where log lines go. For a person at a terminal: readable, coloured lines. Otherwise JSON lines
- * gathered into 4 KiB writes (one write(2) per dozen lines under load, none queued in memory) and
- * flushed at least every 200 ms, so a quiet service still logs promptly.
+ * gathered into 4 KiB writes, flushed at least every 200 ms (log-destination.ts).
  */
 async function logDestination(): Promise<{ stream: DestinationStream; flush(): void }> {
   if (process.stdout.isTTY) {
@@ -40,9 +40,8 @@ async function logDestination(): Promise<{ stream: DestinationStream; flush(): v
       flush() {},
     };
   }
-  const stream = pino.destination({ dest: 1, sync: true, minLength: 4096 });
-  setInterval(() => stream.flush(), 200).unref();
-  return { stream, flush: () => stream.flushSync() };
+  const stream = new BatchedLogDestination(1);
+  return { stream, flush: () => stream.flush() };
 }
 
 /** GET /metrics in Prometheus' text format, on the metrics address only. */
