@@ -1,6 +1,6 @@
 // Password hashing under load: at most one Argon2id hash or verify per core
 // runs at once (src/auth/passwords.ts); the others wait their turn and all
-// finish with the right answer.
+// finish with the right answer. And which stored hashes a login upgrades.
 import assert from "node:assert/strict";
 import { availableParallelism } from "node:os";
 import { describe, test } from "node:test";
@@ -25,5 +25,20 @@ describe("password hashing", () => {
       Array.from({ length: attempts }, (_, i) => i % 2 === 0),
     );
     assert.deepEqual(hashingLoad(), { running: 0, waiting: 0, limit: cores });
+  });
+
+  test("needsRehash: only an Argon2id hash with exactly the current parameters is kept", async () => {
+    const params = { memoryKib: 1024, timeCost: 1, parallelism: 1 };
+    const hasher = createPasswordHasher(params);
+    const current = await hasher.hash("correct horse battery staple");
+    assert.equal(hasher.needsRehash(current), false);
+    const stronger = createPasswordHasher({ ...params, memoryKib: 2048 });
+    assert.equal(stronger.needsRehash(current), true, "memory raised");
+    assert.equal(createPasswordHasher({ ...params, timeCost: 2 }).needsRehash(current), true, "time cost raised");
+    assert.equal(createPasswordHasher({ ...params, parallelism: 2 }).needsRehash(current), true, "lanes changed");
+    // The same parameters under another Argon2 variant (argon2i) are not kept either.
+    assert.equal(hasher.needsRehash(current.replace("$argon2id$", "$argon2i$")), true, "argon2i");
+    assert.equal(hasher.needsRehash(`$2b$10$${"a".repeat(53)}`), true, "bcrypt");
+    assert.equal(hasher.needsRehash("not a hash"), true, "unreadable");
   });
 });

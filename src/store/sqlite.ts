@@ -143,11 +143,19 @@ function migrate(db: DatabaseSync): void {
   });
 }
 
+/** BEGIN, COMMIT and ROLLBACK prepared once per connection: a login runs one transaction. */
+const transactionStatements = new WeakMap<DatabaseSync, { begin: StatementSync; commit: StatementSync }>();
+
 function inTransaction<T>(db: DatabaseSync, work: () => T): T {
-  db.exec("BEGIN IMMEDIATE");
+  let statements = transactionStatements.get(db);
+  if (statements === undefined) {
+    statements = { begin: db.prepare("BEGIN IMMEDIATE"), commit: db.prepare("COMMIT") };
+    transactionStatements.set(db, statements);
+  }
+  statements.begin.run();
   try {
     const result = work();
-    db.exec("COMMIT");
+    statements.commit.run();
     return result;
   } catch (error) {
     // SQLite may already have rolled back by itself (a full disk, say); the original error matters.
