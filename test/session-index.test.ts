@@ -3,7 +3,8 @@
 // through an index of all the user's sessions that question walked every one of them, and each
 // login cost more than the last (4.8 ms of the event loop at 10,000). These tests show the question
 // goes through the index of live sessions only (migration 8) on the backend under test, after many
-// sessions were revoked by the cap, and that the cap still holds.
+// sessions were revoked by the cap, and that the cap still holds; and that the migration accepts
+// the index already built by an operator beforehand (docs/deployment.md).
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -11,7 +12,7 @@ import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { describe, type TestContext, test } from "node:test";
 import { newId } from "../src/store/ids.ts";
-import { REVOKE_SESSIONS_PAST_CAP } from "../src/store/postgres.ts";
+import { openPostgresStore, REVOKE_SESSIONS_PAST_CAP } from "../src/store/postgres.ts";
 import { LIVE_SESSIONS_PAST_CAP, openSqliteStore } from "../src/store/sqlite.ts";
 import type { UserStore } from "../src/store/store.ts";
 import { createUser, openPostgresSchema } from "./helpers.ts";
@@ -56,6 +57,22 @@ function sqliteStore(t: TestContext): { store: UserStore; path: string } {
 
 describe("the login's session-cap question reads live sessions only", () => {
   if (process.env.TEST_BACKEND !== "postgres") {
+    test("SQLite: migration 8 finds the index already there and only records itself", async (t) => {
+      const { store, path } = sqliteStore(t);
+      await store.close();
+      const db = new DatabaseSync(path);
+      db.exec("DELETE FROM schema_migrations WHERE version = 8");
+      db.close();
+      const reopened = openSqliteStore(path);
+      await reopened.close();
+      const check = new DatabaseSync(path, { readOnly: true });
+      t.after(() => check.close());
+      assert.deepEqual(
+        { ...check.prepare("SELECT count(*) AS n FROM schema_migrations WHERE version = 8").get() },
+        { n: 1 },
+      );
+    });
+
     test("SQLite: the query plan goes through sessions_live_by_user", async (t) => {
       const { store, path } = sqliteStore(t);
       await manyLogins(store);
@@ -68,6 +85,19 @@ describe("the login's session-cap question reads live sessions only", () => {
       );
     });
   } else {
+    test("PostgreSQL: migration 8 finds the index built beforehand (CONCURRENTLY) and only records itself", async (t) => {
+      const { admin, schema } = await openPostgresSchema(t, "session_index_prebuilt");
+      await admin.query(`SET search_path TO ${schema}`);
+      await admin.query(`DROP INDEX ${LIVE_INDEX}`);
+      await admin.query("DELETE FROM schema_migrations WHERE version = 8");
+      await admin.query(`CREATE INDEX CONCURRENTLY ${LIVE_INDEX} ON sessions (user_id, id) WHERE revoked_at IS NULL`);
+      const url = process.env.POSTGRES_URL as string;
+      const reopened = await openPostgresStore({ url, schema, poolSize: 1, timeoutMs: 10_000 });
+      await reopened.close();
+      const { rows } = await admin.query("SELECT count(*)::int AS n FROM schema_migrations WHERE version = 8");
+      assert.deepEqual(rows, [{ n: 1 }]);
+    });
+
     test("PostgreSQL: the query plan goes through sessions_live_by_user", async (t) => {
       const { store, admin, schema } = await openPostgresSchema(t, "session_index");
       const userId = await manyLogins(store);

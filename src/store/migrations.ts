@@ -352,12 +352,14 @@ export const migrations: readonly Migration[] = [
     // live ones. Through (user_id, id) both walked every session the user ever had that
     // housekeeping had not yet deleted (revoked ones stay up to ten minutes): at 10,000 of them a
     // login spent 4.8 ms of the event loop on that walk. This index holds live sessions only.
-    // sessions_by_user_newest stays for the cascade when a user is deleted.
+    // sessions_by_user_newest stays for the cascade when a user is deleted. IF NOT EXISTS: on a
+    // large PostgreSQL sessions table the index can be built beforehand without blocking writes
+    // (CREATE INDEX CONCURRENTLY, docs/deployment.md); this migration then only records itself.
     sqlite: `
-      CREATE INDEX sessions_live_by_user ON sessions (user_id, id) WHERE revoked_at IS NULL;
+      CREATE INDEX IF NOT EXISTS sessions_live_by_user ON sessions (user_id, id) WHERE revoked_at IS NULL;
     `,
     postgres: `
-      CREATE INDEX sessions_live_by_user ON sessions (user_id, id) WHERE revoked_at IS NULL;
+      CREATE INDEX IF NOT EXISTS sessions_live_by_user ON sessions (user_id, id) WHERE revoked_at IS NULL;
     `,
   },
 ];
