@@ -11,7 +11,7 @@ import { DatabaseSync } from "node:sqlite";
 import { describe, type TestContext, test } from "node:test";
 import { newId } from "../src/store/ids.ts";
 import { openSqliteStore } from "../src/store/sqlite.ts";
-import type { AuditEntry, NewSession, UserStore } from "../src/store/store.ts";
+import type { AuditEntry, NewOutboxMessage, NewSession, UserStore } from "../src/store/store.ts";
 import { openPostgresSchema } from "./helpers.ts";
 
 type Operation = "INSERT" | "UPDATE" | "DELETE";
@@ -195,6 +195,45 @@ describe("multi-write store verbs are all or nothing", () => {
       ]),
     );
     assert.equal(await liveSessions(store, user.id), 1);
+  });
+
+  test("an e-mail confirmation whose event cannot be written spends no link and changes no address", async (t) => {
+    const { store, failOn, clear } = await faultableStore(t);
+    const user = await store.create({ email: "ada@example.com", hashedPassword: "h" });
+    const message = (recipient: string): NewOutboxMessage => ({
+      kind: "email_changed",
+      recipient,
+      userId: user.id,
+      payload: "{}",
+      messageDomain: "example.com",
+    });
+    // One link verifies the current address, the other would move the account to a new one. (A new
+    // link spends the older ones, so each is issued just before it is tried.)
+    for (const [tokenHash, email] of [
+      ["verify", user.email],
+      ["move", "new@example.com"],
+    ] as const) {
+      await store.issueAccountToken(
+        { tokenHash, userId: user.id, purpose: "email_verification", email, expiresAt: iso(3600) },
+        message(email),
+      );
+      const queued = (await store.listMail({ limit: 100 })).length;
+      await failOn("audit_events", "INSERT");
+      await assert.rejects(
+        store.confirmEmail(
+          tokenHash,
+          iso(),
+          (previous) => message(previous),
+          (changed) => ({ type: changed ? "email_change" : "email_verification", outcome: "x", clientAddress: null }),
+        ),
+      );
+      await clear();
+      assert.equal((await store.findAccountToken(tokenHash))?.spentAt, null, `${tokenHash}: the link still works`);
+      assert.equal((await store.listMail({ limit: 100 })).length, queued, `${tokenHash}: no notice queued`);
+    }
+    const after = await store.findById(user.id);
+    assert.equal(after?.email, "ada@example.com");
+    assert.equal(after?.emailVerifiedAt, null);
   });
 
   describe("second factors", () => {

@@ -166,17 +166,20 @@ export function createAccountRecovery({
 
     async confirmVerification(token, clientAddress) {
       let changed = false;
-      const redemption = await store.confirmEmail(hashLinkToken(token), iso(), (previousEmail, user) => {
-        changed = true;
-        return mails.emailChanged(previousEmail, user);
-      });
-      if (redemption.outcome !== "redeemed") throw refused(redemption.outcome);
-      await audit.record(
-        changed ? "email_change" : "email_verification",
-        redemption.user.id,
-        changed ? "confirmed" : "verified",
-        clientAddress,
+      const redemption = await store.confirmEmail(
+        hashLinkToken(token),
+        iso(),
+        (previousEmail, user) => {
+          changed = true;
+          return mails.emailChanged(previousEmail, user);
+        },
+        // In the confirming transaction: a confirmed address always has its event.
+        (emailChanged) =>
+          emailChanged
+            ? { type: "email_change", outcome: "confirmed", clientAddress }
+            : { type: "email_verification", outcome: "verified", clientAddress },
       );
+      if (redemption.outcome !== "redeemed") throw refused(redemption.outcome);
       if (changed) sender.wake();
       // The user as the confirming transaction wrote it: no read after the commit.
       return redemption.user;

@@ -907,6 +907,7 @@ export class PostgresUserStore implements UserStore {
     tokenHash: string,
     now: string,
     notice: (previousEmail: string, user: UserRecord) => NewOutboxMessage,
+    event: (emailChanged: boolean) => AuditEntry,
   ): Promise<Redemption> {
     const at = new Date(now);
     const redemption = await this.#transaction(async (client): Promise<Redemption> => {
@@ -921,6 +922,7 @@ export class PostgresUserStore implements UserStore {
       );
       const user = toRecord(rows[0]) as UserRecord;
       if (previous.email !== user.email) await this.#insertMail(client, notice(previous.email, user));
+      await this.#record(client, [event(previous.email !== user.email)], user.id);
       await client.query({
         name: "notify_user_change",
         text: `SELECT pg_notify('${USER_CHANGES_CHANNEL}', $1)`,

@@ -814,6 +814,7 @@ class SqliteUserStore implements UserStore {
     tokenHash: string,
     now: string,
     notice: (previousEmail: string, user: UserRecord) => NewOutboxMessage,
+    event: (emailChanged: boolean) => AuditEntry,
   ): Promise<Redemption> {
     try {
       const redemption = inTransaction(this.#db, (): Redemption => {
@@ -829,6 +830,7 @@ class SqliteUserStore implements UserStore {
           .get(redemption.token.email, now, now, stamp, previous.id) as unknown as UserRow;
         const user = toRecord(row) as UserRecord;
         if (previous.email !== user.email) this.#insertMail(notice(previous.email, user));
+        this.#record([event(previous.email !== user.email)], user.id);
         return { ...redemption, user };
       });
       if (redemption.outcome === "redeemed") this.#changes.changed(redemption.user.id);

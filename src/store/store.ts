@@ -280,13 +280,15 @@ export interface AccountTokenStore {
    */
   redeemAccountToken(tokenHash: string, purpose: AccountTokenPurpose, now: string): Promise<Redemption>;
   /**
-   * One transaction: redeems a verification token, makes its address the user's verified e-mail, and
-   * queues `notice(previous e-mail)` when the address changed. Throws EmailTaken.
+   * One transaction: redeems a verification token, makes its address the user's verified e-mail,
+   * queues `notice(previous e-mail)` when the address changed, and records `event(changed)`.
+   * Throws EmailTaken.
    */
   confirmEmail(
     tokenHash: string,
     now: string,
     notice: (previousEmail: string, user: UserRecord) => NewOutboxMessage,
+    event: (emailChanged: boolean) => AuditEntry,
   ): Promise<Redemption>;
 }
 
