@@ -333,7 +333,6 @@ export async function buildApp({
     store,
     passwords,
     policy,
-    audit,
     mails,
     sender,
     settings: config.accountRecovery,

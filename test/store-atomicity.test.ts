@@ -236,6 +236,21 @@ describe("multi-write store verbs are all or nothing", () => {
     assert.equal(after?.emailVerifiedAt, null);
   });
 
+  test("a link request whose event cannot be written stores no link and queues no mail", async (t) => {
+    const { store, failOn } = await faultableStore(t);
+    const user = await store.create({ email: "ada@example.com", hashedPassword: "h" });
+    await failOn("audit_events", "INSERT");
+    await assert.rejects(
+      store.issueAccountToken(
+        { tokenHash: "reset", userId: user.id, purpose: "password_reset", email: user.email, expiresAt: iso(3600) },
+        { kind: "password_reset", recipient: user.email, userId: user.id, payload: "{}", messageDomain: "example.com" },
+        [{ type: "password_reset", outcome: "requested", clientAddress: null }],
+      ),
+    );
+    assert.equal(await store.findAccountToken("reset"), undefined);
+    assert.equal((await store.listMail({ limit: 10 })).length, 0);
+  });
+
   describe("second factors", () => {
     const FACTOR_EVENT: AuditEntry = { type: "second_factor", outcome: "totp_added", clientAddress: null };
 

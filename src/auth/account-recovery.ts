@@ -7,11 +7,10 @@
 // writing after the response (see routes/account.ts), so the answer reveals
 // nothing about which accounts exist, not even through its timing.
 import { createHash, randomBytes } from "node:crypto";
-import type { Audit } from "../audit.ts";
 import { HttpError } from "../errors.ts";
 import type { AccountMails } from "../mail/messages.ts";
 import type { MailSender } from "../mail/sender.ts";
-import type { Redemption, UserChanges, UserRecord, UserStore } from "../store/store.ts";
+import type { AuditEntry, Redemption, UserChanges, UserRecord, UserStore } from "../store/store.ts";
 import { normalizeEmail } from "../users/email.ts";
 import type { PasswordPolicy } from "./password-policy.ts";
 import type { PasswordHasher } from "./passwords.ts";
@@ -78,7 +77,6 @@ export interface RecoveryOptions {
   store: UserStore;
   passwords: PasswordHasher;
   policy: PasswordPolicy;
-  audit: Audit;
   mails: AccountMails;
   sender: MailSender;
   settings: RecoverySettings;
@@ -89,7 +87,6 @@ export function createAccountRecovery({
   store,
   passwords,
   policy,
-  audit,
   mails,
   sender,
   settings,
@@ -98,7 +95,12 @@ export function createAccountRecovery({
   const iso = (offsetSeconds = 0) => new Date(clock() + offsetSeconds * 1000).toISOString();
   const newToken = () => randomBytes(32).toString("base64url");
 
-  async function issueVerification(user: UserRecord, email: string, change: boolean): Promise<void> {
+  async function issueVerification(
+    user: UserRecord,
+    email: string,
+    change: boolean,
+    events: readonly AuditEntry[] = [],
+  ): Promise<void> {
     const token = newToken();
     await store.issueAccountToken(
       {
@@ -109,6 +111,7 @@ export function createAccountRecovery({
         expiresAt: iso(settings.emailVerificationTtlSeconds),
       },
       mails.verification(user, email, token, change),
+      events,
     );
     sender.wake();
   }
@@ -127,9 +130,9 @@ export function createAccountRecovery({
           expiresAt: iso(settings.passwordResetTtlSeconds),
         },
         mails.passwordReset(user, token),
+        [{ type: "password_reset", outcome: "requested", clientAddress }],
       );
       sender.wake();
-      await audit.record("password_reset", user.id, "requested", clientAddress);
     },
 
     async confirmPasswordReset(token, newPassword, clientAddress) {
@@ -189,8 +192,9 @@ export function createAccountRecovery({
       if (email === undefined || normalizeEmail(email) === target.email) return {};
       if (settings.verificationRequired && bySelf) {
         if (await store.findByEmail(email)) return { email }; // the store answers 409, as for any taken address
-        await issueVerification(target, normalizeEmail(email), true);
-        await audit.record("email_change", target.id, "requested", null);
+        await issueVerification(target, normalizeEmail(email), true, [
+          { type: "email_change", outcome: "requested", clientAddress: null },
+        ]);
         return {};
       }
       return { email, emailVerifiedAt: null };

@@ -874,7 +874,11 @@ export class PostgresUserStore implements UserStore {
     }
   }
 
-  async issueAccountToken(token: NewAccountToken, mail: NewOutboxMessage): Promise<void> {
+  async issueAccountToken(
+    token: NewAccountToken,
+    mail: NewOutboxMessage,
+    events: readonly AuditEntry[] = [],
+  ): Promise<void> {
     const now = new Date(this.#clock());
     await this.#transaction(async (client) => {
       await client.query(
@@ -887,6 +891,7 @@ export class PostgresUserStore implements UserStore {
         [token.tokenHash, token.userId, token.purpose, normalizeEmail(token.email), now, token.expiresAt],
       );
       await this.#insertMail(client, mail);
+      await this.#record(client, events, token.userId);
     });
   }
 

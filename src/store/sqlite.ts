@@ -784,7 +784,11 @@ class SqliteUserStore implements UserStore {
     );
   }
 
-  async issueAccountToken(token: NewAccountToken, mail: NewOutboxMessage): Promise<void> {
+  async issueAccountToken(
+    token: NewAccountToken,
+    mail: NewOutboxMessage,
+    events: readonly AuditEntry[] = [],
+  ): Promise<void> {
     const now = new Date(this.#clock()).toISOString();
     inTransaction(this.#db, () => {
       this.#db
@@ -796,6 +800,7 @@ class SqliteUserStore implements UserStore {
         )
         .run(token.tokenHash, token.userId, token.purpose, normalizeEmail(token.email), now, token.expiresAt);
       this.#insertMail(mail);
+      this.#record(events, token.userId);
     });
   }
 

@@ -270,9 +270,9 @@ export type DeliveryOutcome =
 export interface AccountTokenStore {
   /**
    * One transaction: spends the user's live tokens of the same purpose (a newer link replaces older
-   * ones), stores the new token and queues the mail that carries it.
+   * ones), stores the new token, queues the mail that carries it and records `events` (the request).
    */
-  issueAccountToken(token: NewAccountToken, mail: NewOutboxMessage): Promise<void>;
+  issueAccountToken(token: NewAccountToken, mail: NewOutboxMessage, events?: readonly AuditEntry[]): Promise<void>;
   findAccountToken(tokenHash: string): Promise<AccountTokenRecord | undefined>;
   /**
    * One transaction: spends a live token of this purpose together with every other live token of its
