@@ -4,6 +4,7 @@
 // (a second guard that a password hash never leaves the service).
 import { type Static, Type } from "typebox";
 import { ACCESS_TOKEN_LIFETIME_SECONDS } from "./auth/tokens.ts";
+import { COULD_NOT_VALIDATE_CREDENTIALS } from "./errors.ts";
 import { OAUTH_ERROR_CODES, type OAuthErrorCode } from "./oauth-errors.ts";
 
 /** Extension grants (RFC 6749 section 4.5) that answer the password grant's second-factor challenge. */
@@ -569,6 +570,12 @@ export function oauthErrorResponse(description: string, example: string, code: O
 export function errorResponse(description: string, example: string) {
   return Type.Object(ErrorBody.properties, { description, examples: [{ detail: example }] });
 }
+
+/** The 401 of every route behind the token check. */
+export const UnauthorizedResponse = errorResponse(
+  "No token, or the token check failed.",
+  COULD_NOT_VALIDATE_CREDENTIALS,
+);
 
 /** The password grant's answer for an account with a second factor (RFC 6749 section 5.2 shape, Auth0's code). */
 export const MfaRequired = Type.Object(

@@ -7,10 +7,11 @@
 // the algorithm open ("not shown"); this is the choice.
 //
 // At most one hash or verify per core runs at once; the others wait their
-// turn here. Each holds its 19 MiB while it runs, and more of them at once
-// than there are cores would finish no sooner: under a login storm they
-// only held more memory (four libuv threads: 76 MiB) and kept the thread
-// pool from Node's other work.
+// turn here. Each holds its 19 MiB while it runs. With four at once (libuv's
+// four threads) a login storm held 76 MiB of them and kept the thread pool
+// from Node's other work; one more than the cores only fills the moments a
+// hashing thread waits for the event loop, at 19 MiB more (docs/performance.md,
+// "Tried and kept out").
 import { availableParallelism } from "node:os";
 import { type Algorithm, hash as argon2Hash, verify as argon2Verify, parseOptions } from "@node-rs/argon2";
 import type { Argon2Params } from "../config.ts";

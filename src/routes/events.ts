@@ -6,8 +6,8 @@ import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "typebox";
 import type { Guards } from "../auth/guard.ts";
 import { BEARER_SECURITY } from "../docs.ts";
-import { COULD_NOT_VALIDATE_CREDENTIALS, NOT_ENOUGH_PRIVILEGES } from "../errors.ts";
-import { errorResponse, UserIdParams } from "../schemas.ts";
+import { NOT_ENOUGH_PRIVILEGES } from "../errors.ts";
+import { errorResponse, UnauthorizedResponse, UserIdParams } from "../schemas.ts";
 import { AUDIT_EVENT_TYPES, type AuditEventType, type UserStore } from "../store/store.ts";
 
 export interface EventRouteOptions {
@@ -72,7 +72,7 @@ export const eventRoutes: FastifyPluginAsyncTypebox<EventRouteOptions> = async (
         querystring: EventQuery,
         response: {
           200: EventPage,
-          401: errorResponse("No token, or the token check failed.", COULD_NOT_VALIDATE_CREDENTIALS),
+          401: UnauthorizedResponse,
           403: errorResponse("Not an admin.", NOT_ENOUGH_PRIVILEGES),
           422: errorResponse("The id or a query parameter is invalid.", "querystring.type: must be equal to constant"),
         },

@@ -10,13 +10,7 @@ import { COMMON_PASSWORD, type PasswordPolicy } from "../auth/password-policy.ts
 import type { PasswordHasher } from "../auth/passwords.ts";
 import type { Sessions } from "../auth/sessions.ts";
 import { BEARER_SECURITY } from "../docs.ts";
-import {
-  COULD_NOT_VALIDATE_CREDENTIALS,
-  EMAIL_TAKEN,
-  HttpError,
-  INCORRECT_CURRENT_PASSWORD,
-  LAST_ACTIVE_ADMIN,
-} from "../errors.ts";
+import { EMAIL_TAKEN, HttpError, INCORRECT_CURRENT_PASSWORD, LAST_ACTIVE_ADMIN } from "../errors.ts";
 import {
   errorResponse,
   PasswordChange,
@@ -24,6 +18,7 @@ import {
   SessionIdParams,
   SessionList,
   SessionListQuery,
+  UnauthorizedResponse,
   USERS_PAGE_DEFAULT,
   UserOut,
 } from "../schemas.ts";
@@ -43,7 +38,6 @@ export interface MeRouteOptions {
 }
 
 const SESSION_NOT_FOUND = "Session not found";
-const unauthorizedResponse = errorResponse("No token, or the token check failed.", COULD_NOT_VALIDATE_CREDENTIALS);
 const invalidResponse = errorResponse("The body is invalid.", "body.full_name: must NOT have more than 200 characters");
 const notJsonResponse = errorResponse("The body is not JSON.", "Unsupported Media Type: text/plain");
 
@@ -67,7 +61,7 @@ export const meRoutes: FastifyPluginAsyncTypebox<MeRouteOptions> = async (
         summary: "The current user",
         description: "Returns the user that the bearer token was issued to.",
         security: BEARER_SECURITY,
-        response: { 200: UserOut, 401: unauthorizedResponse },
+        response: { 200: UserOut, 401: UnauthorizedResponse },
       },
     },
     function readCurrentUser(request, reply): void {
@@ -101,7 +95,7 @@ export const meRoutes: FastifyPluginAsyncTypebox<MeRouteOptions> = async (
         body: SelfPatch,
         response: {
           200: UserOut,
-          401: unauthorizedResponse,
+          401: UnauthorizedResponse,
           409: errorResponse("The e-mail is taken.", EMAIL_TAKEN),
           415: notJsonResponse,
           422: invalidResponse,
@@ -131,7 +125,7 @@ export const meRoutes: FastifyPluginAsyncTypebox<MeRouteOptions> = async (
         security: BEARER_SECURITY,
         response: {
           204: { type: "null", description: "Deleted." },
-          401: unauthorizedResponse,
+          401: UnauthorizedResponse,
           409: errorResponse("You are the last active admin.", LAST_ACTIVE_ADMIN),
         },
       },
@@ -161,7 +155,7 @@ export const meRoutes: FastifyPluginAsyncTypebox<MeRouteOptions> = async (
         response: {
           204: { type: "null", description: "Changed." },
           400: errorResponse("The current password is wrong.", INCORRECT_CURRENT_PASSWORD),
-          401: unauthorizedResponse,
+          401: UnauthorizedResponse,
           415: notJsonResponse,
           422: errorResponse(
             "The new password is too short or too long, common or breached, or contains the e-mail.",
@@ -205,7 +199,7 @@ export const meRoutes: FastifyPluginAsyncTypebox<MeRouteOptions> = async (
         querystring: SessionListQuery,
         response: {
           200: SessionList,
-          401: unauthorizedResponse,
+          401: UnauthorizedResponse,
           422: errorResponse("The query is invalid.", "querystring.limit: must be <= 100"),
         },
       },
@@ -248,7 +242,7 @@ export const meRoutes: FastifyPluginAsyncTypebox<MeRouteOptions> = async (
         params: SessionIdParams,
         response: {
           204: { type: "null", description: "Ended." },
-          401: unauthorizedResponse,
+          401: UnauthorizedResponse,
           404: errorResponse("No live session of yours with this id.", SESSION_NOT_FOUND),
           422: errorResponse("The id is not a UUID.", 'params.id: must match format "uuid"'),
         },

@@ -13,7 +13,7 @@ import {
 } from "../auth/passkeys.ts";
 import { INVALID_MFA_TOKEN, type SecondFactorService } from "../auth/second-factors.ts";
 import { BEARER_SECURITY, NO_SECURITY } from "../docs.ts";
-import { COULD_NOT_VALIDATE_CREDENTIALS, HttpError } from "../errors.ts";
+import { HttpError } from "../errors.ts";
 import {
   AuthenticationOptionsIn,
   AuthenticationOptionsOut,
@@ -24,6 +24,7 @@ import {
   PasskeyOut,
   PasskeyRename,
   RegistrationOptionsOut,
+  UnauthorizedResponse,
 } from "../schemas.ts";
 import type { PasskeyRecord, UserStore } from "../store/store.ts";
 
@@ -36,7 +37,6 @@ export interface PasskeyRouteOptions {
 }
 
 export const PASSKEY_NOT_FOUND = "Passkey not found";
-const unauthorizedResponse = errorResponse("No token, or the token check failed.", COULD_NOT_VALIDATE_CREDENTIALS);
 const notFoundResponse = errorResponse("No passkey of yours with this id.", PASSKEY_NOT_FOUND);
 
 function toPasskeyOut(passkey: PasskeyRecord) {
@@ -68,7 +68,7 @@ export const passkeyRoutes: FastifyPluginAsyncTypebox<PasskeyRouteOptions> = asy
           "`challenge_id`; finish within 5 minutes with `POST /me/passkeys`. The passkeys you have are excluded, " +
           "so an authenticator cannot register twice. No body.",
         security: BEARER_SECURITY,
-        response: { 200: RegistrationOptionsOut, 401: unauthorizedResponse },
+        response: { 200: RegistrationOptionsOut, 401: UnauthorizedResponse },
       },
     },
     async function beginPasskeyRegistration(request) {
@@ -97,7 +97,7 @@ export const passkeyRoutes: FastifyPluginAsyncTypebox<PasskeyRouteOptions> = asy
               "party, wrong challenge, bad attestation).",
             PASSKEY_NOT_VERIFIED,
           ),
-          401: unauthorizedResponse,
+          401: UnauthorizedResponse,
           409: errorResponse("This authenticator's credential is registered already.", PASSKEY_ALREADY_REGISTERED),
           422: errorResponse("The body is invalid, or `response` is not a credential.", MALFORMED_WEBAUTHN_RESPONSE),
         },
@@ -121,7 +121,7 @@ export const passkeyRoutes: FastifyPluginAsyncTypebox<PasskeyRouteOptions> = asy
         summary: "Your passkeys",
         description: "Oldest first; names, when added and last used. Never key material.",
         security: BEARER_SECURITY,
-        response: { 200: PasskeyList, 401: unauthorizedResponse },
+        response: { 200: PasskeyList, 401: UnauthorizedResponse },
       },
     },
     async function listPasskeys(request) {
@@ -142,7 +142,7 @@ export const passkeyRoutes: FastifyPluginAsyncTypebox<PasskeyRouteOptions> = asy
         body: PasskeyRename,
         response: {
           200: PasskeyOut,
-          401: unauthorizedResponse,
+          401: UnauthorizedResponse,
           404: notFoundResponse,
           422: errorResponse(
             "The name is empty, too long or has control characters.",
@@ -175,7 +175,7 @@ export const passkeyRoutes: FastifyPluginAsyncTypebox<PasskeyRouteOptions> = asy
         params: PasskeyIdParams,
         response: {
           204: { type: "null", description: "Removed." },
-          401: unauthorizedResponse,
+          401: UnauthorizedResponse,
           404: notFoundResponse,
           422: errorResponse("The id is not a UUID.", 'params.id: must match format "uuid"'),
         },

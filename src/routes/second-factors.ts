@@ -21,14 +21,7 @@ import {
   TOTP_NOT_ENABLED,
 } from "../auth/second-factors.ts";
 import { BEARER_SECURITY } from "../docs.ts";
-import {
-  COULD_NOT_VALIDATE_CREDENTIALS,
-  HttpError,
-  INCORRECT_CURRENT_PASSWORD,
-  NOT_ENOUGH_PRIVILEGES,
-  notFound,
-  USER_NOT_FOUND,
-} from "../errors.ts";
+import { HttpError, INCORRECT_CURRENT_PASSWORD, NOT_ENOUGH_PRIVILEGES, notFound, USER_NOT_FOUND } from "../errors.ts";
 import {
   errorResponse,
   MfaStatus,
@@ -37,6 +30,7 @@ import {
   TotpConfirm,
   TotpDisable,
   TotpEnrolmentOut,
+  UnauthorizedResponse,
   UserIdParams,
 } from "../schemas.ts";
 import type { UserRecord, UserStore } from "../store/store.ts";
@@ -52,7 +46,6 @@ export interface SecondFactorRouteOptions {
 
 export const ONE_OF_CODE_OR_RECOVERY_CODE = "body: send either code or recovery_code, not both";
 
-const unauthorizedResponse = errorResponse("No token, or the token check failed.", COULD_NOT_VALIDATE_CREDENTIALS);
 const tooMany = errorResponse(
   "Too many wrong passwords or codes for this account; `Retry-After` says when to try again.",
   TOO_MANY_SECOND_FACTOR_ATTEMPTS,
@@ -84,7 +77,7 @@ export const secondFactorRoutes: FastifyPluginAsyncTypebox<SecondFactorRouteOpti
         summary: "Your second factors",
         description: "Whether an authenticator app is set up, and how many recovery codes are left.",
         security: BEARER_SECURITY,
-        response: { 200: MfaStatus, 401: unauthorizedResponse },
+        response: { 200: MfaStatus, 401: UnauthorizedResponse },
       },
     },
     async function readSecondFactors(request) {
@@ -113,7 +106,7 @@ export const secondFactorRoutes: FastifyPluginAsyncTypebox<SecondFactorRouteOpti
         security: BEARER_SECURITY,
         response: {
           201: TotpEnrolmentOut,
-          401: unauthorizedResponse,
+          401: UnauthorizedResponse,
           409: errorResponse("An authenticator app is already set up.", TOTP_ALREADY_ENABLED),
           422: errorResponse("The body is not empty.", "body: must NOT have additional properties"),
         },
@@ -147,7 +140,7 @@ export const secondFactorRoutes: FastifyPluginAsyncTypebox<SecondFactorRouteOpti
         response: {
           200: RecoveryCodesOut,
           400: errorResponse("The code is wrong (or was already used).", INVALID_OTP),
-          401: unauthorizedResponse,
+          401: UnauthorizedResponse,
           409: errorResponse("Nothing is being set up, or an app is already on.", NO_PENDING_TOTP),
           422: errorResponse("The code is not six digits.", 'body.code: must match pattern "^[0-9]{6}$"'),
           429: tooMany,
@@ -175,7 +168,7 @@ export const secondFactorRoutes: FastifyPluginAsyncTypebox<SecondFactorRouteOpti
         response: {
           204: { type: "null", description: "Turned off." },
           400: errorResponse("The password, the code or the recovery code is wrong.", INCORRECT_CURRENT_PASSWORD),
-          401: unauthorizedResponse,
+          401: UnauthorizedResponse,
           409: errorResponse("No authenticator app is set up.", TOTP_NOT_ENABLED),
           422: errorResponse(
             "Neither or both of `code` and `recovery_code`, or a malformed field.",
@@ -233,7 +226,7 @@ export const secondFactorRoutes: FastifyPluginAsyncTypebox<SecondFactorRouteOpti
         response: {
           200: RecoveryCodesOut,
           400: errorResponse("The password is wrong.", INCORRECT_CURRENT_PASSWORD),
-          401: unauthorizedResponse,
+          401: UnauthorizedResponse,
           409: errorResponse("No second factor is set up.", NO_SECOND_FACTOR),
           422: errorResponse("The body is invalid.", "body.password: field required"),
           429: tooMany,
@@ -270,7 +263,7 @@ export const secondFactorRoutes: FastifyPluginAsyncTypebox<SecondFactorRouteOpti
         params: UserIdParams,
         response: {
           204: { type: "null", description: "Reset." },
-          401: unauthorizedResponse,
+          401: UnauthorizedResponse,
           403: errorResponse("Only admins may reset second factors.", NOT_ENOUGH_PRIVILEGES),
           404: errorResponse("No user with this id.", USER_NOT_FOUND),
           422: errorResponse("The id is not a UUID.", 'params.id: must match format "uuid"'),

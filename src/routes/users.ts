@@ -10,7 +10,6 @@ import type { PasswordHasher } from "../auth/passwords.ts";
 import { type RateLimits, TOO_MANY_SIGNUPS } from "../auth/rate-limits.ts";
 import { BEARER_SECURITY, NO_SECURITY } from "../docs.ts";
 import {
-  COULD_NOT_VALIDATE_CREDENTIALS,
   EMAIL_TAKEN,
   forbidden,
   LAST_ACTIVE_ADMIN,
@@ -21,6 +20,7 @@ import {
 } from "../errors.ts";
 import {
   errorResponse,
+  UnauthorizedResponse,
   USERS_PAGE_DEFAULT,
   UserCreate,
   UserIdParams,
@@ -48,7 +48,7 @@ export interface UserRouteOptions {
 const ONLY_ADMINS_SET_ROLES = "Only admins can set is_active or is_admin";
 
 const errors = {
-  401: errorResponse("No token, or the token check failed.", COULD_NOT_VALIDATE_CREDENTIALS),
+  401: UnauthorizedResponse,
   403: errorResponse("Authenticated, but not allowed to do this.", NOT_ENOUGH_PRIVILEGES),
   404: errorResponse("No user with this id.", USER_NOT_FOUND),
   409: errorResponse("The e-mail is taken, or the change would remove the last active admin.", EMAIL_TAKEN),
