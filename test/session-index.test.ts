@@ -4,7 +4,8 @@
 // login cost more than the last (4.8 ms of the event loop at 10,000). These tests show the question
 // goes through the index of live sessions only (migration 8) on the backend under test, after many
 // sessions were revoked by the cap, and that the cap still holds; and that the migration accepts
-// the index already built by an operator beforehand (docs/deployment.md).
+// the index already built by an operator beforehand (docs/deployment.md). And that the sessions table
+// carries no index that no query reads (migration 9): each is written on every login.
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -13,7 +14,7 @@ import { DatabaseSync } from "node:sqlite";
 import { describe, type TestContext, test } from "node:test";
 import { newId } from "../src/store/ids.ts";
 import { openPostgresStore, REVOKE_SESSIONS_PAST_CAP } from "../src/store/postgres.ts";
-import { LIVE_SESSIONS_PAST_CAP, openSqliteStore } from "../src/store/sqlite.ts";
+import { LIVE_SESSIONS_PAST_CAP, openSqliteStore, PURGE_SESSIONS } from "../src/store/sqlite.ts";
 import type { UserStore } from "../src/store/store.ts";
 import { createUser, openPostgresSchema } from "./helpers.ts";
 
@@ -117,6 +118,48 @@ describe("the login's session-cap question reads live sessions only", () => {
       const { rows } = await admin.query(`EXPLAIN EXECUTE past_cap('${userId}', now(), ${CAP})`);
       const plan = rows.map((row: { "QUERY PLAN": string }) => row["QUERY PLAN"]).join("\n");
       assert.match(plan, new RegExp(`Index (Only )?Scan (Backward )?using ${LIVE_INDEX}`), plan);
+    });
+  }
+});
+
+describe("the sessions table keeps only indexes that a query reads (migration 9)", () => {
+  const EXPECTED = ["sessions_by_user_newest", LIVE_INDEX];
+  if (process.env.TEST_BACKEND !== "postgres") {
+    test("SQLite: sessions_by_expiry is gone; the cascade's and the live sessions' indexes stay", async (t) => {
+      const { path } = sqliteStore(t);
+      const db = new DatabaseSync(path, { readOnly: true });
+      t.after(() => db.close());
+      const named = db
+        .prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'sessions' AND sql IS NOT NULL")
+        .all() as { name: string }[];
+      assert.deepEqual(named.map((index) => index.name).sort(), EXPECTED);
+    });
+
+    test("SQLite: housekeeping's purge reads the table even where an index of expires_at exists", async (t) => {
+      const { path } = sqliteStore(t);
+      const db = new DatabaseSync(path);
+      t.after(() => db.close());
+      db.exec("CREATE INDEX IF NOT EXISTS sessions_by_expiry ON sessions (expires_at)");
+      const plan = (db.prepare(`EXPLAIN QUERY PLAN ${PURGE_SESSIONS}`).all() as { detail: string }[]).map(
+        (step) => step.detail,
+      );
+      assert.ok(
+        plan.some((detail) => /^SCAN sessions\b/.test(detail)),
+        `plan: ${plan.join("; ")}`,
+      );
+      assert.ok(!plan.some((detail) => detail.includes("sessions_by_expiry")), `plan: ${plan.join("; ")}`);
+    });
+  } else {
+    test("PostgreSQL: sessions_by_expiry is gone; the primary key, the cascade's and the live sessions' indexes stay", async (t) => {
+      const { admin, schema } = await openPostgresSchema(t, "session_indexes");
+      const { rows } = await admin.query<{ indexname: string }>(
+        "SELECT indexname FROM pg_indexes WHERE schemaname = $1 AND tablename = 'sessions' ORDER BY indexname",
+        [schema],
+      );
+      assert.deepEqual(
+        rows.map((row) => row.indexname),
+        [...EXPECTED, "sessions_pkey"].sort(),
+      );
     });
   }
 });

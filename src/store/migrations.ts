@@ -362,6 +362,19 @@ export const migrations: readonly Migration[] = [
       CREATE INDEX IF NOT EXISTS sessions_live_by_user ON sessions (user_id, id) WHERE revoked_at IS NULL;
     `,
   },
+  {
+    version: 9,
+    name: "no index of sessions by expiry",
+    // Every login wrote this index and no query read it: housekeeping's purge asks for sessions past
+    // any of three ends (expires_at, refresh_expires_at, revoked_at), an OR that one column's index
+    // cannot answer, so both databases read the table for it anyway (test/session-index.test.ts).
+    sqlite: `
+      DROP INDEX IF EXISTS sessions_by_expiry;
+    `,
+    postgres: `
+      DROP INDEX IF EXISTS sessions_by_expiry;
+    `,
+  },
 ];
 
 /** The versions still to apply, in order. */

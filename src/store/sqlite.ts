@@ -111,6 +111,14 @@ export const LIVE_SESSIONS_PAST_CAP = `SELECT id FROM sessions
    WHERE user_id = ? AND revoked_at IS NULL AND expires_at > ? AND refresh_expires_at > ?
    ORDER BY id DESC LIMIT -1 OFFSET ?`;
 
+/**
+ * Housekeeping's delete of sessions past any of their three ends (now, now, now, limit). The OR
+ * reads the table whichever single column is indexed (test/session-index.test.ts), which is why
+ * migration 9 dropped the index of expires_at that every login wrote.
+ */
+export const PURGE_SESSIONS = `DELETE FROM sessions WHERE id IN (
+   SELECT id FROM sessions WHERE expires_at <= ? OR refresh_expires_at <= ? OR revoked_at <= ? LIMIT ?)`;
+
 /** `clock` stamps created_at and updated_at (milliseconds); tests pass the app's clock. */
 export function openSqliteStore(
   path: string,
@@ -227,7 +235,7 @@ class SqliteUserStore implements UserStore {
     this.#insertSession = db.prepare(
       `INSERT INTO sessions (id, user_id, created_at, last_used_at, expires_at, client_address, user_agent,
                              refresh_token_hash, refresh_generation, refresh_expires_at, amr)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?) RETURNING *`,
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?)`,
     );
     this.#liveSessionsPastCap = db.prepare(LIVE_SESSIONS_PAST_CAP);
     this.#revokeSession = db.prepare(
@@ -350,7 +358,8 @@ class SqliteUserStore implements UserStore {
   ): Promise<SessionRecord> {
     const now = new Date(this.#clock()).toISOString();
     return inTransaction(this.#db, () => {
-      const row = this.#insertSession.get(
+      const amr = session.amr ?? ["pwd"];
+      this.#insertSession.run(
         session.id,
         session.userId,
         now,
@@ -360,8 +369,8 @@ class SqliteUserStore implements UserStore {
         session.userAgent,
         session.tokenHash,
         session.tokenExpiresAt,
-        JSON.stringify(session.amr ?? ["pwd"]),
-      ) as unknown as SessionRow;
+        JSON.stringify(amr),
+      );
       this.#record(events, session.userId);
       const pastCap = this.#liveSessionsPastCap.all(session.userId, now, now, maxPerUser) as unknown as {
         id: string;
@@ -370,7 +379,18 @@ class SqliteUserStore implements UserStore {
         this.#revokeSession.run(now, id);
         this.#record([{ type: "session_revocation", outcome: "session_limit", clientAddress: null }], session.userId);
       }
-      return toSession(row);
+      // Built from what was written rather than read back: a login is this store's hottest write.
+      return {
+        id: session.id,
+        userId: session.userId,
+        createdAt: now,
+        lastUsedAt: now,
+        expiresAt: session.expiresAt,
+        revokedAt: null,
+        clientAddress: session.clientAddress,
+        userAgent: session.userAgent,
+        amr: [...amr],
+      };
     });
   }
 
@@ -442,12 +462,7 @@ class SqliteUserStore implements UserStore {
   }
 
   async purgeExpired(now: string, limit: number): Promise<number> {
-    const sessions = this.#db
-      .prepare(
-        `DELETE FROM sessions WHERE id IN (
-           SELECT id FROM sessions WHERE expires_at <= ? OR refresh_expires_at <= ? OR revoked_at <= ? LIMIT ?)`,
-      )
-      .run(now, now, now, limit).changes;
+    const sessions = this.#db.prepare(PURGE_SESSIONS).run(now, now, now, limit).changes;
     const challenges = this.#db
       .prepare(
         "DELETE FROM mfa_challenges WHERE token_hash IN (SELECT token_hash FROM mfa_challenges WHERE expires_at <= ? LIMIT ?)",
