@@ -3,9 +3,14 @@
 // /auth/token to the UI's Authorize control as metadata only; the service
 // never redirects there. Protected routes list BEARER_SECURITY, which is what
 // draws their padlock; open routes list none.
+//
+// Swagger UI's plugin is loaded on the first request for /docs, not at start:
+// it and the static-file server under it (with glob and a YAML library) were
+// about 50 ms of every start, for a page most processes never serve.
+import { STATUS_CODES } from "node:http";
 import swagger from "@fastify/swagger";
-import swaggerUi from "@fastify/swagger-ui";
-import type { FastifyInstance } from "fastify";
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
+import { HttpError } from "./errors.ts";
 
 export const SECURITY_SCHEME = "OAuth2PasswordBearer";
 export const BEARER_SECURITY = [{ [SECURITY_SCHEME]: [] as string[] }];
@@ -100,14 +105,66 @@ export async function registerDocs(app: FastifyInstance): Promise<void> {
     },
   });
 
-  await app.register(swaggerUi, {
-    routePrefix: "/docs",
-    staticCSP: true,
-    transformStaticCSP: docsContentSecurityPolicy,
-    uiConfig: { docExpansion: "list", deepLinking: true, persistAuthorization: false },
-  });
+  registerDocsPage(app);
 
   app.get("/openapi.json", { schema: { hide: true } }, async function openApiDocument() {
     return app.swagger();
   });
 }
+
+/** Headers of the page's own answer that belong to its connection, not to what it says. */
+const CONNECTION_HEADERS = new Set(["connection", "content-length", "date", "keep-alive", "transfer-encoding"]);
+
+/**
+ * GET (and HEAD) /docs and /docs/*: Swagger UI, answered by a Fastify instance of its own that is
+ * built on the first request with the plugin and this service's OpenAPI document, and asked
+ * in-process (inject) for each request. Its answer is passed on with its status and headers (the
+ * page's Content-Security-Policy, the assets' caching and ranges); what it does not have is this
+ * service's 404, in this service's error shape.
+ */
+function registerDocsPage(app: FastifyInstance): void {
+  let page: Promise<FastifyInstance> | undefined;
+
+  async function buildPage(): Promise<FastifyInstance> {
+    const { default: swaggerUi } = await import("@fastify/swagger-ui");
+    const docs = Fastify();
+    await docs.register(swagger, { mode: "static", specification: { document: app.swagger() as never } });
+    await docs.register(swaggerUi, {
+      routePrefix: "/docs",
+      staticCSP: true,
+      transformStaticCSP: docsContentSecurityPolicy,
+      uiConfig: { docExpansion: "list", deepLinking: true, persistAuthorization: false },
+    });
+    await docs.ready();
+    return docs;
+  }
+
+  async function servePage(request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
+    page ??= buildPage().catch((error: unknown) => {
+      page = undefined;
+      throw error;
+    });
+    const docs = await page;
+    // A HEAD is asked as a GET, so that Fastify answers it with the GET's length and no body.
+    const answer = await docs.inject({ method: "GET", url: request.url, headers: request.headers });
+    const policy = answer.headers["content-security-policy"];
+    if (answer.statusCode === 404) {
+      if (policy !== undefined) reply.header("content-security-policy", policy);
+      return reply.callNotFound();
+    }
+    if (answer.statusCode >= 400) throw new HttpError(answer.statusCode, STATUS_CODES[answer.statusCode] ?? "Error");
+    for (const [name, value] of Object.entries(answer.headers)) {
+      if (value !== undefined && !CONNECTION_HEADERS.has(name)) reply.header(name, value);
+    }
+    reply.code(answer.statusCode);
+    // An empty answer (a redirect, a 304) is sent as none, so that no type or length is made up for it.
+    return answer.rawPayload.length === 0 ? reply.send() : reply.send(answer.rawPayload);
+  }
+
+  app.get("/docs", { schema: { hide: true } }, servePage);
+  app.get("/docs/*", { schema: { hide: true } }, servePage);
+  app.addHook("onClose", async function closeDocsPage() {
+    if (page) await (await page.catch(() => undefined))?.close();
+  });
+}
+
