@@ -167,4 +167,3 @@ function registerDocsPage(app: FastifyInstance): void {
     if (page) await (await page.catch(() => undefined))?.close();
   });
 }
-

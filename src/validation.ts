@@ -30,10 +30,14 @@ export function createValidatorCompiler(): FastifySchemaCompiler<unknown> {
   // Made with the first compile too: two Ajv instances with their formats are a few milliseconds of start.
   let bodies: Ajv | undefined;
   let text: Ajv | undefined;
-  const ajvFor = (httpPart: string | undefined): Ajv =>
-    httpPart === "body"
-      ? (bodies ??= addFormats(new Ajv({ ...COMMON, coerceTypes: false })))
-      : (text ??= addFormats(new Ajv({ ...COMMON, coerceTypes: true })));
+  const ajvFor = (httpPart: string | undefined): Ajv => {
+    if (httpPart === "body") {
+      bodies ??= addFormats(new Ajv({ ...COMMON, coerceTypes: false }));
+      return bodies;
+    }
+    text ??= addFormats(new Ajv({ ...COMMON, coerceTypes: true }));
+    return text;
+  };
   return ({ schema, httpPart }) => compileOnFirstUse(() => ajvFor(httpPart).compile(schema as object));
 }
 
