@@ -19,6 +19,8 @@ declare module "fastify" {
 
 export interface Metrics {
   registry: Registry;
+  /** The registry's samples in Prometheus' text format (GET /metrics). */
+  exposition(): Promise<string>;
   /**
    * Records one finished request. `route` is the route pattern (`/users/:id`), never the raw URL;
    * `loginStep` tells a second-factor challenge or grant from a plain login.
@@ -111,6 +113,11 @@ export function createMetrics(): Metrics {
 
   return {
     registry,
+    async exposition() {
+      // prom-client writes NaN as "Nan" (the event-loop lag right after start, before its first
+      // sample); Prometheus' text format and OpenMetrics spell it "NaN".
+      return (await registry.metrics()).replace(/ Nan$/gm, " NaN");
+    },
     observeRequest(method, route, status, seconds, loginStep) {
       const labels = { method, route, status: String(status) };
       requests.inc(labels);

@@ -51,7 +51,7 @@ async function serveMetrics(metrics: Metrics, address: { host: string; port: num
       response.writeHead(404, { "content-type": "application/json" }).end('{"detail":"Not Found"}');
       return;
     }
-    metrics.registry.metrics().then(
+    metrics.exposition().then(
       (text) => response.writeHead(200, { "content-type": metrics.registry.contentType }).end(text),
       () => response.writeHead(500, { "content-type": "application/json" }).end('{"detail":"Internal Server Error"}'),
     );

@@ -32,7 +32,7 @@ describe("metrics", () => {
     t.after(() => app.close());
     await createUser(store, "ada@example.com", "correct horse battery");
 
-    const before = parse(await metrics.registry.metrics());
+    const before = parse(await metrics.exposition());
     assert.equal(before.get('logins_total{outcome="success"}') ?? 0, 0);
     assert.equal(
       (await requestToken(app, { username: "ada@example.com", password: "correct horse battery" })).statusCode,
@@ -43,7 +43,7 @@ describe("metrics", () => {
     assert.equal((await requestToken(app, { username: "ada@example.com", password: "wrong" })).statusCode, 429);
     await app.inject({ method: "GET", url: "/users/01900000-0000-7000-8000-000000000000" });
 
-    const after = parse(await metrics.registry.metrics());
+    const after = parse(await metrics.exposition());
     assert.equal(after.get('logins_total{outcome="success"}'), 1);
     assert.equal(after.get('logins_total{outcome="failure"}'), 2);
     assert.equal(after.get('logins_total{outcome="rate_limited"}'), 1);
@@ -82,12 +82,19 @@ describe("metrics", () => {
     assert.equal((await grant(codeAt(secret, clock.now + 300_000))).statusCode, 401);
     assert.equal((await grant(codeAt(secret, clock.now))).statusCode, 429);
 
-    const after = parse(await metrics.registry.metrics());
+    const after = parse(await metrics.exposition());
     assert.equal(after.get('logins_total{outcome="success"}'), 1, "the password-only login before the app was on");
     assert.equal(after.get('logins_total{outcome="mfa_required"}'), 3);
     assert.equal(after.get('logins_total{outcome="mfa_success"}'), 1);
     assert.equal(after.get('logins_total{outcome="mfa_failure"}'), 1);
     assert.equal(after.get('logins_total{outcome="mfa_rate_limited"}'), 1);
+  });
+
+  test("spell NaN as the text format does, also right after start when the event-loop lag has no sample yet", async () => {
+    const metrics = createMetrics();
+    const text = await metrics.exposition();
+    assert.match(text, /^nodejs_eventloop_lag_mean_seconds NaN$/m, "no event-loop sample yet");
+    parse(text);
   });
 
   test("are served on METRICS_PORT only, not on the API port", async (t) => {
