@@ -459,9 +459,9 @@ async function main(): Promise<void> {
   await baseline.stop();
 
   // 6: time from spawn to the first answered request, median of several starts, alternating with the
-  // bare ceiling's.
-  // The ceiling is bare Fastify as its users write and start it; the service is bundled and uses
-  // Node's compile cache, so the same bare server bundled and started that way is reported beside it.
+  // bare ceiling's. The ceiling is bare Fastify as its users write and start it; the service is
+  // bundled and uses Node's compile cache, so the same bare server bundled and started that way is
+  // reported beside it.
   const bundledBaseline = await bundleBaseline();
   const startups: number[] = [];
   const baseStartups: number[] = [];
