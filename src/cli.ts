@@ -15,7 +15,8 @@ import { readEnvironment } from "./env.ts";
 import { ConfigError, EmailTaken, LastActiveAdmin } from "./errors.ts";
 import { UserCreate } from "./schemas.ts";
 import { migrations } from "./store/migrations.ts";
-import { type MailStatus, openStore, type UserStore } from "./store/store.ts";
+import { openStore } from "./store/open.ts";
+import type { MailStatus, UserStore } from "./store/store.ts";
 import { normalizeEmail } from "./users/email.ts";
 
 const USAGE = `Usage: npm run cli -- <command>

@@ -19,7 +19,8 @@ import { readEnvironment } from "./env.ts";
 import { ConfigError } from "./errors.ts";
 import { BatchedLogDestination } from "./log-destination.ts";
 import type { Metrics } from "./metrics.ts";
-import { openStore, type UserStore } from "./store/store.ts";
+import { openStore } from "./store/open.ts";
+import type { UserStore } from "./store/store.ts";
 import { ensureFirstAdmin } from "./users/first-admin.ts";
 
 function fail(message: string, code: number): never {

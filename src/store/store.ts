@@ -2,7 +2,7 @@
 // backend owns its SQL, applies normalizeEmail in every verb, maps its own
 // unique-violation code to EmailTaken, and keeps the one invariant that
 // needs a transaction: a change never removes the last active admin
-// (LastActiveAdmin). openStore picks the backend from the parsed
+// (LastActiveAdmin). open.ts picks the backend from the parsed
 // DATABASE_URL, never by guessing.
 //
 // Every verb that writes more than one row is one transaction, so a crash,
@@ -28,8 +28,6 @@
 //   resetSecondFactors: the change and its events.
 // A verb that has committed answers from what it wrote: nothing after the
 // commit can turn its success into a failure.
-import type { DatabaseLocation } from "../config.ts";
-import { openSqliteStore } from "./sqlite.ts";
 
 export interface UserRecord {
   id: string;
@@ -522,22 +520,4 @@ export interface UserStore
   /** Resolves when the database answers; throws StoreUnavailable otherwise (for /readyz). */
   ping(): Promise<void>;
   close(): Promise<void>;
-}
-
-/** Opens the backend DATABASE_URL names and brings its schema up to date. */
-export async function openStore(location: DatabaseLocation, clock: () => number = Date.now): Promise<UserStore> {
-  switch (location.kind) {
-    case "sqlite":
-      return openSqliteStore(location.path, clock, { synchronous: location.synchronous });
-    case "postgres": {
-      // Loaded only when used: an SQLite deployment never pays for the pg driver's memory.
-      const { openPostgresStore } = await import("./postgres.ts");
-      return openPostgresStore({
-        url: location.url,
-        poolSize: location.poolSize,
-        timeoutMs: location.timeoutMs,
-        clock,
-      });
-    }
-  }
 }
