@@ -13,8 +13,9 @@ import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { describe, type TestContext, test } from "node:test";
 import { newId } from "../src/store/ids.ts";
-import { openPostgresStore, REVOKE_SESSIONS_PAST_CAP } from "../src/store/postgres.ts";
-import { LIVE_SESSIONS_PAST_CAP, openSqliteStore, PURGE_SESSIONS } from "../src/store/sqlite.ts";
+import { openPostgresStore, POSTGRES } from "../src/store/postgres.ts";
+import { PURGE_SESSIONS, revokeSessionsPastCap } from "../src/store/sql-store.ts";
+import { openSqliteStore, SQLITE, sqliteText } from "../src/store/sqlite.ts";
 import type { UserStore } from "../src/store/store.ts";
 import { createUser, openPostgresSchema } from "./helpers.ts";
 
@@ -79,7 +80,9 @@ describe("the login's session-cap question reads live sessions only", () => {
       await manyLogins(store);
       const db = new DatabaseSync(path, { readOnly: true });
       t.after(() => db.close());
-      const plan = db.prepare(`EXPLAIN QUERY PLAN ${LIVE_SESSIONS_PAST_CAP}`).all() as { detail: string }[];
+      const plan = db.prepare(`EXPLAIN QUERY PLAN ${sqliteText(revokeSessionsPastCap(SQLITE))}`).all() as {
+        detail: string;
+      }[];
       assert.ok(
         plan.some((step) => step.detail.includes(`USING INDEX ${LIVE_INDEX}`)),
         `plan: ${plan.map((step) => step.detail).join("; ")}`,
@@ -114,7 +117,7 @@ describe("the login's session-cap question reads live sessions only", () => {
         [userId, 20_000],
       );
       await admin.query("ANALYZE sessions");
-      await admin.query(`PREPARE past_cap (uuid, timestamptz, bigint) AS ${REVOKE_SESSIONS_PAST_CAP}`);
+      await admin.query(`PREPARE past_cap (uuid, timestamptz, bigint) AS ${revokeSessionsPastCap(POSTGRES).text}`);
       const { rows } = await admin.query(`EXPLAIN EXECUTE past_cap('${userId}', now(), ${CAP})`);
       const plan = rows.map((row: { "QUERY PLAN": string }) => row["QUERY PLAN"]).join("\n");
       assert.match(plan, new RegExp(`Index (Only )?Scan (Backward )?using ${LIVE_INDEX}`), plan);
@@ -140,7 +143,7 @@ describe("the sessions table keeps only indexes that a query reads (migration 9)
       const db = new DatabaseSync(path);
       t.after(() => db.close());
       db.exec("CREATE INDEX IF NOT EXISTS sessions_by_expiry ON sessions (expires_at)");
-      const plan = (db.prepare(`EXPLAIN QUERY PLAN ${PURGE_SESSIONS}`).all() as { detail: string }[]).map(
+      const plan = (db.prepare(`EXPLAIN QUERY PLAN ${sqliteText(PURGE_SESSIONS)}`).all() as { detail: string }[]).map(
         (step) => step.detail,
       );
       assert.ok(

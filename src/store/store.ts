@@ -1,9 +1,10 @@
-// The storage boundary. Routes and auth speak these domain verbs only; each
-// backend owns its SQL, applies normalizeEmail in every verb, maps its own
-// unique-violation code to EmailTaken, and keeps the one invariant that
+// The storage boundary. Routes and auth speak these domain verbs only.
+// sql-store.ts writes each verb once, over either database (db.ts): it
+// applies normalizeEmail in every verb and keeps the one invariant that
 // needs a transaction: a change never removes the last active admin
-// (LastActiveAdmin). open.ts picks the backend from the parsed
-// DATABASE_URL, never by guessing.
+// (LastActiveAdmin); each backend (sqlite.ts, postgres.ts) maps its own
+// unique-violation code to EmailTaken. open.ts picks the backend from the
+// parsed DATABASE_URL, never by guessing.
 //
 // Every verb that writes more than one row is one transaction, so a crash,
 // a cut connection or a failed statement leaves all of it or none of it:

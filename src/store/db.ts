@@ -1,0 +1,64 @@
+// What the store's verbs (sql-store.ts) need of a database, and the few
+// fragments in which the two dialects differ. Verbs write their SQL once, in
+// PostgreSQL's style: $1, $2 ... placeholders (SQLite's backend rewrites
+// them once per statement to ?1, ?2, which bind by number), timestamps as
+// ISO text, booleans and arrays of text as parameters, rows read back with
+// timestamps as ISO text. Each backend (sqlite.ts, postgres.ts) prepares a
+// statement once per SQL text, maps its unique violation to EmailTaken, runs
+// transactions its own way, and owns its channel of other processes' changes.
+import type { ChangeListeners } from "./change-feed.ts";
+import type { UserChangeFeed } from "./store.ts";
+
+/** Booleans reach SQLite as 0 or 1, arrays of text as a JSON array (read through Dialect.elements). */
+export type Param = string | number | boolean | null | readonly string[];
+
+/** SQL text; with a name, PostgreSQL keeps it as a named prepared statement (the hot paths). */
+export type Sql = string | Prepared;
+
+export interface Prepared {
+  readonly name: string;
+  readonly text: string;
+}
+
+export function prepared(name: string, text: string): Prepared {
+  return { name, text };
+}
+
+export interface Queryable {
+  /** The first row, if any. */
+  one<Row>(sql: Sql, params?: readonly Param[]): Promise<Row | undefined>;
+  all<Row>(sql: Sql, params?: readonly Param[]): Promise<Row[]>;
+  /** How many rows the statement changed. */
+  run(sql: Sql, params?: readonly Param[]): Promise<number>;
+}
+
+export interface Db extends Queryable {
+  readonly dialect: Dialect;
+  /**
+   * Runs `work` as one transaction on `tx`, all or nothing; `work` must not use the Db itself.
+   * SQLite: BEGIN IMMEDIATE, one transaction at a time; PostgreSQL: one pooled connection.
+   */
+  transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T>;
+  /** Tells `listeners` of changes to users made by other processes (see UserChangeFeed). */
+  userChanges(listeners: ChangeListeners): UserChangeFeed;
+  close(): Promise<void>;
+}
+
+/** The fragments of SQL that differ; everything else is written once. */
+export interface Dialect {
+  /**
+   * Ends a SELECT whose rows the transaction will change: PostgreSQL locks them, so that concurrent
+   * transactions queue; SQLite's IMMEDIATE transaction holds the whole database already (empty).
+   */
+  readonly forUpdate: string;
+  /** Ends the SELECT of rows to claim: claimers at the same moment take different rows. */
+  readonly skipLocked: string;
+  /** Stands before an OFFSET with no limit (SQLite requires a LIMIT there). */
+  readonly noLimit: string;
+  /** A table with one column, `value`: the elements of an array-of-text parameter. */
+  elements(param: string): string;
+  /** Runs first in a write that may remove the last active admin, so two such writes take turns. */
+  readonly lockAdmins: string | undefined;
+  /** Runs inside a user write's transaction ($1: the user's id) to tell other instances on commit. */
+  readonly notifyUserChange: Sql | undefined;
+}
