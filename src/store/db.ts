@@ -39,6 +39,12 @@ export interface Db extends Queryable {
    * SQLite: BEGIN IMMEDIATE, one transaction at a time; PostgreSQL: one pooled connection.
    */
   transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T>;
+  /**
+   * Runs one statement that reads the rows it then changes (a claim), so that writers in other
+   * processes wait instead of colliding: SQLite, in an IMMEDIATE transaction (the write lock from
+   * the start); PostgreSQL, as it is (its row locks, SKIP LOCKED in the statement, do that).
+   */
+  claiming<T>(work: (q: Queryable) => Promise<T>): Promise<T>;
   /** Tells `listeners` of changes to users made by other processes (see UserChangeFeed). */
   userChanges(listeners: ChangeListeners): UserChangeFeed;
   close(): Promise<void>;

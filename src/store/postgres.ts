@@ -16,7 +16,7 @@ import type { ChangeListeners } from "./change-feed.ts";
 import { type Db, type Dialect, type Param, prepared, type Queryable, type Sql } from "./db.ts";
 import { pending } from "./migrations.ts";
 import { PostgresChangeFeed, USER_CHANGES_CHANNEL } from "./postgres-changes.ts";
-import { SqlUserStore } from "./sql-store.ts";
+import { sqlStore } from "./sql-store.ts";
 import type { UserChangeFeed, UserStore } from "./store.ts";
 
 /** Keys for pg_advisory_lock: one for migrations, one for the admin invariant. */
@@ -77,7 +77,7 @@ export async function openPostgresStore(options: PostgresOptions): Promise<UserS
     await pool.end();
     throw error;
   }
-  return new SqlUserStore(new PostgresDb(pool, connection), options.clock ?? Date.now);
+  return sqlStore(new PostgresDb(pool, connection), options.clock ?? Date.now);
 }
 
 /** Applies the pending migrations, each in its transaction, under an advisory lock held across instances. */
@@ -189,6 +189,10 @@ class PostgresDb implements Db {
         client.release(broken);
       }
     });
+  }
+
+  claiming<T>(work: (q: Queryable) => Promise<T>): Promise<T> {
+    return work(this);
   }
 
   userChanges(listeners: ChangeListeners): UserChangeFeed {

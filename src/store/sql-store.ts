@@ -9,40 +9,25 @@
 import { LastActiveAdmin } from "../errors.ts";
 import { normalizeEmail } from "../users/email.ts";
 import { ChangeListeners } from "./change-feed.ts";
-import { type Db, type Dialect, type Param, prepared, type Queryable, type Sql } from "./db.ts";
+import { type Db, type Dialect, type Param, prepared, type Queryable } from "./db.ts";
 import { newCredentialStamp, newId } from "./ids.ts";
 import { judgePresentedToken, parseAmr } from "./rotation.ts";
 import type {
-  AccountTokenPurpose,
   AccountTokenRecord,
   AuditEntry,
   AuditEvent,
-  AuditQuery,
-  DeliveryOutcome,
-  MailStatus,
   MfaChallenge,
-  NewAccountToken,
   NewOutboxMessage,
-  NewPasskey,
-  NewSession,
-  NewUser,
   OutboxMessage,
   PasskeyRecord,
-  PresentedRefreshToken,
   Redemption,
   Rotation,
-  SecondFactors,
-  SessionPage,
   SessionRecord,
   TotpFactor,
-  UserChangeFeed,
   UserChanges,
-  UserQuery,
   UserRecord,
   UserStore,
   WebAuthnChallengeRecord,
-  WebAuthnPurpose,
-  WriteOptions,
 } from "./store.ts";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -78,6 +63,8 @@ const INSERT_EVENT = prepared(
   "audit_events_insert",
   "INSERT INTO audit_events (id, user_id, type, outcome, client_address, created_at) VALUES ($1, $2, $3, $4, $5, $6)",
 );
+// Equalities (not bare columns), so that SQLite too answers from the index users_active_admins.
+const ACTIVE_ADMINS = "SELECT count(*) AS n FROM users WHERE is_admin = $1 AND is_active = $1";
 
 /**
  * Ends the live sessions beyond the newest `cap` ($1 user, $2 now, $3 cap) when a login starts one
@@ -102,7 +89,7 @@ export const revokeSessionsPastCap = (d: Dialect) =>
 export const PURGE_SESSIONS = `DELETE FROM sessions WHERE id IN (
    SELECT id FROM sessions WHERE expires_at <= $1 OR refresh_expires_at <= $1 OR revoked_at <= $1 LIMIT $2)`;
 
-/** What resetSecondFactors deletes: every second factor of a user, and its pending challenges. */
+/** What resetSecondFactors deletes of a user: its second factors and pending challenges. */
 const SECOND_FACTOR_TABLES = [
   "totp_factors",
   "recovery_codes",
@@ -111,6 +98,7 @@ const SECOND_FACTOR_TABLES = [
   "mfa_challenges",
 ];
 
+/** The columns update() may set, by field: an allow-list, since the names go into the SQL. */
 const COLUMN_OF: Record<keyof UserChanges, string> = {
   email: "email",
   hashedPassword: "hashed_password",
@@ -120,8 +108,8 @@ const COLUMN_OF: Record<keyof UserChanges, string> = {
   emailVerifiedAt: "email_verified_at",
 };
 
-/** Conditions whose value is undefined are left out; the parameters are numbered from 1. */
-function where(conditions: [clause: string, value: Param | undefined][]): { sql: string; params: Param[] } {
+/** Conditions whose value is undefined are left out; parameters are numbered from 1, `limit` last. */
+function filtered(select: string, conditions: [string, Param | undefined][], order: string, limit: number) {
   const params: Param[] = [];
   const clauses: string[] = [];
   for (const [clause, value] of conditions) {
@@ -129,269 +117,319 @@ function where(conditions: [clause: string, value: Param | undefined][]): { sql:
     params.push(value);
     clauses.push(`${clause} $${params.length}`);
   }
-  return { sql: clauses.length ? `WHERE ${clauses.join(" AND ")}` : "", params };
+  params.push(limit);
+  const where = clauses.length ? `WHERE ${clauses.join(" AND ")}` : "";
+  return [`${select} ${where} ORDER BY ${order} LIMIT $${params.length}`, params] as const;
 }
 
-export class SqlUserStore implements UserStore {
-  readonly userChanges: UserChangeFeed;
-  readonly #changes = new ChangeListeners();
-  readonly #db: Db;
-  readonly #clock: () => number;
-  readonly #sessionForRotation: Sql;
-  readonly #revokeSessionsPastCap: Sql;
+/** `clock` stamps created_at and updated_at (milliseconds); tests pass the app's clock. */
+export function sqlStore(db: Db, clock: () => number): UserStore {
+  const d = db.dialect;
+  const changes = new ChangeListeners();
+  const now = () => new Date(clock()).toISOString();
+  const sessionForRotation = prepared("sessions_for_rotation", `SELECT * FROM sessions WHERE id = $1${d.forUpdate}`);
+  const pastCap = revokeSessionsPastCap(d);
 
-  /** `clock` stamps created_at and updated_at (milliseconds); tests pass the app's clock. */
-  constructor(db: Db, clock: () => number) {
-    this.#db = db;
-    this.#clock = clock;
-    this.userChanges = db.userChanges(this.#changes);
-    this.#sessionForRotation = prepared(
-      "sessions_for_rotation",
-      `SELECT * FROM sessions WHERE id = $1${db.dialect.forUpdate}`,
+  /** Inserts audit events; those without a user id are about `subject`. */
+  async function record(q: Queryable, events: readonly AuditEntry[], subject: string | null): Promise<void> {
+    for (const event of events) {
+      const at = clock();
+      const userId = event.userId === undefined ? subject : event.userId;
+      const values = [newId(at), userId, event.type, event.outcome, event.clientAddress, new Date(at).toISOString()];
+      await q.run(INSERT_EVENT, values);
+    }
+  }
+
+  /**
+   * One statement and, if it answered a row, its events (about the row's user_id, or `subject`), in
+   * one transaction: the shape of most single-row changes.
+   */
+  async function eventful<Row extends { user_id?: string }>(
+    sql: string,
+    params: Param[],
+    events: readonly AuditEntry[],
+    subject?: string,
+  ): Promise<Row | undefined> {
+    return db.transaction(async (tx) => {
+      const row = await tx.one<Row>(sql, params);
+      if (row !== undefined) await record(tx, events, subject ?? row.user_id ?? null);
+      return row;
+    });
+  }
+
+  /** Inside a transaction: the user's recovery codes become exactly these. */
+  async function replaceCodes(tx: Queryable, userId: string, codeHashes: readonly string[], at: string) {
+    await tx.run("DELETE FROM recovery_codes WHERE user_id = $1", [userId]);
+    if (codeHashes.length === 0) return;
+    await tx.run(
+      `INSERT INTO recovery_codes (user_id, code_hash, created_at) SELECT $1, value, $3 FROM ${d.elements("$2")}`,
+      [userId, codeHashes, at],
     );
-    this.#revokeSessionsPastCap = revokeSessionsPastCap(db.dialect);
   }
 
-  #now(): string {
-    return new Date(this.#clock()).toISOString();
+  async function insertMail(q: Queryable, mail: NewOutboxMessage): Promise<void> {
+    const at = clock();
+    const id = newId(at);
+    await q.run(
+      `INSERT INTO mail_outbox (id, kind, recipient, user_id, payload, message_id, next_attempt_at, created_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $7)`,
+      [id, mail.kind, mail.recipient, mail.userId, mail.payload, `<${id}@${mail.messageDomain}>`, iso(at)],
+    );
   }
 
-  async findByEmail(email: string): Promise<UserRecord | undefined> {
-    if (email.includes("\0")) return undefined;
-    return toUser(await this.#db.one<UserRow>(USER_BY_EMAIL, [normalizeEmail(email)]));
-  }
-
-  async findById(id: string): Promise<UserRecord | undefined> {
-    return toUser(await this.#db.one<UserRow>(USER_BY_ID, [id]));
-  }
-
-  async list({ limit, after, email, isActive, isAdmin }: UserQuery): Promise<UserRecord[]> {
-    const filter = where([
-      ["id >", after],
-      ["email =", email === undefined ? undefined : normalizeEmail(email)],
-      ["is_active =", isActive],
-      ["is_admin =", isAdmin],
+  /** Inside a transaction: spends a live token and its siblings, or says why it cannot. */
+  async function redeem(tx: Queryable, tokenHash: string, purpose: string, at: string): Promise<Redemption> {
+    // Concurrent redemptions of one token queue here (FOR UPDATE, or SQLite's one writer), and only
+    // the first finds it unspent.
+    const row = await tx.one<Row>(`SELECT * FROM account_tokens WHERE token_hash = $1 AND purpose = $2${d.forUpdate}`, [
+      tokenHash,
+      purpose,
     ]);
-    const sql = `SELECT * FROM users ${filter.sql} ORDER BY id LIMIT $${filter.params.length + 1}`;
-    return (await this.#db.all<UserRow>(sql, [...filter.params, limit])).map((row) => toUser(row) as UserRecord);
+    if (!row) return { outcome: "invalid" };
+    const token = readAccountToken(row);
+    if (token.spentAt !== null) return { outcome: "spent" };
+    if (token.expiresAt <= at) return { outcome: "expired" };
+    const user = await tx.one<Row>(USER_BY_ID, [token.userId]);
+    if (!user) return { outcome: "invalid" };
+    await tx.run("UPDATE account_tokens SET spent_at = $1 WHERE user_id = $2 AND purpose = $3 AND spent_at IS NULL", [
+      at,
+      token.userId,
+      purpose,
+    ]);
+    return { outcome: "redeemed", token, user: readUser(user) };
   }
 
-  async countActiveAdmins(): Promise<number> {
-    return countActiveAdmins(this.#db);
+  /** Inside a user write's transaction: tells other instances, where the dialect tells them this way. */
+  async function notify(tx: Queryable, userId: string): Promise<void> {
+    if (d.notifyUserChange !== undefined) await tx.run(d.notifyUserChange, [userId]);
   }
 
-  async create(user: NewUser, { events = [] }: Pick<WriteOptions, "events"> = {}): Promise<UserRecord> {
-    const now = this.#clock();
-    return this.#db.transaction(async (tx) => {
-      const row = (await tx.one<UserRow>(INSERT_USER, [
-        newId(now),
-        normalizeEmail(user.email),
-        user.hashedPassword,
-        user.fullName ?? null,
-        user.isActive !== false,
-        user.isAdmin === true,
-        new Date(now).toISOString(),
-        newCredentialStamp(),
-        user.emailVerifiedAt ?? null,
-      ])) as UserRow;
-      await this.#record(tx, events, row.id);
-      return toUser(row) as UserRecord;
+  async function activeAdmins(q: Queryable): Promise<number> {
+    return Number((await q.one<{ n: number | string }>(ACTIVE_ADMINS, [true]))?.n ?? 0);
+  }
+
+  /**
+   * A write to one user in one transaction: when it may remove an admin, under the admin lock and
+   * rolled back if it took the active admins from some to none. Other instances hear of it on
+   * commit (notify), this one's listeners right after, before the caller answers.
+   */
+  async function writeUser<T>(userId: string, canRemoveAnAdmin: boolean, write: (tx: Queryable) => Promise<T>) {
+    const result = await db.transaction(async (tx) => {
+      if (canRemoveAnAdmin && d.lockAdmins !== undefined) await tx.run(d.lockAdmins);
+      const before = canRemoveAnAdmin ? await activeAdmins(tx) : 0;
+      const written = await write(tx);
+      if (before > 0 && (await activeAdmins(tx)) === 0) throw new LastActiveAdmin();
+      await notify(tx, userId);
+      return written;
     });
+    changes.changed(userId);
+    return result;
   }
 
-  async update(
-    id: string,
-    changes: UserChanges,
-    { endSessions = false, events = [] }: WriteOptions = {},
-  ): Promise<UserRecord | undefined> {
-    const now = this.#now();
-    const params: Param[] = [now];
-    const assignments = ["updated_at = $1"];
-    for (const [field, value] of Object.entries(changes) as [keyof UserChanges, Param | undefined][]) {
-      if (value === undefined) continue;
-      params.push(field === "email" ? normalizeEmail(value as string) : value);
-      assignments.push(`${COLUMN_OF[field]} = $${params.length}`);
-    }
-    if (endSessions || changes.email !== undefined) {
-      // Changing only when the e-mail really changes would need a read first; a new stamp is harmless.
-      params.push(newCredentialStamp());
-      assignments.push(`credential_stamp = $${params.length}`);
-    }
-    if (endSessions) assignments.push("credentials_changed_at = $1");
-    params.push(id);
-    const sql = `UPDATE users SET ${assignments.join(", ")} WHERE id = $${params.length} RETURNING *`;
-    const canRemoveAnAdmin = changes.isAdmin === false || changes.isActive === false;
-    return this.#writeUser(id, canRemoveAnAdmin, async (tx) => {
-      const updated = toUser(await tx.one<UserRow>(sql, params));
-      if (updated === undefined) return undefined;
-      if (endSessions) {
-        await tx.run("UPDATE sessions SET revoked_at = $1 WHERE user_id = $2 AND revoked_at IS NULL", [now, id]);
-        // A pending second-factor challenge proved the old password: it ends with the sessions.
-        await tx.run("DELETE FROM mfa_challenges WHERE user_id = $1", [id]);
+  return {
+    userChanges: db.userChanges(changes),
+
+    async findByEmail(email) {
+      if (email.includes("\0")) return undefined;
+      const row = await db.one<Row>(USER_BY_EMAIL, [normalizeEmail(email)]);
+      return row && readUser(row);
+    },
+
+    async findById(id) {
+      const row = await db.one<Row>(USER_BY_ID, [id]);
+      return row && readUser(row);
+    },
+
+    async list({ limit, after, email, isActive, isAdmin }) {
+      const conditions: [string, Param | undefined][] = [
+        ["id >", after],
+        ["email =", email === undefined ? undefined : normalizeEmail(email)],
+        ["is_active =", isActive],
+        ["is_admin =", isAdmin],
+      ];
+      return (await db.all<Row>(...filtered("SELECT * FROM users", conditions, "id", limit))).map(readUser);
+    },
+
+    countActiveAdmins: () => activeAdmins(db),
+
+    async create(user, { events = [] } = {}) {
+      const at = clock();
+      return db.transaction(async (tx) => {
+        const row = (await tx.one<Row>(INSERT_USER, [
+          newId(at),
+          normalizeEmail(user.email),
+          user.hashedPassword,
+          user.fullName ?? null,
+          user.isActive !== false,
+          user.isAdmin === true,
+          iso(at),
+          newCredentialStamp(),
+          user.emailVerifiedAt ?? null,
+        ])) as Row;
+        await record(tx, events, row.id as string);
+        return readUser(row);
+      });
+    },
+
+    async update(id, fields, { endSessions = false, events = [] } = {}) {
+      const at = now();
+      const params: Param[] = [at];
+      const assignments = ["updated_at = $1"];
+      for (const [field, value] of Object.entries(fields) as [keyof UserChanges, Param | undefined][]) {
+        if (value === undefined) continue;
+        params.push(field === "email" ? normalizeEmail(value as string) : value);
+        assignments.push(`${COLUMN_OF[field]} = $${params.length}`);
       }
-      await this.#record(tx, events, id);
-      return updated;
-    });
-  }
+      if (endSessions || fields.email !== undefined) {
+        // Changing only when the e-mail really changes would need a read first; a new stamp is harmless.
+        params.push(newCredentialStamp());
+        assignments.push(`credential_stamp = $${params.length}`);
+      }
+      if (endSessions) assignments.push("credentials_changed_at = $1");
+      params.push(id);
+      const sql = `UPDATE users SET ${assignments.join(", ")} WHERE id = $${params.length} RETURNING *`;
+      return writeUser(id, fields.isAdmin === false || fields.isActive === false, async (tx) => {
+        const row = await tx.one<Row>(sql, params);
+        if (row === undefined) return undefined;
+        if (endSessions) {
+          await tx.run("UPDATE sessions SET revoked_at = $1 WHERE user_id = $2 AND revoked_at IS NULL", [at, id]);
+          // A pending second-factor challenge proved the old password: it ends with the sessions.
+          await tx.run("DELETE FROM mfa_challenges WHERE user_id = $1", [id]);
+        }
+        await record(tx, events, id);
+        return readUser(row);
+      });
+    },
 
-  async remove(id: string, { events = [] }: Pick<WriteOptions, "events"> = {}): Promise<boolean> {
-    return this.#writeUser(id, true, async (tx) => {
-      const removed = (await tx.run("DELETE FROM users WHERE id = $1", [id])) > 0;
-      if (removed) await this.#record(tx, events, id);
-      return removed;
-    });
-  }
+    async remove(id, { events = [] } = {}) {
+      return writeUser(id, true, async (tx) => {
+        const removed = (await tx.run("DELETE FROM users WHERE id = $1", [id])) > 0;
+        if (removed) await record(tx, events, id);
+        return removed;
+      });
+    },
 
-  async createSession(
-    session: NewSession,
-    { maxPerUser, events = [] }: { maxPerUser: number; events?: readonly AuditEntry[] },
-  ): Promise<SessionRecord> {
-    const now = this.#now();
-    const amr = session.amr ?? ["pwd"];
-    const d = this.#db.dialect;
-    return this.#db.transaction(async (tx) => {
-      // One login of a user at a time past this point, so that two cannot both stay under the cap.
-      if (d.forUpdate) await tx.run(`SELECT 1 FROM users WHERE id = $1${d.forUpdate}`, [session.userId]);
-      await tx.run(INSERT_SESSION, [
-        session.id,
-        session.userId,
-        now,
-        session.expiresAt,
-        session.clientAddress,
-        session.userAgent,
-        session.tokenHash,
-        session.tokenExpiresAt,
-        JSON.stringify(amr),
-      ]);
-      await this.#record(tx, events, session.userId);
-      const pastCap = await tx.all(this.#revokeSessionsPastCap, [session.userId, now, maxPerUser]);
-      const ended = { type: "session_revocation", outcome: "session_limit", clientAddress: null } as const;
-      await this.#record(
-        tx,
-        pastCap.map(() => ended),
-        session.userId,
+    async createSession(session, { maxPerUser, events = [] }) {
+      const at = now();
+      const amr = session.amr ?? ["pwd"];
+      return db.transaction(async (tx) => {
+        // One login of a user at a time past this point, so that two cannot both stay under the cap.
+        if (d.forUpdate) await tx.run(`SELECT 1 FROM users WHERE id = $1${d.forUpdate}`, [session.userId]);
+        await tx.run(INSERT_SESSION, [
+          session.id,
+          session.userId,
+          at,
+          session.expiresAt,
+          session.clientAddress,
+          session.userAgent,
+          session.tokenHash,
+          session.tokenExpiresAt,
+          JSON.stringify(amr),
+        ]);
+        await record(tx, events, session.userId);
+        const ended = await tx.all(pastCap, [session.userId, at, maxPerUser]);
+        const limit = { type: "session_revocation", outcome: "session_limit", clientAddress: null } as const;
+        await record(
+          tx,
+          ended.map(() => limit),
+          session.userId,
+        );
+        // Built from what was written rather than read back: a login is this store's hottest write.
+        const { id, userId, expiresAt, clientAddress, userAgent } = session;
+        return {
+          id,
+          userId,
+          createdAt: at,
+          lastUsedAt: at,
+          expiresAt,
+          revokedAt: null,
+          clientAddress,
+          userAgent,
+          amr: [...amr],
+        };
+      });
+    },
+
+    async rotateRefreshToken(presented, successor, at, client) {
+      if (!isUuid(presented.sessionId)) return { outcome: "invalid" };
+      return db.transaction(async (tx): Promise<Rotation> => {
+        // Concurrent rotations of one session queue here (FOR UPDATE, or SQLite's one writer), and
+        // only the first finds its generation current.
+        const row = await tx.one<SessionRow>(sessionForRotation, [presented.sessionId]);
+        if (!row || row.revoked_at !== null || row.expires_at <= at) return { outcome: "invalid" };
+        const state = {
+          id: row.id,
+          userId: row.user_id,
+          generation: row.refresh_generation,
+          tokenHash: row.refresh_token_hash,
+          refreshExpiresAt: row.refresh_expires_at,
+          rotatedAt: row.rotated_at,
+        };
+        const outcome = judgePresentedToken(state, presented, at);
+        if (outcome !== "current") return outcome;
+        const expiresAt = successor.expiresAt < row.expires_at ? successor.expiresAt : row.expires_at;
+        const values = [successor.tokenHash, expiresAt, at, client.address, client.userAgent, row.id];
+        const updated = (await tx.one<Row>(ROTATE, values)) as Row;
+        const user = (await tx.one<Row>(USER_BY_ID, [row.user_id])) as Row;
+        return { outcome: "rotated", session: readSession(updated), user: readUser(user) };
+      });
+    },
+
+    async findSession(id) {
+      const row = isUuid(id) ? await db.one<Row>("SELECT * FROM sessions WHERE id = $1", [id]) : undefined;
+      return row && readSession(row);
+    },
+
+    async listSessions(userId, at, { limit, before }) {
+      const rows = await db.all<Row>(
+        `SELECT * FROM sessions
+         WHERE user_id = $1 AND revoked_at IS NULL AND expires_at > $2 AND refresh_expires_at > $2
+           ${before ? "AND id < $4" : ""}
+         ORDER BY id DESC LIMIT $3`,
+        [userId, at, limit, ...(before ? [before] : [])],
       );
-      // Built from what was written rather than read back: a login is this store's hottest write.
-      return {
-        id: session.id,
-        userId: session.userId,
-        createdAt: now,
-        lastUsedAt: now,
-        expiresAt: session.expiresAt,
-        revokedAt: null,
-        clientAddress: session.clientAddress,
-        userAgent: session.userAgent,
-        amr: [...amr],
-      };
-    });
-  }
+      return rows.map(readSession);
+    },
 
-  async rotateRefreshToken(
-    presented: PresentedRefreshToken,
-    successor: { tokenHash: string; expiresAt: string },
-    now: string,
-    client: { address: string | null; userAgent: string | null },
-  ): Promise<Rotation> {
-    if (!isUuid(presented.sessionId)) return { outcome: "invalid" };
-    return this.#db.transaction(async (tx): Promise<Rotation> => {
-      // Concurrent rotations of one session queue here (FOR UPDATE, or SQLite's one writer), and
-      // only the first finds its generation current.
-      const row = await tx.one<SessionRow>(this.#sessionForRotation, [presented.sessionId]);
-      if (!row || row.revoked_at !== null || row.expires_at <= now) return { outcome: "invalid" };
-      const state = {
-        id: row.id,
-        userId: row.user_id,
-        generation: row.refresh_generation,
-        tokenHash: row.refresh_token_hash,
-        refreshExpiresAt: row.refresh_expires_at,
-        rotatedAt: row.rotated_at,
-      };
-      const outcome = judgePresentedToken(state, presented, now);
-      if (outcome !== "current") return outcome;
-      const expiresAt = successor.expiresAt < row.expires_at ? successor.expiresAt : row.expires_at;
-      const updated = await tx.one<SessionRow>(ROTATE, [
-        successor.tokenHash,
-        expiresAt,
-        now,
-        client.address,
-        client.userAgent,
-        row.id,
-      ]);
-      const user = await tx.one<UserRow>(USER_BY_ID, [row.user_id]);
-      return { outcome: "rotated", session: toSession(updated as SessionRow), user: toUser(user) as UserRecord };
-    });
-  }
+    async revokeSession(id, at, events = []) {
+      if (!isUuid(id)) return false;
+      const sql = "UPDATE sessions SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL RETURNING user_id";
+      return (await eventful(sql, [at, id], events)) !== undefined;
+    },
 
-  async findSession(id: string): Promise<SessionRecord | undefined> {
-    if (!isUuid(id)) return undefined;
-    const row = await this.#db.one<SessionRow>("SELECT * FROM sessions WHERE id = $1", [id]);
-    return row && toSession(row);
-  }
-
-  async listSessions(userId: string, now: string, { limit, before }: SessionPage): Promise<SessionRecord[]> {
-    const rows = await this.#db.all<SessionRow>(
-      `SELECT * FROM sessions
-       WHERE user_id = $1 AND revoked_at IS NULL AND expires_at > $2 AND refresh_expires_at > $2
-         ${before ? "AND id < $4" : ""}
-       ORDER BY id DESC LIMIT $3`,
-      [userId, now, limit, ...(before ? [before] : [])],
-    );
-    return rows.map(toSession);
-  }
-
-  async revokeSession(id: string, now: string, events: readonly AuditEntry[] = []): Promise<boolean> {
-    if (!isUuid(id)) return false;
-    return this.#db.transaction(async (tx) => {
-      const revoked = await tx.one<{ user_id: string }>(
-        "UPDATE sessions SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL RETURNING user_id",
-        [now, id],
-      );
-      if (revoked) await this.#record(tx, events, revoked.user_id);
-      return revoked !== undefined;
-    });
-  }
-
-  async revokeSessionByToken(
-    presented: PresentedRefreshToken,
-    now: string,
-    events: readonly AuditEntry[] = [],
-  ): Promise<string | undefined> {
-    if (!isUuid(presented.sessionId)) return undefined;
-    return this.#db.transaction(async (tx) => {
-      const revoked = await tx.one<{ user_id: string }>(
+    async revokeSessionByToken(presented, at, events = []) {
+      if (!isUuid(presented.sessionId)) return undefined;
+      const revoked = await eventful<{ user_id: string }>(
         `UPDATE sessions SET revoked_at = $1
          WHERE id = $2 AND refresh_generation = $3 AND refresh_token_hash = $4 AND revoked_at IS NULL
          RETURNING user_id`,
-        [now, presented.sessionId, presented.generation, presented.tokenHash],
+        [at, presented.sessionId, presented.generation, presented.tokenHash],
+        events,
       );
-      if (revoked) await this.#record(tx, events, revoked.user_id);
       return revoked?.user_id;
-    });
-  }
+    },
 
-  async purgeExpired(now: string, limit: number): Promise<number> {
-    const sessions = await this.#db.run(PURGE_SESSIONS, [now, limit]);
-    const challenges = await this.#db.run(
-      `DELETE FROM mfa_challenges WHERE token_hash IN (
-         SELECT token_hash FROM mfa_challenges WHERE expires_at <= $1 LIMIT $2)`,
-      [now, limit],
-    );
-    const ceremonies = await this.#db.run(
-      "DELETE FROM webauthn_challenges WHERE id IN (SELECT id FROM webauthn_challenges WHERE expires_at <= $1 LIMIT $2)",
-      [now, limit],
-    );
-    return sessions + challenges + ceremonies;
-  }
+    async purgeExpired(at, limit) {
+      const sessions = await db.run(PURGE_SESSIONS, [at, limit]);
+      const challenges = await db.run(
+        "DELETE FROM mfa_challenges WHERE token_hash IN (SELECT token_hash FROM mfa_challenges WHERE expires_at <= $1 LIMIT $2)",
+        [at, limit],
+      );
+      const ceremonies = await db.run(
+        "DELETE FROM webauthn_challenges WHERE id IN (SELECT id FROM webauthn_challenges WHERE expires_at <= $1 LIMIT $2)",
+        [at, limit],
+      );
+      return sessions + challenges + ceremonies;
+    },
 
-  async addPasskey(passkey: NewPasskey, events: readonly AuditEntry[] = []): Promise<PasskeyRecord | undefined> {
-    const now = this.#clock();
-    return this.#db.transaction(async (tx) => {
-      const row = await tx.one<PasskeyRow>(
+    async addPasskey(passkey, events = []) {
+      const at = clock();
+      const row = await eventful<Row>(
         `INSERT INTO webauthn_credentials (id, user_id, credential_id, public_key, counter, transports, name,
                                            device_type, backed_up, aaguid, created_at)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT (credential_id) DO NOTHING RETURNING *`,
         [
-          newId(now),
+          newId(at),
           passkey.userId,
           passkey.credentialId,
           passkey.publicKey,
@@ -401,735 +439,470 @@ export class SqlUserStore implements UserStore {
           passkey.deviceType,
           passkey.backedUp,
           passkey.aaguid,
-          new Date(now).toISOString(),
+          iso(at),
         ],
+        events,
       );
-      if (row === undefined) return undefined;
-      await this.#record(tx, events, passkey.userId);
-      return toPasskey(row);
-    });
-  }
+      return row && readPasskey(row);
+    },
 
-  async listPasskeys(userId: string): Promise<PasskeyRecord[]> {
-    if (!isUuid(userId)) return [];
-    const rows = await this.#db.all<PasskeyRow>("SELECT * FROM webauthn_credentials WHERE user_id = $1 ORDER BY id", [
-      userId,
-    ]);
-    return rows.map(toPasskey);
-  }
+    async listPasskeys(userId) {
+      if (!isUuid(userId)) return [];
+      const sql = "SELECT * FROM webauthn_credentials WHERE user_id = $1 ORDER BY id";
+      return (await db.all<Row>(sql, [userId])).map(readPasskey);
+    },
 
-  async countPasskeys(userId: string): Promise<number> {
-    if (!isUuid(userId)) return 0;
-    const row = await this.#db.one<{ n: number | string }>(
-      "SELECT count(*) AS n FROM webauthn_credentials WHERE user_id = $1",
-      [userId],
-    );
-    return Number(row?.n ?? 0);
-  }
+    async countPasskeys(userId) {
+      if (!isUuid(userId)) return 0;
+      const sql = "SELECT count(*) AS n FROM webauthn_credentials WHERE user_id = $1";
+      return Number((await db.one<{ n: number | string }>(sql, [userId]))?.n ?? 0);
+    },
 
-  async findPasskeyByCredentialId(credentialId: string): Promise<PasskeyRecord | undefined> {
-    if (credentialId.includes("\0")) return undefined;
-    const row = await this.#db.one<PasskeyRow>("SELECT * FROM webauthn_credentials WHERE credential_id = $1", [
-      credentialId,
-    ]);
-    return row && toPasskey(row);
-  }
+    async findPasskeyByCredentialId(credentialId) {
+      if (credentialId.includes("\0")) return undefined;
+      const row = await db.one<Row>("SELECT * FROM webauthn_credentials WHERE credential_id = $1", [credentialId]);
+      return row && readPasskey(row);
+    },
 
-  async renamePasskey(
-    userId: string,
-    id: string,
-    name: string,
-    events: readonly AuditEntry[] = [],
-  ): Promise<PasskeyRecord | undefined> {
-    if (!isUuid(id, userId)) return undefined;
-    return this.#db.transaction(async (tx) => {
-      const row = await tx.one<PasskeyRow>(
-        "UPDATE webauthn_credentials SET name = $1 WHERE id = $2 AND user_id = $3 RETURNING *",
-        [name, id, userId],
-      );
-      if (row === undefined) return undefined;
-      await this.#record(tx, events, userId);
-      return toPasskey(row);
-    });
-  }
+    async renamePasskey(userId, id, name, events = []) {
+      if (!isUuid(id, userId)) return undefined;
+      const sql = "UPDATE webauthn_credentials SET name = $1 WHERE id = $2 AND user_id = $3 RETURNING *";
+      const row = await eventful<Row>(sql, [name, id, userId], events);
+      return row && readPasskey(row);
+    },
 
-  async removePasskey(userId: string, id: string, events: readonly AuditEntry[] = []): Promise<boolean> {
-    if (!isUuid(id, userId)) return false;
-    return this.#db.transaction(async (tx) => {
-      const removed = await tx.run("DELETE FROM webauthn_credentials WHERE id = $1 AND user_id = $2", [id, userId]);
-      if (removed === 0) return false;
-      await this.#record(tx, events, userId);
-      return true;
-    });
-  }
+    async removePasskey(userId, id, events = []) {
+      if (!isUuid(id, userId)) return false;
+      const sql = "DELETE FROM webauthn_credentials WHERE id = $1 AND user_id = $2 RETURNING user_id";
+      return (await eventful(sql, [id, userId], events)) !== undefined;
+    },
 
-  async recordPasskeyUse(
-    id: string,
-    use: { previousCounter: number; counter: number; backedUp: boolean; at: string },
-    events: readonly AuditEntry[] = [],
-  ): Promise<boolean> {
-    if (!isUuid(id)) return false;
-    return this.#db.transaction(async (tx) => {
-      const row = await tx.one<{ user_id: string }>(
+    async recordPasskeyUse(id, use, events = []) {
+      if (!isUuid(id)) return false;
+      const row = await eventful(
         `UPDATE webauthn_credentials SET counter = $1, backed_up = $2, last_used_at = $3
          WHERE id = $4 AND counter = $5 RETURNING user_id`,
         [use.counter, use.backedUp, use.at, id, use.previousCounter],
+        events,
       );
-      if (row === undefined) return false;
-      await this.#record(tx, events, row.user_id);
-      return true;
-    });
-  }
+      return row !== undefined;
+    },
 
-  async saveWebAuthnChallenge(challenge: Omit<WebAuthnChallengeRecord, "createdAt">): Promise<void> {
-    await this.#db.run(
-      `INSERT INTO webauthn_challenges (id, challenge_hash, purpose, user_id, created_at, expires_at)
-       VALUES ($1, $2, $3, $4, $5, $6)`,
-      [challenge.id, challenge.challengeHash, challenge.purpose, challenge.userId, this.#now(), challenge.expiresAt],
-    );
-  }
-
-  async takeWebAuthnChallenge(
-    key: { id: string } | { challengeHash: string },
-    purpose: WebAuthnPurpose,
-    now: string,
-  ): Promise<WebAuthnChallengeRecord | undefined> {
-    if ("id" in key && !isUuid(key.id)) return undefined;
-    const [column, value] = "id" in key ? ["id", key.id] : ["challenge_hash", key.challengeHash];
-    if (value.includes("\0")) return undefined;
-    // One statement: of several concurrent takers, only the one whose DELETE removed the row gets it.
-    const row = await this.#db.one<WebAuthnChallengeRow>(
-      `DELETE FROM webauthn_challenges WHERE ${column} = $1 RETURNING *`,
-      [value],
-    );
-    if (!row || row.purpose !== purpose || row.expires_at <= now) return undefined;
-    return {
-      id: row.id,
-      challengeHash: row.challenge_hash,
-      purpose: row.purpose as WebAuthnPurpose,
-      userId: row.user_id,
-      createdAt: row.created_at,
-      expiresAt: row.expires_at,
-    };
-  }
-
-  async secondFactorsOf(userId: string): Promise<SecondFactors> {
-    const row = (await this.#db.one<{ totp: Flag; codes: Count; passkeys: Count }>(SECOND_FACTORS_OF, [userId])) as {
-      totp: Flag;
-      codes: Count;
-      passkeys: Count;
-    };
-    return { totp: Boolean(row.totp), recoveryCodesRemaining: Number(row.codes), passkeys: Number(row.passkeys) };
-  }
-
-  async findTotp(userId: string): Promise<TotpFactor | undefined> {
-    const row = await this.#db.one<TotpRow>("SELECT * FROM totp_factors WHERE user_id = $1", [userId]);
-    return (
-      row && {
-        userId: row.user_id,
-        sealedSecret: row.sealed_secret,
-        createdAt: row.created_at,
-        confirmedAt: row.confirmed_at,
-        lastStep: row.last_step === null ? null : Number(row.last_step),
-      }
-    );
-  }
-
-  async startTotp(userId: string, sealedSecret: string): Promise<boolean> {
-    const written = await this.#db.run(
-      `INSERT INTO totp_factors (user_id, sealed_secret, created_at) VALUES ($1, $2, $3)
-       ON CONFLICT (user_id) DO UPDATE SET sealed_secret = excluded.sealed_secret, created_at = excluded.created_at,
-         last_step = NULL
-       WHERE totp_factors.confirmed_at IS NULL`,
-      [userId, sealedSecret, this.#now()],
-    );
-    return written > 0;
-  }
-
-  async confirmTotp(
-    userId: string,
-    step: number,
-    recoveryCodeHashes: readonly string[] | undefined,
-    events: readonly AuditEntry[] = [],
-  ): Promise<boolean> {
-    const now = this.#now();
-    return this.#db.transaction(async (tx) => {
-      const confirmed = await tx.run(
-        `UPDATE totp_factors SET confirmed_at = $1, last_step = $2
-         WHERE user_id = $3 AND confirmed_at IS NULL AND (last_step IS NULL OR last_step < $2)`,
-        [now, step, userId],
-      );
-      if (confirmed === 0) return false;
-      if (recoveryCodeHashes !== undefined) await this.#replaceCodes(tx, userId, recoveryCodeHashes, now);
-      await this.#record(tx, events, userId);
-      return true;
-    });
-  }
-
-  async acceptTotpStep(userId: string, step: number, events: readonly AuditEntry[] = []): Promise<boolean> {
-    return this.#db.transaction(async (tx) => {
-      const accepted = await tx.run(
-        `UPDATE totp_factors SET last_step = $1
-         WHERE user_id = $2 AND confirmed_at IS NOT NULL AND (last_step IS NULL OR last_step < $1)`,
-        [step, userId],
-      );
-      if (accepted === 0) return false;
-      await this.#record(tx, events, userId);
-      return true;
-    });
-  }
-
-  async removeTotp(
-    userId: string,
-    { dropRecoveryCodes, events = [] }: { dropRecoveryCodes: boolean; events?: readonly AuditEntry[] },
-  ): Promise<boolean> {
-    return this.#db.transaction(async (tx) => {
-      if ((await tx.run("DELETE FROM totp_factors WHERE user_id = $1", [userId])) === 0) return false;
-      if (dropRecoveryCodes) await tx.run("DELETE FROM recovery_codes WHERE user_id = $1", [userId]);
-      await this.#record(tx, events, userId);
-      return true;
-    });
-  }
-
-  async replaceRecoveryCodes(
-    userId: string,
-    codeHashes: readonly string[],
-    events: readonly AuditEntry[] = [],
-  ): Promise<void> {
-    const now = this.#now();
-    await this.#db.transaction(async (tx) => {
-      await this.#replaceCodes(tx, userId, codeHashes, now);
-      await this.#record(tx, events, userId);
-    });
-  }
-
-  async useRecoveryCode(
-    userId: string,
-    candidateHashes: readonly string[],
-    now: string,
-    events: readonly AuditEntry[] = [],
-  ): Promise<boolean> {
-    if (candidateHashes.length === 0) return false;
-    const d = this.#db.dialect;
-    return this.#db.transaction(async (tx) => {
-      const used = await tx.run(
-        `UPDATE recovery_codes SET used_at = $1
-         WHERE user_id = $2 AND used_at IS NULL AND code_hash IN (SELECT value FROM ${d.elements("$3")})`,
-        [now, userId, candidateHashes],
-      );
-      if (used === 0) return false;
-      await this.#record(tx, events, userId);
-      return true;
-    });
-  }
-
-  async resetSecondFactors(userId: string, events: readonly AuditEntry[] = []): Promise<void> {
-    await this.#db.transaction(async (tx) => {
-      for (const table of SECOND_FACTOR_TABLES) await tx.run(`DELETE FROM ${table} WHERE user_id = $1`, [userId]);
-      await this.#record(tx, events, userId);
-    });
-  }
-
-  async createMfaChallenge(challenge: { tokenHash: string; userId: string; expiresAt: string }): Promise<void> {
-    await this.#db.run(
-      "INSERT INTO mfa_challenges (token_hash, user_id, created_at, expires_at) VALUES ($1, $2, $3, $4)",
-      [challenge.tokenHash, challenge.userId, this.#now(), challenge.expiresAt],
-    );
-  }
-
-  async findMfaChallenge(tokenHash: string): Promise<MfaChallenge | undefined> {
-    const row = await this.#db.one<MfaChallengeRow>("SELECT * FROM mfa_challenges WHERE token_hash = $1", [tokenHash]);
-    return (
-      row && {
-        tokenHash: row.token_hash,
-        userId: row.user_id,
-        createdAt: row.created_at,
-        expiresAt: row.expires_at,
-        spentAt: row.spent_at,
-        failures: Number(row.failures),
-      }
-    );
-  }
-
-  async failMfaChallenge(tokenHash: string, maxFailures: number, now: string): Promise<number> {
-    const row = await this.#db.one<{ failures: number }>(
-      `UPDATE mfa_challenges SET failures = failures + 1,
-         spent_at = CASE WHEN failures + 1 >= $1 THEN $2 ELSE spent_at END
-       WHERE token_hash = $3 AND spent_at IS NULL RETURNING failures`,
-      [maxFailures, now, tokenHash],
-    );
-    return row ? Number(row.failures) : maxFailures;
-  }
-
-  async spendMfaChallenge(tokenHash: string, now: string): Promise<string | undefined> {
-    const row = await this.#db.one<{ user_id: string }>(
-      `UPDATE mfa_challenges SET spent_at = $1
-       WHERE token_hash = $2 AND spent_at IS NULL AND expires_at > $1 RETURNING user_id`,
-      [now, tokenHash],
-    );
-    return row?.user_id;
-  }
-
-  async listTotpSecrets(): Promise<{ userId: string; sealedSecret: string }[]> {
-    const rows = await this.#db.all<{ user_id: string; sealed_secret: string }>(
-      "SELECT user_id, sealed_secret FROM totp_factors ORDER BY user_id",
-    );
-    return rows.map((row) => ({ userId: row.user_id, sealedSecret: row.sealed_secret }));
-  }
-
-  async replaceTotpSecret(userId: string, previous: string, next: string): Promise<boolean> {
-    const changed = await this.#db.run(
-      "UPDATE totp_factors SET sealed_secret = $1 WHERE user_id = $2 AND sealed_secret = $3",
-      [next, userId, previous],
-    );
-    return changed > 0;
-  }
-
-  async recordEvent(event: Omit<AuditEvent, "id" | "createdAt">): Promise<void> {
-    await this.#record(this.#db, [event], event.userId);
-  }
-
-  async listEvents({ userId, limit, after, type, from, to }: AuditQuery): Promise<AuditEvent[]> {
-    const filter = where([
-      ["user_id =", userId],
-      ["id >", after],
-      ["type =", type],
-      ["created_at >=", from],
-      ["created_at <=", to],
-    ]);
-    const sql = `SELECT * FROM audit_events ${filter.sql} ORDER BY id LIMIT $${filter.params.length + 1}`;
-    const rows = await this.#db.all<AuditRow>(sql, [...filter.params, limit]);
-    return rows.map((row) => ({
-      id: row.id,
-      userId: row.user_id,
-      type: row.type as AuditEvent["type"],
-      outcome: row.outcome,
-      clientAddress: row.client_address,
-      createdAt: row.created_at,
-    }));
-  }
-
-  async pruneEvents(before: string, limit: number): Promise<number> {
-    return this.#db.run(
-      "DELETE FROM audit_events WHERE id IN (SELECT id FROM audit_events WHERE created_at < $1 LIMIT $2)",
-      [before, limit],
-    );
-  }
-
-  async issueAccountToken(
-    token: NewAccountToken,
-    mail: NewOutboxMessage,
-    events: readonly AuditEntry[] = [],
-  ): Promise<void> {
-    const now = this.#now();
-    await this.#db.transaction(async (tx) => {
-      await tx.run("UPDATE account_tokens SET spent_at = $1 WHERE user_id = $2 AND purpose = $3 AND spent_at IS NULL", [
-        now,
-        token.userId,
-        token.purpose,
-      ]);
-      await tx.run(
-        `INSERT INTO account_tokens (token_hash, user_id, purpose, email, created_at, expires_at)
+    async saveWebAuthnChallenge(challenge) {
+      await db.run(
+        `INSERT INTO webauthn_challenges (id, challenge_hash, purpose, user_id, created_at, expires_at)
          VALUES ($1, $2, $3, $4, $5, $6)`,
-        [token.tokenHash, token.userId, token.purpose, normalizeEmail(token.email), now, token.expiresAt],
+        [challenge.id, challenge.challengeHash, challenge.purpose, challenge.userId, now(), challenge.expiresAt],
       );
-      await this.#insertMail(tx, mail);
-      await this.#record(tx, events, token.userId);
-    });
-  }
+    },
 
-  async findAccountToken(tokenHash: string): Promise<AccountTokenRecord | undefined> {
-    const row = await this.#db.one<AccountTokenRow>("SELECT * FROM account_tokens WHERE token_hash = $1", [tokenHash]);
-    return row && toAccountToken(row);
-  }
+    async takeWebAuthnChallenge(key, purpose, at) {
+      if ("id" in key && !isUuid(key.id)) return undefined;
+      const [column, value] = "id" in key ? ["id", key.id] : ["challenge_hash", key.challengeHash];
+      if (value.includes("\0")) return undefined;
+      // One statement: of several concurrent takers, only the one whose DELETE removed the row gets it.
+      const row = await db.one<Row>(`DELETE FROM webauthn_challenges WHERE ${column} = $1 RETURNING *`, [value]);
+      const challenge = row && readWebAuthnChallenge(row);
+      return challenge?.purpose === purpose && challenge.expiresAt > at ? challenge : undefined;
+    },
 
-  async redeemAccountToken(tokenHash: string, purpose: AccountTokenPurpose, now: string): Promise<Redemption> {
-    return this.#db.transaction((tx) => this.#redeem(tx, tokenHash, purpose, now));
-  }
+    async secondFactorsOf(userId) {
+      const row = (await db.one<Row>(SECOND_FACTORS_OF, [userId])) as Row;
+      return { totp: Boolean(row.totp), recoveryCodesRemaining: Number(row.codes), passkeys: Number(row.passkeys) };
+    },
 
-  async confirmEmail(
-    tokenHash: string,
-    now: string,
-    notice: (previousEmail: string, user: UserRecord) => NewOutboxMessage,
-    event: (emailChanged: boolean) => AuditEntry,
-  ): Promise<Redemption> {
-    const redemption = await this.#db.transaction(async (tx): Promise<Redemption> => {
-      const redemption = await this.#redeem(tx, tokenHash, "email_verification", now);
-      if (redemption.outcome !== "redeemed") return redemption;
-      const previous = redemption.user;
-      // A new address is a new credential stamp, as for any e-mail change.
-      const stamp = previous.email === redemption.token.email ? previous.credentialStamp : newCredentialStamp();
-      const row = await tx.one<UserRow>(
-        "UPDATE users SET email = $1, email_verified_at = $2, updated_at = $2, credential_stamp = $3 WHERE id = $4 RETURNING *",
-        [redemption.token.email, now, stamp, previous.id],
+    async findTotp(userId) {
+      const row = await db.one<Row>("SELECT * FROM totp_factors WHERE user_id = $1", [userId]);
+      return row && readTotp(row);
+    },
+
+    async startTotp(userId, sealedSecret) {
+      const written = await db.run(
+        `INSERT INTO totp_factors (user_id, sealed_secret, created_at) VALUES ($1, $2, $3)
+         ON CONFLICT (user_id) DO UPDATE SET sealed_secret = excluded.sealed_secret, created_at = excluded.created_at,
+           last_step = NULL
+         WHERE totp_factors.confirmed_at IS NULL`,
+        [userId, sealedSecret, now()],
       );
-      const user = toUser(row) as UserRecord;
-      if (previous.email !== user.email) await this.#insertMail(tx, notice(previous.email, user));
-      await this.#record(tx, [event(previous.email !== user.email)], user.id);
-      await this.#notify(tx, user.id);
-      return { ...redemption, user };
-    });
-    if (redemption.outcome === "redeemed") this.#changes.changed(redemption.user.id);
-    return redemption;
-  }
+      return written > 0;
+    },
 
-  async enqueueMail(mail: NewOutboxMessage): Promise<void> {
-    await this.#insertMail(this.#db, mail);
-  }
+    async confirmTotp(userId, step, recoveryCodeHashes, events = []) {
+      const at = now();
+      return db.transaction(async (tx) => {
+        const confirmed = await tx.run(
+          `UPDATE totp_factors SET confirmed_at = $1, last_step = $2
+           WHERE user_id = $3 AND confirmed_at IS NULL AND (last_step IS NULL OR last_step < $2)`,
+          [at, step, userId],
+        );
+        if (confirmed === 0) return false;
+        if (recoveryCodeHashes !== undefined) await replaceCodes(tx, userId, recoveryCodeHashes, at);
+        await record(tx, events, userId);
+        return true;
+      });
+    },
 
-  async claimMail(owner: string, now: string, leaseUntil: string, limit: number): Promise<OutboxMessage[]> {
-    // A message claimed by one sender is not claimed by another: SQLite's IMMEDIATE transaction makes
-    // another process on the file wait for this claim; PostgreSQL's SKIP LOCKED makes other instances
-    // claiming at the same moment take different rows instead of waiting or doubling up.
-    const rows = await this.#db.transaction((tx) =>
-      tx.all<OutboxRow>(
-        `UPDATE mail_outbox SET lease_owner = $1, lease_until = $2, attempts = attempts + 1
-         WHERE id IN (SELECT id FROM mail_outbox WHERE status = 'pending' AND next_attempt_at <= $3
-                      AND (lease_until IS NULL OR lease_until <= $3) ORDER BY next_attempt_at, id LIMIT $4
-                      ${this.#db.dialect.skipLocked})
-         RETURNING *`,
-        [owner, leaseUntil, now, limit],
-      ),
-    );
-    return rows.map(toOutbox);
-  }
+    async acceptTotpStep(userId, step, events = []) {
+      const accepted = await eventful(
+        `UPDATE totp_factors SET last_step = $1
+         WHERE user_id = $2 AND confirmed_at IS NOT NULL AND (last_step IS NULL OR last_step < $1) RETURNING user_id`,
+        [step, userId],
+        events,
+      );
+      return accepted !== undefined;
+    },
 
-  async completeMail(id: string, owner: string, outcome: DeliveryOutcome): Promise<void> {
-    const [set, params]: [string, Param[]] =
-      outcome.status === "sent"
-        ? // The payload (a sealed link token) is no longer needed once the message is out.
-          ["status = 'sent', sent_at = $3, payload = '{}', last_error = NULL", [outcome.at]]
-        : outcome.status === "pending"
-          ? ["next_attempt_at = $3, last_error = $4", [outcome.nextAttemptAt, outcome.error]]
-          : ["status = 'failed', last_error = $3", [outcome.error]];
-    await this.#db.run(
-      `UPDATE mail_outbox SET ${set}, lease_owner = NULL, lease_until = NULL WHERE id = $1 AND lease_owner = $2`,
-      [id, owner, ...params],
-    );
-  }
+    async removeTotp(userId, { dropRecoveryCodes, events = [] }) {
+      return db.transaction(async (tx) => {
+        if ((await tx.run("DELETE FROM totp_factors WHERE user_id = $1", [userId])) === 0) return false;
+        if (dropRecoveryCodes) await tx.run("DELETE FROM recovery_codes WHERE user_id = $1", [userId]);
+        await record(tx, events, userId);
+        return true;
+      });
+    },
 
-  async listMail({ status, limit }: { status?: MailStatus; limit: number }): Promise<OutboxMessage[]> {
-    const filter = where([["status =", status]]);
-    const sql = `SELECT * FROM mail_outbox ${filter.sql} ORDER BY id DESC LIMIT $${filter.params.length + 1}`;
-    return (await this.#db.all<OutboxRow>(sql, [...filter.params, limit])).map(toOutbox);
-  }
+    async replaceRecoveryCodes(userId, codeHashes, events = []) {
+      const at = now();
+      await db.transaction(async (tx) => {
+        await replaceCodes(tx, userId, codeHashes, at);
+        await record(tx, events, userId);
+      });
+    },
 
-  async retryFailedMail(id: string | undefined, now: string): Promise<number> {
-    return this.#db.run(
-      `UPDATE mail_outbox SET status = 'pending', attempts = 0, next_attempt_at = $1, last_error = NULL
-       WHERE status = 'failed'${id === undefined ? "" : " AND id = $2"}`,
-      id === undefined ? [now] : [now, id],
-    );
-  }
+    async useRecoveryCode(userId, candidateHashes, at, events = []) {
+      if (candidateHashes.length === 0) return false;
+      const used = await eventful(
+        `UPDATE recovery_codes SET used_at = $1
+         WHERE user_id = $2 AND used_at IS NULL AND code_hash IN (SELECT value FROM ${d.elements("$3")})
+         RETURNING user_id`,
+        [at, userId, candidateHashes],
+        events,
+        userId,
+      );
+      return used !== undefined;
+    },
 
-  async pruneAccountRecords(tokensBefore: string, sentBefore: string, limit: number): Promise<number> {
-    const tokens = await this.#db.run(
-      "DELETE FROM account_tokens WHERE token_hash IN (SELECT token_hash FROM account_tokens WHERE expires_at < $1 LIMIT $2)",
-      [tokensBefore, limit],
-    );
-    const mail = await this.#db.run(
-      "DELETE FROM mail_outbox WHERE id IN (SELECT id FROM mail_outbox WHERE status = 'sent' AND sent_at < $1 LIMIT $2)",
-      [sentBefore, limit],
-    );
-    return tokens + mail;
-  }
+    async resetSecondFactors(userId, events = []) {
+      await db.transaction(async (tx) => {
+        for (const table of SECOND_FACTOR_TABLES) await tx.run(`DELETE FROM ${table} WHERE user_id = $1`, [userId]);
+        await record(tx, events, userId);
+      });
+    },
 
-  async ping(): Promise<void> {
-    await this.#db.one("SELECT 1");
-  }
-
-  async close(): Promise<void> {
-    await this.#db.close();
-  }
-
-  /** Inserts audit events; those without a user id are about `subject`. */
-  async #record(q: Queryable, events: readonly AuditEntry[], subject: string | null): Promise<void> {
-    for (const event of events) {
-      const now = this.#clock();
-      await q.run(INSERT_EVENT, [
-        newId(now),
-        event.userId === undefined ? subject : event.userId,
-        event.type,
-        event.outcome,
-        event.clientAddress,
-        new Date(now).toISOString(),
+    async createMfaChallenge({ tokenHash, userId, expiresAt }) {
+      await db.run("INSERT INTO mfa_challenges (token_hash, user_id, created_at, expires_at) VALUES ($1, $2, $3, $4)", [
+        tokenHash,
+        userId,
+        now(),
+        expiresAt,
       ]);
-    }
-  }
+    },
 
-  /** Inside a transaction: the user's recovery codes become exactly these. */
-  async #replaceCodes(tx: Queryable, userId: string, codeHashes: readonly string[], now: string): Promise<void> {
-    await tx.run("DELETE FROM recovery_codes WHERE user_id = $1", [userId]);
-    if (codeHashes.length === 0) return;
-    await tx.run(
-      `INSERT INTO recovery_codes (user_id, code_hash, created_at)
-       SELECT $1, value, $3 FROM ${this.#db.dialect.elements("$2")}`,
-      [userId, codeHashes, now],
-    );
-  }
+    async findMfaChallenge(tokenHash) {
+      const row = await db.one<Row>("SELECT * FROM mfa_challenges WHERE token_hash = $1", [tokenHash]);
+      return row && readMfaChallenge(row);
+    },
 
-  async #insertMail(q: Queryable, mail: NewOutboxMessage): Promise<void> {
-    const now = this.#clock();
-    const id = newId(now);
-    await q.run(
-      `INSERT INTO mail_outbox (id, kind, recipient, user_id, payload, message_id, next_attempt_at, created_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $7)`,
-      [
-        id,
-        mail.kind,
-        mail.recipient,
-        mail.userId,
-        mail.payload,
-        `<${id}@${mail.messageDomain}>`,
-        new Date(now).toISOString(),
-      ],
-    );
-  }
+    async failMfaChallenge(tokenHash, maxFailures, at) {
+      const row = await db.one<{ failures: number }>(
+        `UPDATE mfa_challenges SET failures = failures + 1,
+           spent_at = CASE WHEN failures + 1 >= $1 THEN $2 ELSE spent_at END
+         WHERE token_hash = $3 AND spent_at IS NULL RETURNING failures`,
+        [maxFailures, at, tokenHash],
+      );
+      return row ? Number(row.failures) : maxFailures;
+    },
 
-  /** Inside a transaction: spends a live token and its siblings, or says why it cannot. */
-  async #redeem(tx: Queryable, tokenHash: string, purpose: AccountTokenPurpose, now: string): Promise<Redemption> {
-    // Concurrent redemptions of one token queue here (FOR UPDATE, or SQLite's one writer), and only the
-    // first finds it unspent.
-    const row = await tx.one<AccountTokenRow>(
-      `SELECT * FROM account_tokens WHERE token_hash = $1 AND purpose = $2${this.#db.dialect.forUpdate}`,
-      [tokenHash, purpose],
-    );
-    if (!row) return { outcome: "invalid" };
-    if (row.spent_at !== null) return { outcome: "spent" };
-    if (row.expires_at <= now) return { outcome: "expired" };
-    const user = toUser(await tx.one<UserRow>(USER_BY_ID, [row.user_id]));
-    if (!user) return { outcome: "invalid" };
-    await tx.run("UPDATE account_tokens SET spent_at = $1 WHERE user_id = $2 AND purpose = $3 AND spent_at IS NULL", [
-      now,
-      row.user_id,
-      purpose,
-    ]);
-    return { outcome: "redeemed", token: toAccountToken(row), user };
-  }
+    async spendMfaChallenge(tokenHash, at) {
+      const row = await db.one<{ user_id: string }>(
+        `UPDATE mfa_challenges SET spent_at = $1
+         WHERE token_hash = $2 AND spent_at IS NULL AND expires_at > $1 RETURNING user_id`,
+        [at, tokenHash],
+      );
+      return row?.user_id;
+    },
 
-  /** Inside a user write's transaction: tells other instances, if the dialect tells them this way. */
-  async #notify(tx: Queryable, userId: string): Promise<void> {
-    const notify = this.#db.dialect.notifyUserChange;
-    if (notify !== undefined) await tx.run(notify, [userId]);
-  }
+    async listTotpSecrets() {
+      const rows = await db.all<Row>("SELECT user_id, sealed_secret FROM totp_factors ORDER BY user_id");
+      return rows.map((row) => ({ userId: row.user_id as string, sealedSecret: row.sealed_secret as string }));
+    },
 
-  /**
-   * A write to one user in one transaction: when it may remove an admin, under the admin lock and
-   * rolled back if it took the active admins from some to none. Other instances hear of it on commit
-   * (#notify), this one's listeners right after, before the caller answers.
-   */
-  async #writeUser<T>(userId: string, canRemoveAnAdmin: boolean, write: (tx: Queryable) => Promise<T>): Promise<T> {
-    const lock = this.#db.dialect.lockAdmins;
-    const result = await this.#db.transaction(async (tx) => {
-      if (!canRemoveAnAdmin) {
-        const written = await write(tx);
-        await this.#notify(tx, userId);
-        return written;
-      }
-      if (lock !== undefined) await tx.run(lock);
-      const before = await countActiveAdmins(tx);
-      const written = await write(tx);
-      if (before > 0 && (await countActiveAdmins(tx)) === 0) throw new LastActiveAdmin();
-      await this.#notify(tx, userId);
-      return written;
-    });
-    this.#changes.changed(userId);
-    return result;
-  }
-}
+    async replaceTotpSecret(userId, previous, next) {
+      const sql = "UPDATE totp_factors SET sealed_secret = $1 WHERE user_id = $2 AND sealed_secret = $3";
+      return (await db.run(sql, [next, userId, previous])) > 0;
+    },
 
-async function countActiveAdmins(q: Queryable): Promise<number> {
-  // Equalities (not bare columns), so that SQLite too answers from the index users_active_admins.
-  const row = await q.one<{ n: Count }>("SELECT count(*) AS n FROM users WHERE is_admin = $1 AND is_active = $1", [
-    true,
-  ]);
-  return Number(row?.n ?? 0);
-}
+    async recordEvent(event) {
+      await record(db, [event], event.userId);
+    },
 
-/** A boolean: PostgreSQL's boolean, SQLite's 0 or 1. */
-type Flag = boolean | number;
-/** A count or a bigint: PostgreSQL sends bigint as text. */
-type Count = number | string;
+    async listEvents({ userId, limit, after, type, from, to }) {
+      const conditions: [string, Param | undefined][] = [
+        ["user_id =", userId],
+        ["id >", after],
+        ["type =", type],
+        ["created_at >=", from],
+        ["created_at <=", to],
+      ];
+      return (await db.all<Row>(...filtered("SELECT * FROM audit_events", conditions, "id", limit))).map(readEvent);
+    },
 
-interface UserRow {
-  id: string;
-  email: string;
-  hashed_password: string;
-  full_name: string | null;
-  is_active: Flag;
-  is_admin: Flag;
-  created_at: string;
-  updated_at: string;
-  credentials_changed_at: string | null;
-  credential_stamp: string;
-  email_verified_at: string | null;
-}
+    async pruneEvents(before, limit) {
+      const sql = "DELETE FROM audit_events WHERE id IN (SELECT id FROM audit_events WHERE created_at < $1 LIMIT $2)";
+      return db.run(sql, [before, limit]);
+    },
 
-function toUser(row: UserRow | undefined): UserRecord | undefined {
-  if (row === undefined) return undefined;
-  return {
-    id: row.id,
-    email: row.email,
-    hashedPassword: row.hashed_password,
-    fullName: row.full_name,
-    isActive: Boolean(row.is_active),
-    isAdmin: Boolean(row.is_admin),
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-    credentialsChangedAt: row.credentials_changed_at,
-    credentialStamp: row.credential_stamp,
-    emailVerifiedAt: row.email_verified_at,
+    async issueAccountToken(token, mail, events = []) {
+      const at = now();
+      await db.transaction(async (tx) => {
+        await tx.run(
+          "UPDATE account_tokens SET spent_at = $1 WHERE user_id = $2 AND purpose = $3 AND spent_at IS NULL",
+          [at, token.userId, token.purpose],
+        );
+        await tx.run(
+          `INSERT INTO account_tokens (token_hash, user_id, purpose, email, created_at, expires_at)
+           VALUES ($1, $2, $3, $4, $5, $6)`,
+          [token.tokenHash, token.userId, token.purpose, normalizeEmail(token.email), at, token.expiresAt],
+        );
+        await insertMail(tx, mail);
+        await record(tx, events, token.userId);
+      });
+    },
+
+    async findAccountToken(tokenHash) {
+      const row = await db.one<Row>("SELECT * FROM account_tokens WHERE token_hash = $1", [tokenHash]);
+      return row && readAccountToken(row);
+    },
+
+    redeemAccountToken: (tokenHash, purpose, at) => db.transaction((tx) => redeem(tx, tokenHash, purpose, at)),
+
+    async confirmEmail(tokenHash, at, notice, event) {
+      const redemption = await db.transaction(async (tx): Promise<Redemption> => {
+        const redemption = await redeem(tx, tokenHash, "email_verification", at);
+        if (redemption.outcome !== "redeemed") return redemption;
+        const previous = redemption.user;
+        // A new address is a new credential stamp, as for any e-mail change.
+        const stamp = previous.email === redemption.token.email ? previous.credentialStamp : newCredentialStamp();
+        const row = await tx.one<Row>(
+          "UPDATE users SET email = $1, email_verified_at = $2, updated_at = $2, credential_stamp = $3 WHERE id = $4 RETURNING *",
+          [redemption.token.email, at, stamp, previous.id],
+        );
+        const user = readUser(row as Row);
+        if (previous.email !== user.email) await insertMail(tx, notice(previous.email, user));
+        await record(tx, [event(previous.email !== user.email)], user.id);
+        await notify(tx, user.id);
+        return { ...redemption, user };
+      });
+      if (redemption.outcome === "redeemed") changes.changed(redemption.user.id);
+      return redemption;
+    },
+
+    async enqueueMail(mail) {
+      await insertMail(db, mail);
+    },
+
+    async claimMail(owner, at, leaseUntil, limit) {
+      // A message claimed by one sender is not claimed by another: on SQLite another process on the
+      // file waits for this claim; on PostgreSQL (SKIP LOCKED) instances claiming at the same moment
+      // take different rows instead of waiting or doubling up.
+      const rows = await db.claiming((tx) =>
+        tx.all<Row>(
+          `UPDATE mail_outbox SET lease_owner = $1, lease_until = $2, attempts = attempts + 1
+           WHERE id IN (SELECT id FROM mail_outbox WHERE status = 'pending' AND next_attempt_at <= $3
+                        AND (lease_until IS NULL OR lease_until <= $3) ORDER BY next_attempt_at, id LIMIT $4
+                        ${d.skipLocked})
+           RETURNING *`,
+          [owner, leaseUntil, at, limit],
+        ),
+      );
+      return rows.map(readOutbox);
+    },
+
+    async completeMail(id, owner, outcome) {
+      const [set, params]: [string, Param[]] =
+        outcome.status === "sent"
+          ? // The payload (a sealed link token) is no longer needed once the message is out.
+            ["status = 'sent', sent_at = $3, payload = '{}', last_error = NULL", [outcome.at]]
+          : outcome.status === "pending"
+            ? ["next_attempt_at = $3, last_error = $4", [outcome.nextAttemptAt, outcome.error]]
+            : ["status = 'failed', last_error = $3", [outcome.error]];
+      await db.run(
+        `UPDATE mail_outbox SET ${set}, lease_owner = NULL, lease_until = NULL WHERE id = $1 AND lease_owner = $2`,
+        [id, owner, ...params],
+      );
+    },
+
+    async listMail({ status, limit }) {
+      const query = filtered("SELECT * FROM mail_outbox", [["status =", status]], "id DESC", limit);
+      return (await db.all<Row>(...query)).map(readOutbox);
+    },
+
+    async retryFailedMail(id, at) {
+      return db.run(
+        `UPDATE mail_outbox SET status = 'pending', attempts = 0, next_attempt_at = $1, last_error = NULL
+         WHERE status = 'failed'${id === undefined ? "" : " AND id = $2"}`,
+        id === undefined ? [at] : [at, id],
+      );
+    },
+
+    async pruneAccountRecords(tokensBefore, sentBefore, limit) {
+      const tokens = await db.run(
+        "DELETE FROM account_tokens WHERE token_hash IN (SELECT token_hash FROM account_tokens WHERE expires_at < $1 LIMIT $2)",
+        [tokensBefore, limit],
+      );
+      const mail = await db.run(
+        "DELETE FROM mail_outbox WHERE id IN (SELECT id FROM mail_outbox WHERE status = 'sent' AND sent_at < $1 LIMIT $2)",
+        [sentBefore, limit],
+      );
+      return tokens + mail;
+    },
+
+    async ping() {
+      await db.one("SELECT 1");
+    },
+
+    close: () => db.close(),
   };
 }
 
+const iso = (ms: number) => new Date(ms).toISOString();
+
+/** A row as the driver answers it: timestamps as ISO text (both backends), booleans as 0/1 on SQLite. */
+type Row = Record<string, unknown>;
+
+/** What rotation reads of a session besides its record. */
 interface SessionRow {
   id: string;
   user_id: string;
-  created_at: string;
-  last_used_at: string;
   expires_at: string;
   revoked_at: string | null;
-  client_address: string | null;
-  user_agent: string | null;
   refresh_token_hash: string | null;
   refresh_generation: number;
   refresh_expires_at: string;
   rotated_at: string | null;
-  amr: string | null;
 }
 
-function toSession(row: SessionRow): SessionRecord {
-  return {
-    id: row.id,
-    userId: row.user_id,
-    createdAt: row.created_at,
-    lastUsedAt: row.last_used_at,
-    expiresAt: row.expires_at,
-    revokedAt: row.revoked_at,
-    clientAddress: row.client_address,
-    userAgent: row.user_agent,
-    amr: parseAmr(row.amr),
+/** userId -> user_id. */
+function snake(field: string): string {
+  return field.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`);
+}
+
+const text = (value: unknown) => value as string;
+const textOrNull = (value: unknown) => value as string | null;
+/** PostgreSQL's boolean; SQLite's 0 or 1. */
+const flag = (value: unknown) => Boolean(value);
+/** PostgreSQL sends bigint as text; 32-bit counters and counts fit a number exactly. */
+const count = (value: unknown) => Number(value);
+
+/** A reader of one kind of record: each field from its snake_case column, converted. */
+function reader<T>(fields: { [K in keyof T]-?: (value: unknown) => T[K] }): (row: Row) => T {
+  const columns = Object.entries(fields as Record<string, (value: unknown) => unknown>).map(
+    ([field, convert]) => [field, snake(field), convert] as const,
+  );
+  return (row) => {
+    const record: Record<string, unknown> = {};
+    for (const [field, column, convert] of columns) record[field] = convert(row[column]);
+    return record as T;
   };
 }
 
-interface PasskeyRow {
-  id: string;
-  user_id: string;
-  credential_id: string;
-  public_key: string;
-  counter: Count;
-  transports: string;
-  name: string;
-  device_type: string;
-  backed_up: Flag;
-  aaguid: string | null;
-  created_at: string;
-  last_used_at: string | null;
-}
+const readUser = reader<UserRecord>({
+  id: text,
+  email: text,
+  hashedPassword: text,
+  fullName: textOrNull,
+  isActive: flag,
+  isAdmin: flag,
+  createdAt: text,
+  updatedAt: text,
+  credentialsChangedAt: textOrNull,
+  credentialStamp: text,
+  emailVerifiedAt: textOrNull,
+});
 
-function toPasskey(row: PasskeyRow): PasskeyRecord {
-  return {
-    id: row.id,
-    userId: row.user_id,
-    credentialId: row.credential_id,
-    publicKey: row.public_key,
-    // Counters are 32-bit, so a number holds them exactly.
-    counter: Number(row.counter),
-    transports: JSON.parse(row.transports) as string[],
-    name: row.name,
-    deviceType: row.device_type,
-    backedUp: Boolean(row.backed_up),
-    aaguid: row.aaguid,
-    createdAt: row.created_at,
-    lastUsedAt: row.last_used_at,
-  };
-}
+const readSession = reader<SessionRecord>({
+  id: text,
+  userId: text,
+  createdAt: text,
+  lastUsedAt: text,
+  expiresAt: text,
+  revokedAt: textOrNull,
+  clientAddress: textOrNull,
+  userAgent: textOrNull,
+  amr: (value) => parseAmr(value as string | null),
+});
 
-interface WebAuthnChallengeRow {
-  id: string;
-  challenge_hash: string;
-  purpose: string;
-  user_id: string | null;
-  created_at: string;
-  expires_at: string;
-}
+const readPasskey = reader<PasskeyRecord>({
+  id: text,
+  userId: text,
+  credentialId: text,
+  publicKey: text,
+  counter: count,
+  transports: (value) => JSON.parse(value as string) as string[],
+  name: text,
+  deviceType: text,
+  backedUp: flag,
+  aaguid: textOrNull,
+  createdAt: text,
+  lastUsedAt: textOrNull,
+});
 
-interface AccountTokenRow {
-  token_hash: string;
-  user_id: string;
-  purpose: string;
-  email: string;
-  created_at: string;
-  expires_at: string;
-  spent_at: string | null;
-}
+const readWebAuthnChallenge = reader<WebAuthnChallengeRecord>({
+  id: text,
+  challengeHash: text,
+  purpose: (value) => value as WebAuthnChallengeRecord["purpose"],
+  userId: textOrNull,
+  createdAt: text,
+  expiresAt: text,
+});
 
-function toAccountToken(row: AccountTokenRow): AccountTokenRecord {
-  return {
-    tokenHash: row.token_hash,
-    userId: row.user_id,
-    purpose: row.purpose as AccountTokenPurpose,
-    email: row.email,
-    createdAt: row.created_at,
-    expiresAt: row.expires_at,
-    spentAt: row.spent_at,
-  };
-}
+const readAccountToken = reader<AccountTokenRecord>({
+  tokenHash: text,
+  userId: text,
+  purpose: (value) => value as AccountTokenRecord["purpose"],
+  email: text,
+  createdAt: text,
+  expiresAt: text,
+  spentAt: textOrNull,
+});
 
-interface OutboxRow {
-  id: string;
-  kind: string;
-  recipient: string;
-  user_id: string | null;
-  payload: string;
-  message_id: string;
-  status: string;
-  attempts: number;
-  next_attempt_at: string;
-  last_error: string | null;
-  created_at: string;
-  sent_at: string | null;
-}
+const readOutbox = reader<OutboxMessage>({
+  id: text,
+  kind: (value) => value as OutboxMessage["kind"],
+  recipient: text,
+  userId: textOrNull,
+  payload: text,
+  messageId: text,
+  status: (value) => value as OutboxMessage["status"],
+  attempts: count,
+  nextAttemptAt: text,
+  lastError: textOrNull,
+  createdAt: text,
+  sentAt: textOrNull,
+});
 
-function toOutbox(row: OutboxRow): OutboxMessage {
-  return {
-    id: row.id,
-    kind: row.kind as OutboxMessage["kind"],
-    recipient: row.recipient,
-    userId: row.user_id,
-    payload: row.payload,
-    messageId: row.message_id,
-    status: row.status as MailStatus,
-    attempts: Number(row.attempts),
-    nextAttemptAt: row.next_attempt_at,
-    lastError: row.last_error,
-    createdAt: row.created_at,
-    sentAt: row.sent_at,
-  };
-}
+const readEvent = reader<AuditEvent>({
+  id: text,
+  userId: textOrNull,
+  type: (value) => value as AuditEvent["type"],
+  outcome: text,
+  clientAddress: textOrNull,
+  createdAt: text,
+});
 
-interface AuditRow {
-  id: string;
-  user_id: string | null;
-  type: string;
-  outcome: string;
-  client_address: string | null;
-  created_at: string;
-}
+const readTotp = reader<TotpFactor>({
+  userId: text,
+  sealedSecret: text,
+  createdAt: text,
+  confirmedAt: textOrNull,
+  lastStep: (value) => (value === null ? null : Number(value)),
+});
 
-interface TotpRow {
-  user_id: string;
-  sealed_secret: string;
-  created_at: string;
-  confirmed_at: string | null;
-  last_step: number | null;
-}
-
-interface MfaChallengeRow {
-  token_hash: string;
-  user_id: string;
-  created_at: string;
-  expires_at: string;
-  spent_at: string | null;
-  failures: number;
-}
+const readMfaChallenge = reader<MfaChallenge>({
+  tokenHash: text,
+  userId: text,
+  createdAt: text,
+  expiresAt: text,
+  spentAt: textOrNull,
+  failures: count,
+});

@@ -14,7 +14,7 @@ import { EmailTaken } from "../errors.ts";
 import { type ChangeListeners, localFeed } from "./change-feed.ts";
 import type { Db, Dialect, Param, Queryable, Sql } from "./db.ts";
 import { pending } from "./migrations.ts";
-import { SqlUserStore } from "./sql-store.ts";
+import { sqlStore } from "./sql-store.ts";
 import type { UserChangeFeed, UserStore } from "./store.ts";
 
 /** How often the user cache asks whether another process wrote the file (see userChanges). */
@@ -61,7 +61,7 @@ export function openSqliteStore(
   );
   const sqlite = new SqliteDb(db);
   sqlite.migrate();
-  return new SqlUserStore(sqlite, clock);
+  return sqlStore(sqlite, clock);
 }
 
 class SqliteDb implements Db {
@@ -140,6 +140,10 @@ class SqliteDb implements Db {
       this.#transaction = undefined;
       end();
     }
+  }
+
+  claiming<T>(work: (q: Queryable) => Promise<T>): Promise<T> {
+    return this.transaction(work);
   }
 
   /**
