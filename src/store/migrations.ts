@@ -15,31 +15,23 @@ export interface Migration {
   postgres: string;
 }
 
-/** What differs between the dialects' DDL: column types, STRICT tables, booleans, and marked steps. */
-interface Types {
-  id: string;
-  text: string;
-  time: string;
-  integer: string;
-  bigint: string;
-  /** SQLite tables are STRICT: a value of the wrong type is refused, as PostgreSQL refuses it. */
-  strict: string;
-  /** A boolean column: SQLite stores 0 or 1 (checked), PostgreSQL a boolean. */
-  bool(column: string, byDefault: boolean): string;
-  /** A step written differently in each dialect: the one place the SQL itself differs. */
-  only(step: { sqlite: string; postgres: string }): string;
-}
-
-const SQLITE: Types = {
+/**
+ * What differs between the dialects' DDL: column types; STRICT tables, so that SQLite refuses a
+ * value of the wrong type as PostgreSQL does; booleans (SQLite stores 0 or 1, checked); and the
+ * steps written differently in each dialect, marked with only(): the one place the SQL differs.
+ */
+const SQLITE = {
   id: "TEXT",
   text: "TEXT",
   time: "TEXT",
   integer: "INTEGER",
   bigint: "INTEGER",
   strict: " STRICT",
-  bool: (column, byDefault) => `${column} INTEGER NOT NULL DEFAULT ${Number(byDefault)} CHECK (${column} IN (0, 1))`,
-  only: (step) => step.sqlite,
+  bool: (column: string, byDefault: boolean) =>
+    `${column} INTEGER NOT NULL DEFAULT ${Number(byDefault)} CHECK (${column} IN (0, 1))`,
+  only: (step: { sqlite: string; postgres: string }) => step.sqlite,
 };
+type Types = typeof SQLITE;
 
 const POSTGRES: Types = {
   id: "uuid",

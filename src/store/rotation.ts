@@ -13,11 +13,12 @@ import type { PresentedRefreshToken, Rotation } from "./store.ts";
 /** When a generation was spent but that time is no longer stored: long past any grace window. */
 const LONG_AGO = new Date(0).toISOString();
 
+/** A session's columns that judge a token, named as its record's fields are. */
 export interface SessionTokenState {
   id: string;
   userId: string;
-  generation: number;
-  tokenHash: string | null;
+  refreshGeneration: number;
+  refreshTokenHash: string | null;
   /** ISO timestamps, compared as strings. */
   refreshExpiresAt: string;
   rotatedAt: string | null;
@@ -28,12 +29,13 @@ export function judgePresentedToken(
   presented: PresentedRefreshToken,
   now: string,
 ): Rotation | "current" {
-  if (presented.generation === state.generation) {
-    if (presented.tokenHash !== state.tokenHash || state.refreshExpiresAt <= now) return { outcome: "invalid" };
+  const generation = state.refreshGeneration;
+  if (presented.generation === generation) {
+    if (presented.tokenHash !== state.refreshTokenHash || state.refreshExpiresAt <= now) return { outcome: "invalid" };
     return "current";
   }
-  if (presented.generation < state.generation) {
-    const spentAt = presented.generation === state.generation - 1 ? (state.rotatedAt ?? LONG_AGO) : LONG_AGO;
+  if (presented.generation < generation) {
+    const spentAt = presented.generation === generation - 1 ? (state.rotatedAt ?? LONG_AGO) : LONG_AGO;
     return { outcome: "spent", sessionId: state.id, userId: state.userId, spentAt };
   }
   return { outcome: "invalid" };

@@ -9,9 +9,9 @@
 import { LastActiveAdmin } from "../errors.ts";
 import { normalizeEmail } from "../users/email.ts";
 import { ChangeListeners } from "./change-feed.ts";
-import { type Db, type Dialect, type Param, prepared, type Queryable } from "./db.ts";
+import { type Db, type Dialect, type Param, prepared, type Queryable, type Sql } from "./db.ts";
 import { newCredentialStamp, newId } from "./ids.ts";
-import { judgePresentedToken, parseAmr } from "./rotation.ts";
+import { judgePresentedToken, parseAmr, type SessionTokenState } from "./rotation.ts";
 import type {
   AccountTokenRecord,
   AuditEntry,
@@ -63,6 +63,8 @@ const INSERT_EVENT = prepared(
   "audit_events_insert",
   "INSERT INTO audit_events (id, user_id, type, outcome, client_address, created_at) VALUES ($1, $2, $3, $4, $5, $6)",
 );
+const SPEND_ACCOUNT_TOKENS =
+  "UPDATE account_tokens SET spent_at = $1 WHERE user_id = $2 AND purpose = $3 AND spent_at IS NULL";
 // Equalities (not bare columns), so that SQLite too answers from the index users_active_admins.
 const ACTIVE_ADMINS = "SELECT count(*) AS n FROM users WHERE is_admin = $1 AND is_active = $1";
 
@@ -89,8 +91,10 @@ export const revokeSessionsPastCap = (d: Dialect) =>
 export const PURGE_SESSIONS = `DELETE FROM sessions WHERE id IN (
    SELECT id FROM sessions WHERE expires_at <= $1 OR refresh_expires_at <= $1 OR revoked_at <= $1 LIMIT $2)`;
 
+const SESSION_LIMIT: AuditEntry = { type: "session_revocation", outcome: "session_limit", clientAddress: null };
+
 /** What resetSecondFactors deletes of a user: its second factors and pending challenges. */
-const SECOND_FACTOR_TABLES = [
+const RESET_TABLES = [
   "totp_factors",
   "recovery_codes",
   "webauthn_credentials",
@@ -130,6 +134,12 @@ export function sqlStore(db: Db, clock: () => number): UserStore {
   const sessionForRotation = prepared("sessions_for_rotation", `SELECT * FROM sessions WHERE id = $1${d.forUpdate}`);
   const pastCap = revokeSessionsPastCap(d);
 
+  /** The record of the first row the statement answers, if any. */
+  async function find<T>(sql: Sql, params: Param[], read: (row: Row) => T): Promise<T | undefined> {
+    const row = await db.one<Row>(sql, params);
+    return row && read(row);
+  }
+
   /** Inserts audit events; those without a user id are about `subject`. */
   async function record(q: Queryable, events: readonly AuditEntry[], subject: string | null): Promise<void> {
     for (const event of events) {
@@ -144,14 +154,14 @@ export function sqlStore(db: Db, clock: () => number): UserStore {
    * One statement and, if it answered a row, its events (about the row's user_id, or `subject`), in
    * one transaction: the shape of most single-row changes.
    */
-  async function eventful<Row extends { user_id?: string }>(
+  async function eventful<R extends { user_id?: string }>(
     sql: string,
     params: Param[],
     events: readonly AuditEntry[],
     subject?: string,
-  ): Promise<Row | undefined> {
+  ): Promise<R | undefined> {
     return db.transaction(async (tx) => {
-      const row = await tx.one<Row>(sql, params);
+      const row = await tx.one<R>(sql, params);
       if (row !== undefined) await record(tx, events, subject ?? row.user_id ?? null);
       return row;
     });
@@ -181,22 +191,22 @@ export function sqlStore(db: Db, clock: () => number): UserStore {
   async function redeem(tx: Queryable, tokenHash: string, purpose: string, at: string): Promise<Redemption> {
     // Concurrent redemptions of one token queue here (FOR UPDATE, or SQLite's one writer), and only
     // the first finds it unspent.
-    const row = await tx.one<Row>(`SELECT * FROM account_tokens WHERE token_hash = $1 AND purpose = $2${d.forUpdate}`, [
-      tokenHash,
-      purpose,
-    ]);
+    const sql = `SELECT * FROM account_tokens WHERE token_hash = $1 AND purpose = $2${d.forUpdate}`;
+    const row = await tx.one<Row>(sql, [tokenHash, purpose]);
     if (!row) return { outcome: "invalid" };
     const token = readAccountToken(row);
     if (token.spentAt !== null) return { outcome: "spent" };
     if (token.expiresAt <= at) return { outcome: "expired" };
     const user = await tx.one<Row>(USER_BY_ID, [token.userId]);
     if (!user) return { outcome: "invalid" };
-    await tx.run("UPDATE account_tokens SET spent_at = $1 WHERE user_id = $2 AND purpose = $3 AND spent_at IS NULL", [
-      at,
-      token.userId,
-      purpose,
-    ]);
+    await tx.run(SPEND_ACCOUNT_TOKENS, [at, token.userId, purpose]);
     return { outcome: "redeemed", token, user: readUser(user) };
+  }
+
+  /** Deletes up to `limit` rows of `table` (by its `key`) that `condition` ($1) picks; answers how many. */
+  function deleteSome(table: string, key: string, condition: string, value: string, limit: number) {
+    const sql = `DELETE FROM ${table} WHERE ${key} IN (SELECT ${key} FROM ${table} WHERE ${condition} LIMIT $2)`;
+    return db.run(sql, [value, limit]);
   }
 
   /** Inside a user write's transaction: tells other instances, where the dialect tells them this way. */
@@ -227,19 +237,12 @@ export function sqlStore(db: Db, clock: () => number): UserStore {
   }
 
   return {
+    // Users (UserStore)
     userChanges: db.userChanges(changes),
-
     async findByEmail(email) {
-      if (email.includes("\0")) return undefined;
-      const row = await db.one<Row>(USER_BY_EMAIL, [normalizeEmail(email)]);
-      return row && readUser(row);
+      return email.includes("\0") ? undefined : find(USER_BY_EMAIL, [normalizeEmail(email)], readUser);
     },
-
-    async findById(id) {
-      const row = await db.one<Row>(USER_BY_ID, [id]);
-      return row && readUser(row);
-    },
-
+    findById: (id) => find(USER_BY_ID, [id], readUser),
     async list({ limit, after, email, isActive, isAdmin }) {
       const conditions: [string, Param | undefined][] = [
         ["id >", after],
@@ -249,28 +252,17 @@ export function sqlStore(db: Db, clock: () => number): UserStore {
       ];
       return (await db.all<Row>(...filtered("SELECT * FROM users", conditions, "id", limit))).map(readUser);
     },
-
     countActiveAdmins: () => activeAdmins(db),
-
     async create(user, { events = [] } = {}) {
       const at = clock();
       return db.transaction(async (tx) => {
-        const row = (await tx.one<Row>(INSERT_USER, [
-          newId(at),
-          normalizeEmail(user.email),
-          user.hashedPassword,
-          user.fullName ?? null,
-          user.isActive !== false,
-          user.isAdmin === true,
-          iso(at),
-          newCredentialStamp(),
-          user.emailVerifiedAt ?? null,
-        ])) as Row;
+        const { hashedPassword, fullName = null, isActive = true, isAdmin = false, emailVerifiedAt = null } = user;
+        const values = [newId(at), normalizeEmail(user.email), hashedPassword, fullName, isActive, isAdmin, iso(at)];
+        const row = (await tx.one<Row>(INSERT_USER, [...values, newCredentialStamp(), emailVerifiedAt])) as Row;
         await record(tx, events, row.id as string);
         return readUser(row);
       });
     },
-
     async update(id, fields, { endSessions = false, events = [] } = {}) {
       const at = now();
       const params: Param[] = [at];
@@ -300,7 +292,6 @@ export function sqlStore(db: Db, clock: () => number): UserStore {
         return readUser(row);
       });
     },
-
     async remove(id, { events = [] } = {}) {
       return writeUser(id, true, async (tx) => {
         const removed = (await tx.run("DELETE FROM users WHERE id = $1", [id])) > 0;
@@ -309,77 +300,43 @@ export function sqlStore(db: Db, clock: () => number): UserStore {
       });
     },
 
+    // Sessions (SessionStore)
     async createSession(session, { maxPerUser, events = [] }) {
       const at = now();
-      const amr = session.amr ?? ["pwd"];
+      const amr = [...(session.amr ?? ["pwd"])];
       return db.transaction(async (tx) => {
         // One login of a user at a time past this point, so that two cannot both stay under the cap.
         if (d.forUpdate) await tx.run(`SELECT 1 FROM users WHERE id = $1${d.forUpdate}`, [session.userId]);
-        await tx.run(INSERT_SESSION, [
-          session.id,
-          session.userId,
-          at,
-          session.expiresAt,
-          session.clientAddress,
-          session.userAgent,
-          session.tokenHash,
-          session.tokenExpiresAt,
-          JSON.stringify(amr),
-        ]);
-        await record(tx, events, session.userId);
-        const ended = await tx.all(pastCap, [session.userId, at, maxPerUser]);
-        const limit = { type: "session_revocation", outcome: "session_limit", clientAddress: null } as const;
-        await record(
-          tx,
-          ended.map(() => limit),
-          session.userId,
-        );
+        const { id, userId, expiresAt, clientAddress, userAgent, tokenHash, tokenExpiresAt } = session;
+        const values = [id, userId, at, expiresAt, clientAddress, userAgent, tokenHash, tokenExpiresAt];
+        await tx.run(INSERT_SESSION, [...values, JSON.stringify(amr)]);
+        await record(tx, events, userId);
+        const ended = (await tx.all(pastCap, [userId, at, maxPerUser])).map(() => SESSION_LIMIT);
+        await record(tx, ended, userId);
         // Built from what was written rather than read back: a login is this store's hottest write.
-        const { id, userId, expiresAt, clientAddress, userAgent } = session;
-        return {
-          id,
-          userId,
-          createdAt: at,
-          lastUsedAt: at,
-          expiresAt,
-          revokedAt: null,
-          clientAddress,
-          userAgent,
-          amr: [...amr],
-        };
+        return { id, userId, createdAt: at, lastUsedAt: at, expiresAt, revokedAt: null, clientAddress, userAgent, amr };
       });
     },
-
     async rotateRefreshToken(presented, successor, at, client) {
       if (!isUuid(presented.sessionId)) return { outcome: "invalid" };
       return db.transaction(async (tx): Promise<Rotation> => {
         // Concurrent rotations of one session queue here (FOR UPDATE, or SQLite's one writer), and
         // only the first finds its generation current.
-        const row = await tx.one<SessionRow>(sessionForRotation, [presented.sessionId]);
-        if (!row || row.revoked_at !== null || row.expires_at <= at) return { outcome: "invalid" };
-        const state = {
-          id: row.id,
-          userId: row.user_id,
-          generation: row.refresh_generation,
-          tokenHash: row.refresh_token_hash,
-          refreshExpiresAt: row.refresh_expires_at,
-          rotatedAt: row.rotated_at,
-        };
+        const row = await tx.one<Row>(sessionForRotation, [presented.sessionId]);
+        const state = row && readTokenState(row);
+        if (!state || state.revokedAt !== null || state.expiresAt <= at) return { outcome: "invalid" };
         const outcome = judgePresentedToken(state, presented, at);
         if (outcome !== "current") return outcome;
-        const expiresAt = successor.expiresAt < row.expires_at ? successor.expiresAt : row.expires_at;
-        const values = [successor.tokenHash, expiresAt, at, client.address, client.userAgent, row.id];
+        const expiresAt = successor.expiresAt < state.expiresAt ? successor.expiresAt : state.expiresAt;
+        const values = [successor.tokenHash, expiresAt, at, client.address, client.userAgent, state.id];
         const updated = (await tx.one<Row>(ROTATE, values)) as Row;
-        const user = (await tx.one<Row>(USER_BY_ID, [row.user_id])) as Row;
+        const user = (await tx.one<Row>(USER_BY_ID, [state.userId])) as Row;
         return { outcome: "rotated", session: readSession(updated), user: readUser(user) };
       });
     },
-
     async findSession(id) {
-      const row = isUuid(id) ? await db.one<Row>("SELECT * FROM sessions WHERE id = $1", [id]) : undefined;
-      return row && readSession(row);
+      return isUuid(id) ? find("SELECT * FROM sessions WHERE id = $1", [id], readSession) : undefined;
     },
-
     async listSessions(userId, at, { limit, before }) {
       const rows = await db.all<Row>(
         `SELECT * FROM sessions
@@ -390,13 +347,11 @@ export function sqlStore(db: Db, clock: () => number): UserStore {
       );
       return rows.map(readSession);
     },
-
     async revokeSession(id, at, events = []) {
       if (!isUuid(id)) return false;
       const sql = "UPDATE sessions SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL RETURNING user_id";
       return (await eventful(sql, [at, id], events)) !== undefined;
     },
-
     async revokeSessionByToken(presented, at, events = []) {
       if (!isUuid(presented.sessionId)) return undefined;
       const revoked = await eventful<{ user_id: string }>(
@@ -408,75 +363,52 @@ export function sqlStore(db: Db, clock: () => number): UserStore {
       );
       return revoked?.user_id;
     },
-
     async purgeExpired(at, limit) {
       const sessions = await db.run(PURGE_SESSIONS, [at, limit]);
-      const challenges = await db.run(
-        "DELETE FROM mfa_challenges WHERE token_hash IN (SELECT token_hash FROM mfa_challenges WHERE expires_at <= $1 LIMIT $2)",
-        [at, limit],
-      );
-      const ceremonies = await db.run(
-        "DELETE FROM webauthn_challenges WHERE id IN (SELECT id FROM webauthn_challenges WHERE expires_at <= $1 LIMIT $2)",
-        [at, limit],
-      );
+      const challenges = await deleteSome("mfa_challenges", "token_hash", "expires_at <= $1", at, limit);
+      const ceremonies = await deleteSome("webauthn_challenges", "id", "expires_at <= $1", at, limit);
       return sessions + challenges + ceremonies;
     },
 
+    // Passkeys and WebAuthn challenges (PasskeyStore)
     async addPasskey(passkey, events = []) {
       const at = clock();
+      const { userId, credentialId, publicKey, counter, transports, name, deviceType, backedUp, aaguid } = passkey;
+      const rest = [name, deviceType, backedUp, aaguid];
       const row = await eventful<Row>(
         `INSERT INTO webauthn_credentials (id, user_id, credential_id, public_key, counter, transports, name,
                                            device_type, backed_up, aaguid, created_at)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT (credential_id) DO NOTHING RETURNING *`,
-        [
-          newId(at),
-          passkey.userId,
-          passkey.credentialId,
-          passkey.publicKey,
-          passkey.counter,
-          JSON.stringify(passkey.transports),
-          passkey.name,
-          passkey.deviceType,
-          passkey.backedUp,
-          passkey.aaguid,
-          iso(at),
-        ],
+        [newId(at), userId, credentialId, publicKey, counter, JSON.stringify(transports), ...rest, iso(at)],
         events,
       );
       return row && readPasskey(row);
     },
-
     async listPasskeys(userId) {
       if (!isUuid(userId)) return [];
       const sql = "SELECT * FROM webauthn_credentials WHERE user_id = $1 ORDER BY id";
       return (await db.all<Row>(sql, [userId])).map(readPasskey);
     },
-
     async countPasskeys(userId) {
       if (!isUuid(userId)) return 0;
       const sql = "SELECT count(*) AS n FROM webauthn_credentials WHERE user_id = $1";
       return Number((await db.one<{ n: number | string }>(sql, [userId]))?.n ?? 0);
     },
-
     async findPasskeyByCredentialId(credentialId) {
       if (credentialId.includes("\0")) return undefined;
-      const row = await db.one<Row>("SELECT * FROM webauthn_credentials WHERE credential_id = $1", [credentialId]);
-      return row && readPasskey(row);
+      return find("SELECT * FROM webauthn_credentials WHERE credential_id = $1", [credentialId], readPasskey);
     },
-
     async renamePasskey(userId, id, name, events = []) {
       if (!isUuid(id, userId)) return undefined;
       const sql = "UPDATE webauthn_credentials SET name = $1 WHERE id = $2 AND user_id = $3 RETURNING *";
       const row = await eventful<Row>(sql, [name, id, userId], events);
       return row && readPasskey(row);
     },
-
     async removePasskey(userId, id, events = []) {
       if (!isUuid(id, userId)) return false;
       const sql = "DELETE FROM webauthn_credentials WHERE id = $1 AND user_id = $2 RETURNING user_id";
       return (await eventful(sql, [id, userId], events)) !== undefined;
     },
-
     async recordPasskeyUse(id, use, events = []) {
       if (!isUuid(id)) return false;
       const row = await eventful(
@@ -487,7 +419,6 @@ export function sqlStore(db: Db, clock: () => number): UserStore {
       );
       return row !== undefined;
     },
-
     async saveWebAuthnChallenge(challenge) {
       await db.run(
         `INSERT INTO webauthn_challenges (id, challenge_hash, purpose, user_id, created_at, expires_at)
@@ -495,7 +426,6 @@ export function sqlStore(db: Db, clock: () => number): UserStore {
         [challenge.id, challenge.challengeHash, challenge.purpose, challenge.userId, now(), challenge.expiresAt],
       );
     },
-
     async takeWebAuthnChallenge(key, purpose, at) {
       if ("id" in key && !isUuid(key.id)) return undefined;
       const [column, value] = "id" in key ? ["id", key.id] : ["challenge_hash", key.challengeHash];
@@ -506,16 +436,12 @@ export function sqlStore(db: Db, clock: () => number): UserStore {
       return challenge?.purpose === purpose && challenge.expiresAt > at ? challenge : undefined;
     },
 
+    // Second factors (SecondFactorStore)
     async secondFactorsOf(userId) {
       const row = (await db.one<Row>(SECOND_FACTORS_OF, [userId])) as Row;
       return { totp: Boolean(row.totp), recoveryCodesRemaining: Number(row.codes), passkeys: Number(row.passkeys) };
     },
-
-    async findTotp(userId) {
-      const row = await db.one<Row>("SELECT * FROM totp_factors WHERE user_id = $1", [userId]);
-      return row && readTotp(row);
-    },
-
+    findTotp: (userId) => find("SELECT * FROM totp_factors WHERE user_id = $1", [userId], readTotp),
     async startTotp(userId, sealedSecret) {
       const written = await db.run(
         `INSERT INTO totp_factors (user_id, sealed_secret, created_at) VALUES ($1, $2, $3)
@@ -526,7 +452,6 @@ export function sqlStore(db: Db, clock: () => number): UserStore {
       );
       return written > 0;
     },
-
     async confirmTotp(userId, step, recoveryCodeHashes, events = []) {
       const at = now();
       return db.transaction(async (tx) => {
@@ -541,7 +466,6 @@ export function sqlStore(db: Db, clock: () => number): UserStore {
         return true;
       });
     },
-
     async acceptTotpStep(userId, step, events = []) {
       const accepted = await eventful(
         `UPDATE totp_factors SET last_step = $1
@@ -551,7 +475,6 @@ export function sqlStore(db: Db, clock: () => number): UserStore {
       );
       return accepted !== undefined;
     },
-
     async removeTotp(userId, { dropRecoveryCodes, events = [] }) {
       return db.transaction(async (tx) => {
         if ((await tx.run("DELETE FROM totp_factors WHERE user_id = $1", [userId])) === 0) return false;
@@ -560,7 +483,6 @@ export function sqlStore(db: Db, clock: () => number): UserStore {
         return true;
       });
     },
-
     async replaceRecoveryCodes(userId, codeHashes, events = []) {
       const at = now();
       await db.transaction(async (tx) => {
@@ -568,7 +490,6 @@ export function sqlStore(db: Db, clock: () => number): UserStore {
         await record(tx, events, userId);
       });
     },
-
     async useRecoveryCode(userId, candidateHashes, at, events = []) {
       if (candidateHashes.length === 0) return false;
       const used = await eventful(
@@ -581,14 +502,12 @@ export function sqlStore(db: Db, clock: () => number): UserStore {
       );
       return used !== undefined;
     },
-
     async resetSecondFactors(userId, events = []) {
       await db.transaction(async (tx) => {
-        for (const table of SECOND_FACTOR_TABLES) await tx.run(`DELETE FROM ${table} WHERE user_id = $1`, [userId]);
+        for (const table of RESET_TABLES) await tx.run(`DELETE FROM ${table} WHERE user_id = $1`, [userId]);
         await record(tx, events, userId);
       });
     },
-
     async createMfaChallenge({ tokenHash, userId, expiresAt }) {
       await db.run("INSERT INTO mfa_challenges (token_hash, user_id, created_at, expires_at) VALUES ($1, $2, $3, $4)", [
         tokenHash,
@@ -597,12 +516,8 @@ export function sqlStore(db: Db, clock: () => number): UserStore {
         expiresAt,
       ]);
     },
-
-    async findMfaChallenge(tokenHash) {
-      const row = await db.one<Row>("SELECT * FROM mfa_challenges WHERE token_hash = $1", [tokenHash]);
-      return row && readMfaChallenge(row);
-    },
-
+    findMfaChallenge: (tokenHash) =>
+      find("SELECT * FROM mfa_challenges WHERE token_hash = $1", [tokenHash], readMfaChallenge),
     async failMfaChallenge(tokenHash, maxFailures, at) {
       const row = await db.one<{ failures: number }>(
         `UPDATE mfa_challenges SET failures = failures + 1,
@@ -612,7 +527,6 @@ export function sqlStore(db: Db, clock: () => number): UserStore {
       );
       return row ? Number(row.failures) : maxFailures;
     },
-
     async spendMfaChallenge(tokenHash, at) {
       const row = await db.one<{ user_id: string }>(
         `UPDATE mfa_challenges SET spent_at = $1
@@ -621,21 +535,19 @@ export function sqlStore(db: Db, clock: () => number): UserStore {
       );
       return row?.user_id;
     },
-
     async listTotpSecrets() {
       const rows = await db.all<Row>("SELECT user_id, sealed_secret FROM totp_factors ORDER BY user_id");
       return rows.map((row) => ({ userId: row.user_id as string, sealedSecret: row.sealed_secret as string }));
     },
-
     async replaceTotpSecret(userId, previous, next) {
       const sql = "UPDATE totp_factors SET sealed_secret = $1 WHERE user_id = $2 AND sealed_secret = $3";
       return (await db.run(sql, [next, userId, previous])) > 0;
     },
 
+    // The audit trail (AuditStore)
     async recordEvent(event) {
       await record(db, [event], event.userId);
     },
-
     async listEvents({ userId, limit, after, type, from, to }) {
       const conditions: [string, Param | undefined][] = [
         ["user_id =", userId],
@@ -646,19 +558,15 @@ export function sqlStore(db: Db, clock: () => number): UserStore {
       ];
       return (await db.all<Row>(...filtered("SELECT * FROM audit_events", conditions, "id", limit))).map(readEvent);
     },
-
     async pruneEvents(before, limit) {
-      const sql = "DELETE FROM audit_events WHERE id IN (SELECT id FROM audit_events WHERE created_at < $1 LIMIT $2)";
-      return db.run(sql, [before, limit]);
+      return deleteSome("audit_events", "id", "created_at < $1", before, limit);
     },
 
+    // Reset and verification links (AccountTokenStore)
     async issueAccountToken(token, mail, events = []) {
       const at = now();
       await db.transaction(async (tx) => {
-        await tx.run(
-          "UPDATE account_tokens SET spent_at = $1 WHERE user_id = $2 AND purpose = $3 AND spent_at IS NULL",
-          [at, token.userId, token.purpose],
-        );
+        await tx.run(SPEND_ACCOUNT_TOKENS, [at, token.userId, token.purpose]);
         await tx.run(
           `INSERT INTO account_tokens (token_hash, user_id, purpose, email, created_at, expires_at)
            VALUES ($1, $2, $3, $4, $5, $6)`,
@@ -668,14 +576,9 @@ export function sqlStore(db: Db, clock: () => number): UserStore {
         await record(tx, events, token.userId);
       });
     },
-
-    async findAccountToken(tokenHash) {
-      const row = await db.one<Row>("SELECT * FROM account_tokens WHERE token_hash = $1", [tokenHash]);
-      return row && readAccountToken(row);
-    },
-
+    findAccountToken: (tokenHash) =>
+      find("SELECT * FROM account_tokens WHERE token_hash = $1", [tokenHash], readAccountToken),
     redeemAccountToken: (tokenHash, purpose, at) => db.transaction((tx) => redeem(tx, tokenHash, purpose, at)),
-
     async confirmEmail(tokenHash, at, notice, event) {
       const redemption = await db.transaction(async (tx): Promise<Redemption> => {
         const redemption = await redeem(tx, tokenHash, "email_verification", at);
@@ -697,10 +600,10 @@ export function sqlStore(db: Db, clock: () => number): UserStore {
       return redemption;
     },
 
+    // The mail outbox (OutboxStore)
     async enqueueMail(mail) {
       await insertMail(db, mail);
     },
-
     async claimMail(owner, at, leaseUntil, limit) {
       // A message claimed by one sender is not claimed by another: on SQLite another process on the
       // file waits for this claim; on PostgreSQL (SKIP LOCKED) instances claiming at the same moment
@@ -717,7 +620,6 @@ export function sqlStore(db: Db, clock: () => number): UserStore {
       );
       return rows.map(readOutbox);
     },
-
     async completeMail(id, owner, outcome) {
       const [set, params]: [string, Param[]] =
         outcome.status === "sent"
@@ -731,12 +633,10 @@ export function sqlStore(db: Db, clock: () => number): UserStore {
         [id, owner, ...params],
       );
     },
-
     async listMail({ status, limit }) {
       const query = filtered("SELECT * FROM mail_outbox", [["status =", status]], "id DESC", limit);
       return (await db.all<Row>(...query)).map(readOutbox);
     },
-
     async retryFailedMail(id, at) {
       return db.run(
         `UPDATE mail_outbox SET status = 'pending', attempts = 0, next_attempt_at = $1, last_error = NULL
@@ -744,23 +644,16 @@ export function sqlStore(db: Db, clock: () => number): UserStore {
         id === undefined ? [at] : [at, id],
       );
     },
-
     async pruneAccountRecords(tokensBefore, sentBefore, limit) {
-      const tokens = await db.run(
-        "DELETE FROM account_tokens WHERE token_hash IN (SELECT token_hash FROM account_tokens WHERE expires_at < $1 LIMIT $2)",
-        [tokensBefore, limit],
-      );
-      const mail = await db.run(
-        "DELETE FROM mail_outbox WHERE id IN (SELECT id FROM mail_outbox WHERE status = 'sent' AND sent_at < $1 LIMIT $2)",
-        [sentBefore, limit],
-      );
+      const tokens = await deleteSome("account_tokens", "token_hash", "expires_at < $1", tokensBefore, limit);
+      const mail = await deleteSome("mail_outbox", "id", "status = 'sent' AND sent_at < $1", sentBefore, limit);
       return tokens + mail;
     },
 
+    // The database itself
     async ping() {
       await db.one("SELECT 1");
     },
-
     close: () => db.close(),
   };
 }
@@ -770,139 +663,58 @@ const iso = (ms: number) => new Date(ms).toISOString();
 /** A row as the driver answers it: timestamps as ISO text (both backends), booleans as 0/1 on SQLite. */
 type Row = Record<string, unknown>;
 
-/** What rotation reads of a session besides its record. */
-interface SessionRow {
-  id: string;
-  user_id: string;
-  expires_at: string;
-  revoked_at: string | null;
-  refresh_token_hash: string | null;
-  refresh_generation: number;
-  refresh_expires_at: string;
-  rotated_at: string | null;
+const columnsAsFields = new Map<string, string>();
+
+/** user_id -> userId, worked out once per column. */
+function fieldOf(column: string): string {
+  let field = columnsAsFields.get(column);
+  if (field === undefined) {
+    field = column.replace(/_([a-z])/g, (_, letter: string) => letter.toUpperCase());
+    columnsAsFields.set(column, field);
+  }
+  return field;
 }
 
-/** userId -> user_id. */
-function snake(field: string): string {
-  return field.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`);
-}
-
-const text = (value: unknown) => value as string;
-const textOrNull = (value: unknown) => value as string | null;
 /** PostgreSQL's boolean; SQLite's 0 or 1. */
 const flag = (value: unknown) => Boolean(value);
-/** PostgreSQL sends bigint as text; 32-bit counters and counts fit a number exactly. */
-const count = (value: unknown) => Number(value);
 
-/** A reader of one kind of record: each field from its snake_case column, converted. */
-function reader<T>(fields: { [K in keyof T]-?: (value: unknown) => T[K] }): (row: Row) => T {
-  const columns = Object.entries(fields as Record<string, (value: unknown) => unknown>).map(
-    ([field, convert]) => [field, snake(field), convert] as const,
-  );
+/**
+ * A reader of one kind of record: each column of the row becomes the field of its camelCase name
+ * (tables and records are named alike), except the table's `internal` columns; `convert` turns the
+ * values the drivers answer where they are not of the field's type.
+ */
+function reader<T>(
+  convert: { [K in keyof T]?: (value: unknown) => T[K] } = {},
+  internal: readonly string[] = [],
+): (row: Row) => T {
+  const conversions = Object.entries(convert) as [string, (value: unknown) => unknown][];
   return (row) => {
-    const record: Record<string, unknown> = {};
-    for (const [field, column, convert] of columns) record[field] = convert(row[column]);
+    const record: Row = {};
+    for (const column in row) if (!internal.includes(column)) record[fieldOf(column)] = row[column];
+    for (const [field, to] of conversions) record[field] = to(record[field]);
     return record as T;
   };
 }
 
-const readUser = reader<UserRecord>({
-  id: text,
-  email: text,
-  hashedPassword: text,
-  fullName: textOrNull,
-  isActive: flag,
-  isAdmin: flag,
-  createdAt: text,
-  updatedAt: text,
-  credentialsChangedAt: textOrNull,
-  credentialStamp: text,
-  emailVerifiedAt: textOrNull,
-});
-
-const readSession = reader<SessionRecord>({
-  id: text,
-  userId: text,
-  createdAt: text,
-  lastUsedAt: text,
-  expiresAt: text,
-  revokedAt: textOrNull,
-  clientAddress: textOrNull,
-  userAgent: textOrNull,
-  amr: (value) => parseAmr(value as string | null),
-});
-
+const readUser = reader<UserRecord>({ isActive: flag, isAdmin: flag });
+// The refresh columns are the session's current token, read only by the rotation.
+const readSession = reader<SessionRecord>({ amr: (value) => parseAmr(value as string | null) }, [
+  "refresh_token_hash",
+  "refresh_generation",
+  "refresh_expires_at",
+  "rotated_at",
+]);
+/** What the rotation reads of a session: its token columns and its ends. */
+const readTokenState = reader<SessionTokenState & Pick<SessionRecord, "expiresAt" | "revokedAt">>();
 const readPasskey = reader<PasskeyRecord>({
-  id: text,
-  userId: text,
-  credentialId: text,
-  publicKey: text,
-  counter: count,
+  // PostgreSQL answers bigint as text; 32-bit counters fit a number exactly.
+  counter: Number,
   transports: (value) => JSON.parse(value as string) as string[],
-  name: text,
-  deviceType: text,
   backedUp: flag,
-  aaguid: textOrNull,
-  createdAt: text,
-  lastUsedAt: textOrNull,
 });
-
-const readWebAuthnChallenge = reader<WebAuthnChallengeRecord>({
-  id: text,
-  challengeHash: text,
-  purpose: (value) => value as WebAuthnChallengeRecord["purpose"],
-  userId: textOrNull,
-  createdAt: text,
-  expiresAt: text,
-});
-
-const readAccountToken = reader<AccountTokenRecord>({
-  tokenHash: text,
-  userId: text,
-  purpose: (value) => value as AccountTokenRecord["purpose"],
-  email: text,
-  createdAt: text,
-  expiresAt: text,
-  spentAt: textOrNull,
-});
-
-const readOutbox = reader<OutboxMessage>({
-  id: text,
-  kind: (value) => value as OutboxMessage["kind"],
-  recipient: text,
-  userId: textOrNull,
-  payload: text,
-  messageId: text,
-  status: (value) => value as OutboxMessage["status"],
-  attempts: count,
-  nextAttemptAt: text,
-  lastError: textOrNull,
-  createdAt: text,
-  sentAt: textOrNull,
-});
-
-const readEvent = reader<AuditEvent>({
-  id: text,
-  userId: textOrNull,
-  type: (value) => value as AuditEvent["type"],
-  outcome: text,
-  clientAddress: textOrNull,
-  createdAt: text,
-});
-
-const readTotp = reader<TotpFactor>({
-  userId: text,
-  sealedSecret: text,
-  createdAt: text,
-  confirmedAt: textOrNull,
-  lastStep: (value) => (value === null ? null : Number(value)),
-});
-
-const readMfaChallenge = reader<MfaChallenge>({
-  tokenHash: text,
-  userId: text,
-  createdAt: text,
-  expiresAt: text,
-  spentAt: textOrNull,
-  failures: count,
-});
+const readWebAuthnChallenge = reader<WebAuthnChallengeRecord>();
+const readAccountToken = reader<AccountTokenRecord>();
+const readOutbox = reader<OutboxMessage>({}, ["lease_owner", "lease_until"]);
+const readEvent = reader<AuditEvent>();
+const readTotp = reader<TotpFactor>();
+const readMfaChallenge = reader<MfaChallenge>();

@@ -74,9 +74,9 @@ class SqliteDb implements Db {
   #transaction: Promise<void> | undefined;
   /** The transaction's own statements, which do not wait for it. */
   readonly #tx: Queryable = {
-    one: async (sql, params) => this.#one(sql, params),
-    all: async (sql, params) => this.#all(sql, params),
-    run: async (sql, params) => this.#run(sql, params),
+    one: async <Row>(sql: Sql, params?: readonly Param[]) => this.#exec(sql, params, get<Row>),
+    all: async <Row>(sql: Sql, params?: readonly Param[]) => this.#exec(sql, params, all<Row>),
+    run: async (sql, params) => this.#exec(sql, params, run),
   };
 
   constructor(db: DatabaseSync) {
@@ -108,17 +108,17 @@ class SqliteDb implements Db {
 
   async one<Row>(sql: Sql, params?: readonly Param[]): Promise<Row | undefined> {
     while (this.#transaction) await this.#transaction;
-    return this.#one(sql, params);
+    return this.#exec(sql, params, get<Row>);
   }
 
   async all<Row>(sql: Sql, params?: readonly Param[]): Promise<Row[]> {
     while (this.#transaction) await this.#transaction;
-    return this.#all(sql, params);
+    return this.#exec(sql, params, all<Row>);
   }
 
   async run(sql: Sql, params?: readonly Param[]): Promise<number> {
     while (this.#transaction) await this.#transaction;
-    return this.#run(sql, params);
+    return this.#exec(sql, params, run);
   }
 
   async transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T> {
@@ -173,18 +173,6 @@ class SqliteDb implements Db {
     if (this.#db.isOpen) this.#db.close();
   }
 
-  #one<Row>(sql: Sql, params: readonly Param[] = []): Row | undefined {
-    return this.#call(() => this.#statement(sql).get(...bind(params)) as Row | undefined);
-  }
-
-  #all<Row>(sql: Sql, params: readonly Param[] = []): Row[] {
-    return this.#call(() => this.#statement(sql).all(...bind(params)) as Row[]);
-  }
-
-  #run(sql: Sql, params: readonly Param[] = []): number {
-    return this.#call(() => Number(this.#statement(sql).run(...bind(params)).changes));
-  }
-
   #statement(sql: Sql): StatementSync {
     let statement = this.#statements.get(sql);
     if (statement === undefined) {
@@ -194,9 +182,13 @@ class SqliteDb implements Db {
     return statement;
   }
 
-  #call<T>(work: () => T): T {
+  /** Runs a statement prepared once per SQL text, with booleans as 0 or 1 and arrays of text as JSON. */
+  #exec<T>(sql: Sql, params: readonly Param[] = [], use: (statement: StatementSync, values: SQLInputValue[]) => T): T {
+    const values = params.map((value) =>
+      typeof value === "boolean" ? Number(value) : Array.isArray(value) ? JSON.stringify(value) : value,
+    ) as SQLInputValue[];
     try {
-      return work();
+      return use(this.#statement(sql), values);
     } catch (error) {
       if (UNIQUE_VIOLATIONS.has((error as { errcode?: number }).errcode ?? 0)) throw new EmailTaken();
       throw error;
@@ -204,16 +196,6 @@ class SqliteDb implements Db {
   }
 }
 
-/** Booleans as 0 or 1, arrays of text as JSON (read by json_each); the rest as they are. */
-function bind(params: readonly Param[]): SQLInputValue[] {
-  const values = params as SQLInputValue[];
-  for (let i = 0; i < params.length; i++) {
-    const value = params[i];
-    if (typeof value === "boolean" || Array.isArray(value)) {
-      return params.map((param) =>
-        typeof param === "boolean" ? Number(param) : Array.isArray(param) ? JSON.stringify(param) : param,
-      ) as SQLInputValue[];
-    }
-  }
-  return values;
-}
+const get = <Row>(statement: StatementSync, values: SQLInputValue[]) => statement.get(...values) as Row | undefined;
+const all = <Row>(statement: StatementSync, values: SQLInputValue[]) => statement.all(...values) as Row[];
+const run = (statement: StatementSync, values: SQLInputValue[]) => Number(statement.run(...values).changes);
