@@ -12,17 +12,9 @@ import type { UserChangeFeed } from "./store.ts";
 /** Booleans reach SQLite as 0 or 1, arrays of text as a JSON array (read through Dialect.elements). */
 export type Param = string | number | boolean | null | readonly string[];
 
-/** SQL text; with a name, PostgreSQL keeps it as a named prepared statement (the hot paths). */
-export type Sql = string | Prepared;
-
-export interface Prepared {
-  readonly name: string;
-  readonly text: string;
-}
-
-export function prepared(name: string, text: string): Prepared {
-  return { name, text };
-}
+/** SQL text, which PostgreSQL keeps as a named prepared statement when it is given a name (the hot paths). */
+export const prepared = (name: string, text: string) => ({ name, text });
+export type Sql = string | ReturnType<typeof prepared>;
 
 export interface Queryable {
   /** The first row, if any. */
@@ -64,7 +56,7 @@ export interface Dialect {
   /** A table with one column, `value`: the elements of an array-of-text parameter. */
   elements(param: string): string;
   /** Runs first in a write that may remove the last active admin, so two such writes take turns. */
-  readonly lockAdmins: string | undefined;
+  readonly lockAdmins?: string;
   /** Runs inside a user write's transaction ($1: the user's id) to tell other instances on commit. */
-  readonly notifyUserChange: Sql | undefined;
+  readonly notifyUserChange?: Sql;
 }

@@ -12,12 +12,11 @@
 // out (inside a transaction) would otherwise be unhandled and end the process.
 import pg from "pg";
 import { EmailTaken, HttpError, StoreUnavailable } from "../errors.ts";
-import type { ChangeListeners } from "./change-feed.ts";
 import { type Db, type Dialect, type Param, prepared, type Queryable, type Sql } from "./db.ts";
 import { pending } from "./migrations.ts";
 import { PostgresChangeFeed, USER_CHANGES_CHANNEL } from "./postgres-changes.ts";
 import { sqlStore } from "./sql-store.ts";
-import type { UserChangeFeed, UserStore } from "./store.ts";
+import type { UserStore } from "./store.ts";
 
 /** Keys for pg_advisory_lock: one for migrations, one for the admin invariant. */
 const MIGRATION_LOCK = 727_001;
@@ -77,8 +76,10 @@ export async function openPostgresStore(options: PostgresOptions): Promise<UserS
     await pool.end();
     throw error;
   }
-  return sqlStore(new PostgresDb(pool, connection), options.clock ?? Date.now);
+  return sqlStore(postgresDb(pool, connection), options.clock ?? Date.now);
 }
+
+const RECORD_MIGRATION = "INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, now())";
 
 /** Applies the pending migrations, each in its transaction, under an advisory lock held across instances. */
 async function migrate(pool: pg.Pool): Promise<void> {
@@ -93,10 +94,7 @@ async function migrate(pool: pg.Pool): Promise<void> {
       await client.query("BEGIN");
       try {
         await client.query(migration.postgres);
-        await client.query("INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, now())", [
-          migration.version,
-          migration.name,
-        ]);
+        await client.query(RECORD_MIGRATION, [migration.version, migration.name]);
         await client.query("COMMIT");
       } catch (error) {
         await client.query("ROLLBACK");
@@ -146,62 +144,43 @@ function queryable(client: pg.Pool | pg.PoolClient): Queryable {
   };
 }
 
-class PostgresDb implements Db {
-  readonly dialect = POSTGRES;
-  readonly #pool: pg.Pool;
-  readonly #connection: pg.ClientConfig;
-  readonly #statements: Queryable;
-  #feed: PostgresChangeFeed | undefined;
-
-  constructor(pool: pg.Pool, connection: pg.ClientConfig) {
-    this.#pool = pool;
-    this.#connection = connection;
-    this.#statements = queryable(pool);
-  }
-
-  one<Row>(sql: Sql, params?: readonly Param[]): Promise<Row | undefined> {
-    return guard(() => this.#statements.one<Row>(sql, params));
-  }
-
-  all<Row>(sql: Sql, params?: readonly Param[]): Promise<Row[]> {
-    return guard(() => this.#statements.all<Row>(sql, params));
-  }
-
-  run(sql: Sql, params?: readonly Param[]): Promise<number> {
-    return guard(() => this.#statements.run(sql, params));
-  }
-
-  /** Runs work in one transaction on one connection; a failed connection is destroyed, not pooled. */
-  transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T> {
-    return guard(async () => {
-      const client = await this.#pool.connect();
-      let broken = false;
-      try {
-        await client.query("BEGIN");
-        const result = await work(queryable(client));
-        await client.query("COMMIT");
-        return result;
-      } catch (error) {
-        broken = !(error instanceof HttpError) && isUnavailable(error);
-        if (!broken) await client.query("ROLLBACK").catch(() => {});
-        throw error;
-      } finally {
-        client.release(broken);
-      }
-    });
-  }
-
-  claiming<T>(work: (q: Queryable) => Promise<T>): Promise<T> {
-    return work(this);
-  }
-
-  userChanges(listeners: ChangeListeners): UserChangeFeed {
-    this.#feed = new PostgresChangeFeed(this.#connection, listeners);
-    return this.#feed;
-  }
-
-  async close(): Promise<void> {
-    await this.#feed?.close();
-    if (!this.#pool.ended) await this.#pool.end();
-  }
+/** The Db over the pool: statements on any connection, a transaction on one; errors through guard. */
+function postgresDb(pool: pg.Pool, connection: pg.ClientConfig): Db {
+  const statements = queryable(pool);
+  let feed: PostgresChangeFeed | undefined;
+  const db: Db = {
+    dialect: POSTGRES,
+    one: <Row>(sql: Sql, params?: readonly Param[]) => guard(() => statements.one<Row>(sql, params)),
+    all: <Row>(sql: Sql, params?: readonly Param[]) => guard(() => statements.all<Row>(sql, params)),
+    run: (sql, params) => guard(() => statements.run(sql, params)),
+    // A connection that failed is destroyed, not pooled again.
+    transaction: (work) =>
+      guard(async () => {
+        const client = await pool.connect();
+        let broken = false;
+        try {
+          await client.query("BEGIN");
+          const result = await work(queryable(client));
+          await client.query("COMMIT");
+          return result;
+        } catch (error) {
+          broken = !(error instanceof HttpError) && isUnavailable(error);
+          if (!broken) await client.query("ROLLBACK").catch(() => {});
+          throw error;
+        } finally {
+          client.release(broken);
+        }
+      }),
+    // SKIP LOCKED in the claim itself keeps concurrent claimers apart.
+    claiming: (work) => work(db),
+    userChanges(listeners) {
+      feed = new PostgresChangeFeed(connection, listeners);
+      return feed;
+    },
+    async close() {
+      await feed?.close();
+      if (!pool.ended) await pool.end();
+    },
+  };
+  return db;
 }

@@ -12,23 +12,7 @@ import { ChangeListeners } from "./change-feed.ts";
 import { type Db, type Dialect, type Param, prepared, type Queryable, type Sql } from "./db.ts";
 import { newCredentialStamp, newId } from "./ids.ts";
 import { judgePresentedToken, parseAmr, type SessionTokenState } from "./rotation.ts";
-import type {
-  AccountTokenRecord,
-  AuditEntry,
-  AuditEvent,
-  MfaChallenge,
-  NewOutboxMessage,
-  OutboxMessage,
-  PasskeyRecord,
-  Redemption,
-  Rotation,
-  SessionRecord,
-  TotpFactor,
-  UserChanges,
-  UserRecord,
-  UserStore,
-  WebAuthnChallengeRecord,
-} from "./store.ts";
+import type * as store from "./store.ts";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const isUuid = (...ids: string[]) => ids.every((id) => UUID.test(id));
@@ -76,11 +60,9 @@ const ACTIVE_ADMINS = "SELECT count(*) AS n FROM users WHERE is_admin = $1 AND i
 export const revokeSessionsPastCap = (d: Dialect) =>
   prepared(
     "sessions_past_cap",
-    `UPDATE sessions SET revoked_at = $2 WHERE id IN (
-       SELECT id FROM sessions
+    `UPDATE sessions SET revoked_at = $2 WHERE id IN (SELECT id FROM sessions
        WHERE user_id = $1 AND revoked_at IS NULL AND expires_at > $2 AND refresh_expires_at > $2
-       ORDER BY id DESC ${d.noLimit} OFFSET $3)
-     RETURNING id`,
+       ORDER BY id DESC ${d.noLimit} OFFSET $3) RETURNING id`,
   );
 
 /**
@@ -91,19 +73,13 @@ export const revokeSessionsPastCap = (d: Dialect) =>
 export const PURGE_SESSIONS = `DELETE FROM sessions WHERE id IN (
    SELECT id FROM sessions WHERE expires_at <= $1 OR refresh_expires_at <= $1 OR revoked_at <= $1 LIMIT $2)`;
 
-const SESSION_LIMIT: AuditEntry = { type: "session_revocation", outcome: "session_limit", clientAddress: null };
+const SESSION_LIMIT: store.AuditEntry = { type: "session_revocation", outcome: "session_limit", clientAddress: null };
 
 /** What resetSecondFactors deletes of a user: its second factors and pending challenges. */
-const RESET_TABLES = [
-  "totp_factors",
-  "recovery_codes",
-  "webauthn_credentials",
-  "webauthn_challenges",
-  "mfa_challenges",
-];
+const RESET = ["totp_factors", "recovery_codes", "webauthn_credentials", "webauthn_challenges", "mfa_challenges"];
 
 /** The columns update() may set, by field: an allow-list, since the names go into the SQL. */
-const COLUMN_OF: Record<keyof UserChanges, string> = {
+const COLUMN_OF: Record<keyof store.UserChanges, string> = {
   email: "email",
   hashedPassword: "hashed_password",
   fullName: "full_name",
@@ -127,7 +103,7 @@ function filtered(select: string, conditions: [string, Param | undefined][], ord
 }
 
 /** `clock` stamps created_at and updated_at (milliseconds); tests pass the app's clock. */
-export function sqlStore(db: Db, clock: () => number): UserStore {
+export function sqlStore(db: Db, clock: () => number): store.UserStore {
   const d = db.dialect;
   const changes = new ChangeListeners();
   const now = () => new Date(clock()).toISOString();
@@ -141,7 +117,7 @@ export function sqlStore(db: Db, clock: () => number): UserStore {
   }
 
   /** Inserts audit events; those without a user id are about `subject`. */
-  async function record(q: Queryable, events: readonly AuditEntry[], subject: string | null): Promise<void> {
+  async function record(q: Queryable, events: readonly store.AuditEntry[], subject: string | null): Promise<void> {
     for (const event of events) {
       const at = clock();
       const userId = event.userId === undefined ? subject : event.userId;
@@ -157,7 +133,7 @@ export function sqlStore(db: Db, clock: () => number): UserStore {
   async function eventful<R extends { user_id?: string }>(
     sql: string,
     params: Param[],
-    events: readonly AuditEntry[],
+    events: readonly store.AuditEntry[],
     subject?: string,
   ): Promise<R | undefined> {
     return db.transaction(async (tx) => {
@@ -177,7 +153,7 @@ export function sqlStore(db: Db, clock: () => number): UserStore {
     );
   }
 
-  async function insertMail(q: Queryable, mail: NewOutboxMessage): Promise<void> {
+  async function insertMail(q: Queryable, mail: store.NewOutboxMessage): Promise<void> {
     const at = clock();
     const id = newId(at);
     await q.run(
@@ -188,7 +164,7 @@ export function sqlStore(db: Db, clock: () => number): UserStore {
   }
 
   /** Inside a transaction: spends a live token and its siblings, or says why it cannot. */
-  async function redeem(tx: Queryable, tokenHash: string, purpose: string, at: string): Promise<Redemption> {
+  async function redeem(tx: Queryable, tokenHash: string, purpose: string, at: string): Promise<store.Redemption> {
     // Concurrent redemptions of one token queue here (FOR UPDATE, or SQLite's one writer), and only
     // the first finds it unspent.
     const sql = `SELECT * FROM account_tokens WHERE token_hash = $1 AND purpose = $2${d.forUpdate}`;
@@ -267,7 +243,7 @@ export function sqlStore(db: Db, clock: () => number): UserStore {
       const at = now();
       const params: Param[] = [at];
       const assignments = ["updated_at = $1"];
-      for (const [field, value] of Object.entries(fields) as [keyof UserChanges, Param | undefined][]) {
+      for (const [field, value] of Object.entries(fields) as [keyof store.UserChanges, Param | undefined][]) {
         if (value === undefined) continue;
         params.push(field === "email" ? normalizeEmail(value as string) : value);
         assignments.push(`${COLUMN_OF[field]} = $${params.length}`);
@@ -319,7 +295,7 @@ export function sqlStore(db: Db, clock: () => number): UserStore {
     },
     async rotateRefreshToken(presented, successor, at, client) {
       if (!isUuid(presented.sessionId)) return { outcome: "invalid" };
-      return db.transaction(async (tx): Promise<Rotation> => {
+      return db.transaction(async (tx): Promise<store.Rotation> => {
         // Concurrent rotations of one session queue here (FOR UPDATE, or SQLite's one writer), and
         // only the first finds its generation current.
         const row = await tx.one<Row>(sessionForRotation, [presented.sessionId]);
@@ -339,10 +315,8 @@ export function sqlStore(db: Db, clock: () => number): UserStore {
     },
     async listSessions(userId, at, { limit, before }) {
       const rows = await db.all<Row>(
-        `SELECT * FROM sessions
-         WHERE user_id = $1 AND revoked_at IS NULL AND expires_at > $2 AND refresh_expires_at > $2
-           ${before ? "AND id < $4" : ""}
-         ORDER BY id DESC LIMIT $3`,
+        `SELECT * FROM sessions WHERE user_id = $1 AND revoked_at IS NULL AND expires_at > $2
+           AND refresh_expires_at > $2 ${before ? "AND id < $4" : ""} ORDER BY id DESC LIMIT $3`,
         [userId, at, limit, ...(before ? [before] : [])],
       );
       return rows.map(readSession);
@@ -445,9 +419,8 @@ export function sqlStore(db: Db, clock: () => number): UserStore {
     async startTotp(userId, sealedSecret) {
       const written = await db.run(
         `INSERT INTO totp_factors (user_id, sealed_secret, created_at) VALUES ($1, $2, $3)
-         ON CONFLICT (user_id) DO UPDATE SET sealed_secret = excluded.sealed_secret, created_at = excluded.created_at,
-           last_step = NULL
-         WHERE totp_factors.confirmed_at IS NULL`,
+         ON CONFLICT (user_id) DO UPDATE SET sealed_secret = excluded.sealed_secret,
+           created_at = excluded.created_at, last_step = NULL WHERE totp_factors.confirmed_at IS NULL`,
         [userId, sealedSecret, now()],
       );
       return written > 0;
@@ -504,7 +477,7 @@ export function sqlStore(db: Db, clock: () => number): UserStore {
     },
     async resetSecondFactors(userId, events = []) {
       await db.transaction(async (tx) => {
-        for (const table of RESET_TABLES) await tx.run(`DELETE FROM ${table} WHERE user_id = $1`, [userId]);
+        for (const table of RESET) await tx.run(`DELETE FROM ${table} WHERE user_id = $1`, [userId]);
         await record(tx, events, userId);
       });
     },
@@ -580,7 +553,7 @@ export function sqlStore(db: Db, clock: () => number): UserStore {
       find("SELECT * FROM account_tokens WHERE token_hash = $1", [tokenHash], readAccountToken),
     redeemAccountToken: (tokenHash, purpose, at) => db.transaction((tx) => redeem(tx, tokenHash, purpose, at)),
     async confirmEmail(tokenHash, at, notice, event) {
-      const redemption = await db.transaction(async (tx): Promise<Redemption> => {
+      const redemption = await db.transaction(async (tx): Promise<store.Redemption> => {
         const redemption = await redeem(tx, tokenHash, "email_verification", at);
         if (redemption.outcome !== "redeemed") return redemption;
         const previous = redemption.user;
@@ -601,9 +574,7 @@ export function sqlStore(db: Db, clock: () => number): UserStore {
     },
 
     // The mail outbox (OutboxStore)
-    async enqueueMail(mail) {
-      await insertMail(db, mail);
-    },
+    enqueueMail: (mail) => insertMail(db, mail),
     async claimMail(owner, at, leaseUntil, limit) {
       // A message claimed by one sender is not claimed by another: on SQLite another process on the
       // file waits for this claim; on PostgreSQL (SKIP LOCKED) instances claiming at the same moment
@@ -613,8 +584,7 @@ export function sqlStore(db: Db, clock: () => number): UserStore {
           `UPDATE mail_outbox SET lease_owner = $1, lease_until = $2, attempts = attempts + 1
            WHERE id IN (SELECT id FROM mail_outbox WHERE status = 'pending' AND next_attempt_at <= $3
                         AND (lease_until IS NULL OR lease_until <= $3) ORDER BY next_attempt_at, id LIMIT $4
-                        ${d.skipLocked})
-           RETURNING *`,
+                        ${d.skipLocked}) RETURNING *`,
           [owner, leaseUntil, at, limit],
         ),
       );
@@ -651,9 +621,7 @@ export function sqlStore(db: Db, clock: () => number): UserStore {
     },
 
     // The database itself
-    async ping() {
-      await db.one("SELECT 1");
-    },
+    ping: () => db.one("SELECT 1").then(() => {}),
     close: () => db.close(),
   };
 }
@@ -696,25 +664,25 @@ function reader<T>(
   };
 }
 
-const readUser = reader<UserRecord>({ isActive: flag, isAdmin: flag });
+const readUser = reader<store.UserRecord>({ isActive: flag, isAdmin: flag });
 // The refresh columns are the session's current token, read only by the rotation.
-const readSession = reader<SessionRecord>({ amr: (value) => parseAmr(value as string | null) }, [
+const readSession = reader<store.SessionRecord>({ amr: (value) => parseAmr(value as string | null) }, [
   "refresh_token_hash",
   "refresh_generation",
   "refresh_expires_at",
   "rotated_at",
 ]);
 /** What the rotation reads of a session: its token columns and its ends. */
-const readTokenState = reader<SessionTokenState & Pick<SessionRecord, "expiresAt" | "revokedAt">>();
-const readPasskey = reader<PasskeyRecord>({
+const readTokenState = reader<SessionTokenState & Pick<store.SessionRecord, "expiresAt" | "revokedAt">>();
+const readPasskey = reader<store.PasskeyRecord>({
   // PostgreSQL answers bigint as text; 32-bit counters fit a number exactly.
   counter: Number,
   transports: (value) => JSON.parse(value as string) as string[],
   backedUp: flag,
 });
-const readWebAuthnChallenge = reader<WebAuthnChallengeRecord>();
-const readAccountToken = reader<AccountTokenRecord>();
-const readOutbox = reader<OutboxMessage>({}, ["lease_owner", "lease_until"]);
-const readEvent = reader<AuditEvent>();
-const readTotp = reader<TotpFactor>();
-const readMfaChallenge = reader<MfaChallenge>();
+const readWebAuthnChallenge = reader<store.WebAuthnChallengeRecord>();
+const readAccountToken = reader<store.AccountTokenRecord>();
+const readOutbox = reader<store.OutboxMessage>({}, ["lease_owner", "lease_until"]);
+const readEvent = reader<store.AuditEvent>();
+const readTotp = reader<store.TotpFactor>();
+const readMfaChallenge = reader<store.MfaChallenge>();

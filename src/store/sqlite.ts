@@ -28,15 +28,15 @@ export const SQLITE: Dialect = {
   skipLocked: "",
   noLimit: "LIMIT -1",
   elements: (param) => `json_each(${param})`,
-  lockAdmins: undefined,
-  // Other processes' writes are seen through data_version (see userChanges).
-  notifyUserChange: undefined,
+  // No lockAdmins: the IMMEDIATE transaction holds the database. No notifyUserChange: data_version.
 };
 
 /** The statement SQLite runs for a verb's SQL: $1, $2 ... become ?1, ?2, which bind by number. */
 export function sqliteText(sql: Sql): string {
   return (typeof sql === "string" ? sql : sql.text).replace(/\$(\d+)/g, "?$1");
 }
+
+const RECORD_MIGRATION = "INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)";
 
 export interface SqliteOptions {
   /**
@@ -87,21 +87,19 @@ class SqliteDb implements Db {
 
   /** Applies the pending migrations; IMMEDIATE: two processes opening one new file apply each once. */
   migrate(): void {
-    const db = this.#db;
-    db.exec(
+    this.#db.exec(
       "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL) STRICT",
     );
     this.#begin.run();
     try {
-      const rows = db.prepare("SELECT version FROM schema_migrations").all() as unknown as { version: number }[];
-      const record = db.prepare("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)");
-      for (const migration of pending(new Set(rows.map((row) => row.version)))) {
-        db.exec(migration.sqlite);
-        record.run(migration.version, migration.name, new Date().toISOString());
+      const rows = this.#exec("SELECT version FROM schema_migrations", [], all<{ version: number }>);
+      for (const { version, name, sqlite } of pending(new Set(rows.map((row) => row.version)))) {
+        this.#db.exec(sqlite);
+        this.#exec(RECORD_MIGRATION, [version, name, new Date().toISOString()], run);
       }
       this.#commit.run();
     } catch (error) {
-      if (db.isTransaction) db.exec("ROLLBACK");
+      if (this.#db.isTransaction) this.#db.exec("ROLLBACK");
       throw error;
     }
   }
