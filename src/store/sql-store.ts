@@ -631,35 +631,34 @@ const iso = (ms: number) => new Date(ms).toISOString();
 /** A row as the driver answers it: timestamps as ISO text (both backends), booleans as 0/1 on SQLite. */
 type Row = Record<string, unknown>;
 
-const columnsAsFields = new Map<string, string>();
-
-/** user_id -> userId, worked out once per column. */
-function fieldOf(column: string): string {
-  let field = columnsAsFields.get(column);
-  if (field === undefined) {
-    field = column.replace(/_([a-z])/g, (_, letter: string) => letter.toUpperCase());
-    columnsAsFields.set(column, field);
-  }
-  return field;
-}
-
 /** PostgreSQL's boolean; SQLite's 0 or 1. */
 const flag = (value: unknown) => Boolean(value);
 
 /**
- * A reader of one kind of record: each column of the row becomes the field of its camelCase name
- * (tables and records are named alike), except the table's `internal` columns; `convert` turns the
- * values the drivers answer where they are not of the field's type.
+ * A reader of one kind of record: each column becomes the field of its camelCase name (user_id ->
+ * userId: tables and records are named alike), except the table's `internal` columns; `convert`
+ * turns the values the drivers answer where they are not of the field's type. Every statement a
+ * reader reads answers its table's whole row (SELECT *, RETURNING *), so the columns are worked
+ * out from the first row, once.
  */
 function reader<T>(
   convert: { [K in keyof T]?: (value: unknown) => T[K] } = {},
   internal: readonly string[] = [],
 ): (row: Row) => T {
-  const conversions = Object.entries(convert) as [string, (value: unknown) => unknown][];
+  const to = convert as Record<string, ((value: unknown) => unknown) | undefined>;
+  let fields: { column: string; field: string; to: ((value: unknown) => unknown) | undefined }[] | undefined;
   return (row) => {
+    fields ??= Object.keys(row)
+      .filter((column) => !internal.includes(column))
+      .map((column) => {
+        const field = column.replace(/_([a-z])/g, (_, letter: string) => letter.toUpperCase());
+        return { column, field, to: to[field] };
+      });
     const record: Row = {};
-    for (const column in row) if (!internal.includes(column)) record[fieldOf(column)] = row[column];
-    for (const [field, to] of conversions) record[field] = to(record[field]);
+    for (let i = 0; i < fields.length; i++) {
+      const { column, field, to } = fields[i] as (typeof fields)[number];
+      record[field] = to === undefined ? row[column] : to(row[column]);
+    }
     return record as T;
   };
 }
