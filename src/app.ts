@@ -284,6 +284,8 @@ export async function buildApp({
       keys,
       issuer: addresses.issuer,
       audience: addresses.audience,
+      expectedIssuer: addresses.expectedIssuer,
+      expectedAudience: addresses.expectedAudience,
       clock,
       leewaySeconds: config.clockLeewaySeconds,
     }),

@@ -47,9 +47,12 @@ export interface Config {
    * issuer and the base of every link in a mail. Unset: the listen address.
    */
   publicUrl?: string;
-  /** The tokens' iss; unset means PUBLIC_URL, or else the listen address. */
+  /**
+   * The tokens' iss, required of every token: TOKEN_ISSUER, else PUBLIC_URL. Unset: tokens name the
+   * listen address, and iss is not compared (it differs between instances and across ports).
+   */
   tokenIssuer?: string;
-  /** The tokens' aud; unset means the issuer. */
+  /** The tokens' aud, required of every token; unset means the declared issuer (none: not compared). */
   tokenAudience?: string;
   /** Resource servers that may call POST /auth/introspect with HTTP Basic (besides admins). */
   introspectionClients: IntrospectionClient[];

@@ -28,8 +28,8 @@ function instanceEnv(databaseUrl: string, redisUrl: string, prefix: string, extr
     REDIS_KEY_PREFIX: prefix,
     SIGNING_SECRET: SECRET,
     MFA_ENCRYPTION_KEY: `mfa-${SECRET}`,
-    // Behind one balancer address: otherwise each instance would name its own port as the tokens' issuer.
-    PUBLIC_URL: "http://balancer.test",
+    // No PUBLIC_URL: only the settings the README requires for several instances. Each names its own
+    // address as its tokens' issuer, and each accepts the other's tokens all the same.
     DB_TIMEOUT_MS: "1000",
     REDIS_TIMEOUT_MS: "500",
     LOG_LEVEL: "info",
