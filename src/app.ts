@@ -213,7 +213,8 @@ export async function buildApp({
       requestTimeout: connections.requestTimeoutMs,
       connectionsCheckingInterval: connections.checkIntervalMs,
       // A request without Content-Length or Transfer-Encoding has no body: Node skips the body stream's
-      // events for it (every GET). No route reads a body that is not announced.
+      // events for it (every GET). commonHeaders drops the Content-Type of such a request, so that no
+      // parser waits for a body that is not coming.
       optimizeEmptyRequests: true,
     },
     requestTimeout: connections.requestTimeoutMs,
@@ -235,6 +236,14 @@ export async function buildApp({
   app.setNotFoundHandler(handleNotFound);
   // JSON is the only body type outside the token endpoint; text/plain would otherwise parse.
   app.removeContentTypeParser("text/plain");
+  // An empty JSON body (Content-Length: 0) is no body, as a request without one is (see commonHeaders):
+  // the route answers both alike, instead of Fastify's 400 for an empty body.
+  const parseJson = app.getDefaultJsonParser("error", "error");
+  app.removeContentTypeParser("application/json");
+  app.addContentTypeParser("application/json", { parseAs: "string" }, function emptyIsNoBody(request, body, done) {
+    if (body === "") done(null, undefined);
+    else parseJson(request, body as string, done);
+  });
   // One hook for the headers every answer carries. API answers may carry a token or a user's record, so
   // nothing is cached unless a route says otherwise (the key set and the metadata, the docs' assets).
   app.addHook("onRequest", function commonHeaders(request, reply, done) {
@@ -242,6 +251,17 @@ export async function buildApp({
       .header("x-content-type-options", "nosniff")
       .header("x-request-id", request.id)
       .header("cache-control", "no-store");
+    // RFC 9112 section 6.3: without Content-Length or Transfer-Encoding a request has no body. Node
+    // (optimizeEmptyRequests) ends such a body without an event, and Fastify reads a body wherever a
+    // Content-Type is sent: it would wait for ever. A type that describes no body is dropped, so the
+    // route answers at once, as it answers a request without one.
+    const headers = request.raw.headers;
+    if (
+      headers["content-type"] !== undefined &&
+      headers["content-length"] === undefined &&
+      headers["transfer-encoding"] === undefined
+    )
+      delete headers["content-type"];
     done();
   });
   if (draining) {
@@ -364,6 +384,7 @@ export async function buildApp({
       factors,
       verificationRequired: config.accountRecovery.verificationRequired,
       passkeys,
+      oauthErrorFields: config.oauthErrorFields,
     });
     await api.register(passkeyRoutes, { store, guards, passkeys, factors });
     await api.register(meRoutes, { store, guards, passwords, sessions, audit, policy, recovery });

@@ -56,6 +56,11 @@ export interface Config {
   tokenAudience?: string;
   /** Resource servers that may call POST /auth/introspect with HTTP Basic (besides admins). */
   introspectionClients: IntrospectionClient[];
+  /**
+   * OAUTH_ERROR_FIELDS: the token endpoints' errors also carry RFC 6749's `error` and
+   * `error_description`, for OAuth client libraries. Off by default: the spec's error body is `detail` alone.
+   */
+  oauthErrorFields: boolean;
   /** Clock skew tolerated when checking exp, nbf and iat. */
   clockLeewaySeconds: number;
   argon2: Argon2Params;
@@ -187,6 +192,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): LoadedConfig 
     ...optional("tokenIssuer", parsePublicUrl("TOKEN_ISSUER", setting(env, "TOKEN_ISSUER")) ?? publicUrl),
     ...optional("tokenAudience", parseAudience(setting(env, "TOKEN_AUDIENCE"))),
     introspectionClients: parseIntrospectionClients(setting(env, "INTROSPECTION_CLIENTS")),
+    oauthErrorFields: parseBoolean("OAUTH_ERROR_FIELDS", setting(env, "OAUTH_ERROR_FIELDS") ?? "off"),
     clockLeewaySeconds: parseInteger(env, "CLOCK_LEEWAY_SECONDS", 5, 0, 300),
     argon2: {
       memoryKib: parseInteger(env, "ARGON2_MEMORY_KIB", 19_456, 7_168, 4_194_304),

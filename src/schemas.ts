@@ -553,16 +553,18 @@ export const EmailVerified = Type.Object(
   { $id: "EmailVerified", description: "The address is verified (and, after a change, is now the account's e-mail)." },
 );
 /** An error response of the OAuth endpoints: the spec's detail and RFC 6749 section 5.2's error code. */
-export function oauthErrorResponse(description: string, example: string, code: OAuthErrorCode) {
+export function oauthErrorResponse(description: string, example: string, code: OAuthErrorCode, withFields: boolean) {
+  if (!withFields) return errorResponse(description, example);
   return Type.Object(
     {
       error: Type.Union(
         OAUTH_ERROR_CODES.map((value) => Type.Literal(value)),
-        { description: "RFC 6749 section 5.2 error code." },
+        { description: "RFC 6749 section 5.2 error code (OAUTH_ERROR_FIELDS=on)." },
       ),
+      error_description: Type.String({ description: "The same words as `detail` (OAUTH_ERROR_FIELDS=on)." }),
       detail: ErrorBody.properties.detail,
     },
-    { description, examples: [{ error: code, detail: example }] },
+    { description, examples: [{ error: code, error_description: example, detail: example }] },
   );
 }
 
@@ -580,9 +582,7 @@ export const UnauthorizedResponse = errorResponse(
 /** The password grant's answer for an account with a second factor (RFC 6749 section 5.2 shape, Auth0's code). */
 export const MfaRequired = Type.Object(
   {
-    error: Type.Union([Type.Literal("mfa_required"), Type.Literal("invalid_grant")], {
-      description: "`mfa_required`; `invalid_grant` when the e-mail address is not verified yet.",
-    }),
+    error: Type.Literal("mfa_required", { description: "The step of the flow this answer asks for." }),
     detail: ErrorBody.properties.detail,
     error_description: Type.Optional(Type.String({ description: "The same words as `detail`." })),
     mfa_token: Type.Optional(

@@ -34,6 +34,7 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     tokenIssuer: TEST_ISSUER,
     tokenAudience: TEST_AUDIENCE,
     introspectionClients: [],
+    oauthErrorFields: false,
     clockLeewaySeconds: 0,
     argon2: { memoryKib: 19_456, timeCost: 2, parallelism: 1 },
     rateLimit: {

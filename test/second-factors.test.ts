@@ -198,7 +198,7 @@ describe("the second-factor challenge on the token endpoint", () => {
     ada.clock.advanceSeconds(30);
     const spent = await ada.otpGrant(body.mfa_token, ada.code());
     assert.equal(spent.statusCode, 401);
-    assert.deepEqual(spent.json(), { error: "invalid_grant", detail: INVALID_MFA_TOKEN });
+    assert.deepEqual(spent.json(), { detail: INVALID_MFA_TOKEN });
     assert.equal(spent.headers["www-authenticate"], "Bearer");
 
     const events = await ada.store.listEvents({ userId: (await ada.store.findByEmail(EMAIL))!.id, limit: 50 });
@@ -236,7 +236,7 @@ describe("the second-factor challenge on the token endpoint", () => {
     ] as const) {
       const response = await requestToken(ada.app, fields);
       assert.equal(response.statusCode, 422, JSON.stringify(fields));
-      assert.deepEqual(response.json(), { error: "invalid_request", detail });
+      assert.deepEqual(response.json(), { detail });
     }
     // The challenge is still good after all that.
     assert.equal((await ada.otpGrant(mfaToken, ada.code())).statusCode, 200);
@@ -288,7 +288,7 @@ describe("the second-factor challenge on the token endpoint", () => {
     }
     const refused = await ada.otpGrant(await ada.challenge(), ada.code());
     assert.equal(refused.statusCode, 429);
-    assert.deepEqual(refused.json(), { error: "temporarily_unavailable", detail: TOO_MANY_SECOND_FACTOR_ATTEMPTS });
+    assert.deepEqual(refused.json(), { detail: TOO_MANY_SECOND_FACTOR_ATTEMPTS });
     assert.ok(Number(refused.headers["retry-after"]) > 0);
     const recovery = await ada.recoveryGrant(await ada.challenge(), ada.recoveryCodes[0] as string);
     assert.equal(recovery.statusCode, 429, "recovery codes share the limit");
@@ -350,7 +350,7 @@ describe("the second-factor challenge on the token endpoint", () => {
     assert.deepEqual(Object.keys(ok.json()).sort(), ["access_token", "expires_in", "refresh_token", "token_type"]);
     const wrong = await passwordLogin(app, "not the password");
     assert.equal(wrong.statusCode, 401);
-    assert.deepEqual(wrong.json(), { error: "invalid_grant", detail: INCORRECT_EMAIL_OR_PASSWORD });
+    assert.deepEqual(wrong.json(), { detail: INCORRECT_EMAIL_OR_PASSWORD });
     assert.equal(wrong.headers["www-authenticate"], "Bearer");
     // A second-factor grant for an account without one has no mfa_token to offer.
     const grant = await requestToken(app, { grant_type: MFA_OTP_GRANT, mfa_token: "x".repeat(43), otp: "123456" });
@@ -367,7 +367,7 @@ describe("recovery codes", () => {
     assert.deepEqual(claimsOf(used.json().access_token).amr, ["pwd", "mfa"]);
     const again = await ada.recoveryGrant(await ada.challenge(), first);
     assert.equal(again.statusCode, 401);
-    assert.deepEqual(again.json(), { error: "invalid_grant", detail: INVALID_RECOVERY_CODE });
+    assert.deepEqual(again.json(), { detail: INVALID_RECOVERY_CODE });
     const loose = await ada.recoveryGrant(await ada.challenge(), second.replaceAll("-", "").toUpperCase());
     assert.equal(loose.statusCode, 200);
     const status = await ada.app.inject({ method: "GET", url: "/me/mfa", headers: bearer(ada.token) });

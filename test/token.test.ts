@@ -63,7 +63,7 @@ describe("POST /auth/token", () => {
     const wrong = await requestToken(app, { username: EMAIL, password: "wrong password" });
     for (const response of [unknown, wrong]) {
       assert.equal(response.statusCode, 401);
-      assert.deepEqual(response.json(), { error: "invalid_grant", detail: INCORRECT_EMAIL_OR_PASSWORD });
+      assert.deepEqual(response.json(), { detail: INCORRECT_EMAIL_OR_PASSWORD });
       assert.equal(response.headers["www-authenticate"], "Bearer");
     }
     assert.equal(unknown.body, wrong.body);
@@ -154,7 +154,7 @@ describe("POST /auth/token", () => {
       payload: `username=${EMAIL}&password=wrong&password=${encodeURIComponent(PASSWORD)}`,
     });
     assert.equal(response.statusCode, 400);
-    assert.deepEqual(response.json(), { error: "invalid_request", detail: "Form field 'password' is repeated" });
+    assert.deepEqual(response.json(), { detail: "Form field 'password' is repeated" });
   });
 
   test("refuses a JSON body with 415: the token endpoint is form-encoded only", async (t) => {
