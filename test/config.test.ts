@@ -389,6 +389,16 @@ describe("loadConfig", () => {
     ]);
   });
 
+  test("OAUTH_ERROR_FIELDS: off unless turned on; a value that is not a switch stops the service naming it", (t) => {
+    const cwd = tempDir(t);
+    assert.equal(loadConfig({ SIGNING_SECRET: SECRET }, cwd).config.oauthErrorFields, false);
+    assert.equal(loadConfig({ SIGNING_SECRET: SECRET, OAUTH_ERROR_FIELDS: "on" }, cwd).config.oauthErrorFields, true);
+    assert.throws(
+      () => loadConfig({ SIGNING_SECRET: SECRET, OAUTH_ERROR_FIELDS: "rfc" }, cwd),
+      /^ConfigError: OAUTH_ERROR_FIELDS: must be true or false, got "rfc"$/,
+    );
+  });
+
   test("refuses bad URLs, audiences and introspection clients, never echoing a client secret", (t) => {
     const cwd = tempDir(t);
     const cases: [Record<string, string>, RegExp][] = [
