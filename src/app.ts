@@ -3,6 +3,7 @@
 // build their own on an in-memory store and call inject(). Registration order
 // is explicit: error handling and hardening, docs, then the API routes, which
 // share one encapsulated context whose responses are never cached.
+import { isUtf8 } from "node:buffer";
 import { randomUUID } from "node:crypto";
 import { STATUS_CODES } from "node:http";
 import type { Socket } from "node:net";
@@ -28,6 +29,7 @@ import { documentCommonResponses, documentResponseHeaders } from "./common-respo
 import type { Config } from "./config.ts";
 import { registerDocs } from "./docs.ts";
 import { handleError, handleNotFound } from "./error-handler.ts";
+import { HttpError, MALFORMED_JSON } from "./errors.ts";
 import { createAccountMails } from "./mail/messages.ts";
 import { createSealer } from "./mail/seal.ts";
 import { createMailSender } from "./mail/sender.ts";
@@ -237,12 +239,15 @@ export async function buildApp({
   // JSON is the only body type outside the token endpoint; text/plain would otherwise parse.
   app.removeContentTypeParser("text/plain");
   // An empty JSON body (Content-Length: 0) is no body, as a request without one is (see commonHeaders):
-  // the route answers both alike, instead of Fastify's 400 for an empty body.
+  // the route answers both alike, instead of Fastify's 400 for an empty body. JSON is UTF-8 (RFC 8259
+  // section 8.1): other bytes are malformed JSON, not text to repair with replacement characters.
   const parseJson = app.getDefaultJsonParser("error", "error");
   app.removeContentTypeParser("application/json");
-  app.addContentTypeParser("application/json", { parseAs: "string" }, function emptyIsNoBody(request, body, done) {
-    if (body === "") done(null, undefined);
-    else parseJson(request, body as string, done);
+  app.addContentTypeParser("application/json", { parseAs: "buffer" }, function utf8JsonOrNoBody(request, body, done) {
+    const bytes = body as Buffer;
+    if (bytes.length === 0) done(null, undefined);
+    else if (!isUtf8(bytes)) done(new HttpError(400, MALFORMED_JSON), undefined);
+    else parseJson(request, bytes.toString("utf8"), done);
   });
   // One hook for the headers every answer carries. API answers may carry a token or a user's record, so
   // nothing is cached unless a route says otherwise (the key set and the metadata, the docs' assets).

@@ -13,6 +13,8 @@ export const EMAIL_TAKEN = "A user with this email already exists";
 export const UNSUPPORTED_GRANT_TYPE =
   "Unsupported grant_type: only 'password', 'refresh_token' and the documented second-factor grants are supported";
 export const INTERNAL_ERROR = "Internal Server Error";
+/** Bad JSON syntax, or bytes that are not UTF-8 (RFC 8259 section 8.1). */
+export const MALFORMED_JSON = "The request body is not valid JSON";
 export const NOT_ENOUGH_PRIVILEGES = "Not enough privileges";
 export const USER_NOT_FOUND = "User not found";
 export const SIGNUP_CLOSED = "Sign-up is closed: only admins can create users";

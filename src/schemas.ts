@@ -18,6 +18,9 @@ export const EMAIL_MAX_LENGTH = 254;
 /** OWASP ASVS: at least 8 characters; long passphrases allowed, never truncated. */
 export const PASSWORD_MIN_LENGTH = 8;
 export const PASSWORD_MAX_LENGTH = 256;
+/** What a person reads when a new password is outside those lengths (the validator's words are for code). */
+export const PASSWORD_TOO_SHORT = `This password is too short: use at least ${PASSWORD_MIN_LENGTH} characters`;
+export const PASSWORD_TOO_LONG = `This password is too long: use at most ${PASSWORD_MAX_LENGTH} characters`;
 
 export const ErrorBody = Type.Object(
   { detail: Type.String({ description: "What went wrong, for a person to read." }) },

@@ -30,7 +30,7 @@ export const RESET_REQUESTED =
 export const VERIFICATION_REQUESTED =
   "If an account with this e-mail exists and its address is not verified yet, we have sent it a new verification link.";
 
-const notJson = errorResponse("The body is not JSON.", "Unsupported Media Type: text/plain");
+const notJson = errorResponse("The body is not JSON.", "Unsupported Media Type");
 const tooMany = errorResponse(
   "Too many requests from this address or for this e-mail; `Retry-After` says when to try again.",
   TOO_MANY_MAIL_REQUESTS,

@@ -39,7 +39,7 @@ export interface MeRouteOptions {
 
 const SESSION_NOT_FOUND = "Session not found";
 const invalidResponse = errorResponse("The body is invalid.", "body.full_name: must NOT have more than 200 characters");
-const notJsonResponse = errorResponse("The body is not JSON.", "Unsupported Media Type: text/plain");
+const notJsonResponse = errorResponse("The body is not JSON.", "Unsupported Media Type");
 
 export const meRoutes: FastifyPluginAsyncTypebox<MeRouteOptions> = async (
   app,

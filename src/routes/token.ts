@@ -96,11 +96,7 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<TokenRouteOptions> = async (
   const errorAnswer = (description: string, example: string, code: OAuthErrorCode) =>
     oauthErrorResponse(description, example, code, oauthErrorFields);
 
-  const notForm = errorAnswer(
-    "The body is not form-encoded.",
-    "Unsupported Media Type: application/json",
-    "invalid_request",
-  );
+  const notForm = errorAnswer("The body is not form-encoded.", "Unsupported Media Type", "invalid_request");
   const tooLarge = errorAnswer(
     "The body is over the size limit (16 KiB).",
     "Request body is too large",
