@@ -29,7 +29,7 @@ import { documentCommonResponses, documentResponseHeaders } from "./common-respo
 import type { Config } from "./config.ts";
 import { registerDocs } from "./docs.ts";
 import { handleError, handleNotFound } from "./error-handler.ts";
-import { HttpError, MALFORMED_JSON } from "./errors.ts";
+import { HttpError, MALFORMED_JSON, PasswordHashQueueFull } from "./errors.ts";
 import { createAccountMails } from "./mail/messages.ts";
 import { createSealer } from "./mail/seal.ts";
 import { createMailSender } from "./mail/sender.ts";
@@ -316,12 +316,27 @@ export async function buildApp({
     }),
     { clock, leewaySeconds: config.clockLeewaySeconds },
   );
-  const hasher = createPasswordHasher(config.argon2);
+  const hasher = createPasswordHasher(config.argon2, { queueLimit: config.passwordHashQueueLimit, clock });
   const passwords = metrics ? metrics.instrumentHasher(hasher) : hasher;
   if (metrics) {
+    // A refusal of the full hash queue is a 503 like a store's; the error itself tells them apart. Only
+    // errors run this hook, and the set is only read for a 503.
+    const refusedTurns = new WeakSet<FastifyRequest>();
+    app.addHook("onError", function noteRefusedHashTurn(request, _reply, error, done) {
+      if (error instanceof PasswordHashQueueFull) refusedTurns.add(request);
+      done();
+    });
     app.addHook("onResponse", function recordMetrics(request, reply, done) {
       const route = request.routeOptions.url ?? "(unmatched)";
-      metrics.observeRequest(request.method, route, reply.statusCode, reply.elapsedTime / 1000, request.loginStep);
+      const status = reply.statusCode;
+      metrics.observeRequest(
+        request.method,
+        route,
+        status,
+        reply.elapsedTime / 1000,
+        request.loginStep,
+        status === 503 && refusedTurns.has(request),
+      );
       done();
     });
   }

@@ -16,6 +16,7 @@ import {
   type SigningAlgorithm,
 } from "./auth/keys.ts";
 import { createPasswordPolicy } from "./auth/password-policy.ts";
+import { DEFAULT_HASH_QUEUE_LIMIT } from "./auth/passwords.ts";
 import { ConfigError } from "./errors.ts";
 
 export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
@@ -64,6 +65,11 @@ export interface Config {
   /** Clock skew tolerated when checking exp, nbf and iat. */
   clockLeewaySeconds: number;
   argon2: Argon2Params;
+  /**
+   * PASSWORD_HASH_QUEUE_LIMIT: hashes and verifies that may wait for a core; beyond it a route that
+   * hashes answers 503 with Retry-After at once (src/auth/passwords.ts).
+   */
+  passwordHashQueueLimit: number;
   rateLimit: RateLimitConfig;
   /** Fastify's trustProxy: whether X-Forwarded-For names the client address. */
   trustProxy: boolean | number | string[];
@@ -199,6 +205,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): LoadedConfig 
       timeCost: parseInteger(env, "ARGON2_TIME_COST", 2, 1, 100),
       parallelism: parseInteger(env, "ARGON2_PARALLELISM", 1, 1, 16),
     },
+    passwordHashQueueLimit: parseInteger(env, "PASSWORD_HASH_QUEUE_LIMIT", DEFAULT_HASH_QUEUE_LIMIT, 0, 100_000),
     rateLimit: {
       enabled: parseBoolean("RATE_LIMIT", setting(env, "RATE_LIMIT") ?? "on"),
       windowSeconds: parseInteger(env, "RATE_LIMIT_WINDOW_SECONDS", 900, 1, 86_400),

@@ -21,6 +21,8 @@ export const SIGNUP_CLOSED = "Sign-up is closed: only admins can create users";
 export const LAST_ACTIVE_ADMIN = "The last active admin cannot be deleted, demoted or deactivated";
 export const INCORRECT_CURRENT_PASSWORD = "Current password is incorrect";
 export const SERVICE_UNAVAILABLE = "The service is temporarily unavailable; try again shortly";
+/** A route that hashes a password, while too many hashes already wait for a core (PASSWORD_HASH_QUEUE_LIMIT). */
+export const PASSWORD_CHECKS_BUSY = "Too many password checks are waiting right now; try again in a few seconds";
 /** /readyz while the process drains after SIGTERM. */
 export const SHUTTING_DOWN = "The service is shutting down";
 
@@ -67,6 +69,17 @@ export class StoreUnavailable extends HttpError {
     super(503, SERVICE_UNAVAILABLE, { "retry-after": "1" });
     this.name = "StoreUnavailable";
     this.cause = cause;
+  }
+}
+
+/**
+ * Thrown by the password hasher when a hash would queue behind PASSWORD_HASH_QUEUE_LIMIT others: 503 at once,
+ * with Retry-After in whole seconds (at least 1), rather than a wait that grows with the storm.
+ */
+export class PasswordHashQueueFull extends HttpError {
+  constructor(retryAfterSeconds: number) {
+    super(503, PASSWORD_CHECKS_BUSY, { "retry-after": String(retryAfterSeconds) });
+    this.name = "PasswordHashQueueFull";
   }
 }
 

@@ -4,7 +4,7 @@
 // (a second guard that a password hash never leaves the service).
 import { type Static, Type } from "typebox";
 import { ACCESS_TOKEN_LIFETIME_SECONDS } from "./auth/tokens.ts";
-import { COULD_NOT_VALIDATE_CREDENTIALS } from "./errors.ts";
+import { COULD_NOT_VALIDATE_CREDENTIALS, PASSWORD_CHECKS_BUSY } from "./errors.ts";
 import { OAUTH_ERROR_CODES, type OAuthErrorCode } from "./oauth-errors.ts";
 
 /** Extension grants (RFC 6749 section 4.5) that answer the password grant's second-factor challenge. */
@@ -580,6 +580,18 @@ export function errorResponse(description: string, example: string) {
 export const UnauthorizedResponse = errorResponse(
   "No token, or the token check failed.",
   COULD_NOT_VALIDATE_CREDENTIALS,
+);
+
+/** Why a route that hashes or verifies a password answers 503 (the token endpoint says it in its own entry). */
+export const PASSWORD_CHECKS_BUSY_DESCRIPTION =
+  "too many password checks are already waiting for a core (`PASSWORD_HASH_QUEUE_LIMIT`), so this one is " +
+  "refused at once rather than queued";
+
+/** The 503 of a route that hashes or verifies a password: the store's reasons, and the full hash queue. */
+export const PasswordRouteUnavailable = errorResponse(
+  `The database or the shared counters cannot be reached, or ${PASSWORD_CHECKS_BUSY_DESCRIPTION}; ` +
+    "`Retry-After` says when to try again.",
+  PASSWORD_CHECKS_BUSY,
 );
 
 /** The password grant's answer for an account with a second factor (RFC 6749 section 5.2 shape, Auth0's code). */

@@ -2,7 +2,7 @@
 // the generated signing-secret file on the embedded default.
 import assert from "node:assert/strict";
 import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { generatePrivateKeyPem } from "../src/auth/keys.ts";
@@ -96,6 +96,16 @@ describe("loadConfig", () => {
     assert.equal(short.connections.shutdownDelayMs, 1500);
   });
 
+  test("the password-hash queue holds 100 turns per core unless PASSWORD_HASH_QUEUE_LIMIT says otherwise", (t) => {
+    const cwd = tempDir(t);
+    const limit = (env: Record<string, string>) =>
+      loadConfig({ SIGNING_SECRET: SECRET, ...env }, cwd).config.passwordHashQueueLimit;
+    assert.equal(limit({}), 100 * availableParallelism());
+    assert.equal(limit({ PASSWORD_HASH_QUEUE_LIMIT: "" }), 100 * availableParallelism());
+    assert.equal(limit({ PASSWORD_HASH_QUEUE_LIMIT: "0" }), 0);
+    assert.equal(limit({ PASSWORD_HASH_QUEUE_LIMIT: "5000" }), 5000);
+  });
+
   const bad: [string, Record<string, string>, RegExp][] = [
     ["PORT", { PORT: "http" }, /^PORT: must be a whole number from 0 to 65535, got "http"$/],
     ["PORT", { PORT: "70000" }, /^PORT: /],
@@ -118,6 +128,13 @@ describe("loadConfig", () => {
       { SHUTDOWN_DELAY_MS: "10000" },
       /^SHUTDOWN_DELAY_MS: must be less than SHUTDOWN_TIMEOUT_MS \(10000\)/,
     ],
+    [
+      "PASSWORD_HASH_QUEUE_LIMIT",
+      { PASSWORD_HASH_QUEUE_LIMIT: "-1" },
+      /^PASSWORD_HASH_QUEUE_LIMIT: must be a whole number from 0 to 100000, got "-1"$/,
+    ],
+    ["PASSWORD_HASH_QUEUE_LIMIT", { PASSWORD_HASH_QUEUE_LIMIT: "lots" }, /^PASSWORD_HASH_QUEUE_LIMIT: must be/],
+    ["PASSWORD_HASH_QUEUE_LIMIT", { PASSWORD_HASH_QUEUE_LIMIT: "100001" }, /^PASSWORD_HASH_QUEUE_LIMIT: must be/],
     ["SQLITE_SYNCHRONOUS", { SQLITE_SYNCHRONOUS: "off" }, /^SQLITE_SYNCHRONOUS: must be normal or full, got "off"$/],
     [
       "MAX_SESSIONS_PER_USER",

@@ -17,6 +17,7 @@ import {
   EmailVerified,
   errorResponse,
   PasswordResetConfirm,
+  PasswordRouteUnavailable,
 } from "../schemas.ts";
 import { normalizeEmailInBody } from "../users/email.ts";
 
@@ -107,6 +108,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox<AccountRouteOptions> = asy
           400: badLink,
           415: notJson,
           422: errorResponse("The body is invalid, or the new password is refused.", COMMON_PASSWORD),
+          503: PasswordRouteUnavailable,
         },
       },
     },

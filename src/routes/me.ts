@@ -14,6 +14,7 @@ import { EMAIL_TAKEN, HttpError, INCORRECT_CURRENT_PASSWORD, LAST_ACTIVE_ADMIN }
 import {
   errorResponse,
   PasswordChange,
+  PasswordRouteUnavailable,
   SelfPatch,
   SessionIdParams,
   SessionList,
@@ -161,6 +162,7 @@ export const meRoutes: FastifyPluginAsyncTypebox<MeRouteOptions> = async (
             "The new password is too short or too long, common or breached, or contains the e-mail.",
             COMMON_PASSWORD,
           ),
+          503: PasswordRouteUnavailable,
         },
       },
     },

@@ -36,6 +36,8 @@ import { NO_SECURITY } from "../docs.ts";
 import {
   HttpError,
   INCORRECT_EMAIL_OR_PASSWORD,
+  PASSWORD_CHECKS_BUSY,
+  PasswordHashQueueFull,
   SERVICE_UNAVAILABLE,
   UNSUPPORTED_GRANT_TYPE,
   unauthorized,
@@ -48,6 +50,7 @@ import {
   MFA_WEBAUTHN_GRANT,
   MfaRequired,
   oauthErrorResponse,
+  PASSWORD_CHECKS_BUSY_DESCRIPTION,
   RevokeForm,
   RevokeOut,
   TokenForm,
@@ -107,6 +110,13 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<TokenRouteOptions> = async (
     SERVICE_UNAVAILABLE,
     "temporarily_unavailable",
   );
+  const tokenUnavailable = errorAnswer(
+    "The database or the shared counters cannot be reached; or, for a grant that checks a password, " +
+      `${PASSWORD_CHECKS_BUSY_DESCRIPTION} (refresh grants never wait for one). \`Retry-After\` says when to ` +
+      "try again.",
+    PASSWORD_CHECKS_BUSY,
+    "temporarily_unavailable",
+  );
 
   /** Checks e-mail and password, with the brute-force limits and the equal-cost rule for unknown e-mails. */
   async function checkPassword(request: FastifyRequest, username: string, password: string): Promise<UserRecord> {
@@ -130,9 +140,14 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<TokenRouteOptions> = async (
     }
     // Hashes made with older parameters or imported from another system are upgraded now, the
     // only moment the plain password is at hand; before the session is written, so that nothing
-    // can fail after that commit.
+    // can fail after that commit. With the hash queue full the upgrade waits for a later login:
+    // this one has proved its password and is not refused for an optional second hash.
     if (passwords.needsRehash(user.hashedPassword)) {
-      await store.update(user.id, { hashedPassword: await passwords.hash(password) });
+      const upgraded = await passwords.hash(password).catch((error: unknown) => {
+        if (error instanceof PasswordHashQueueFull) return undefined;
+        throw error;
+      });
+      if (upgraded !== undefined) await store.update(user.id, { hashedPassword: upgraded });
     }
     return user;
   }
@@ -207,7 +222,8 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<TokenRouteOptions> = async (
           "OAuth 2.0 password grant, form-encoded. `username` carries the e-mail. Meant for first-party clients only: " +
           "RFC 9700 advises against the password grant for third-party clients. The same 401 answers an unknown " +
           "e-mail and a wrong password, so a caller cannot tell them apart. Repeated failures for one account or " +
-          "from one address are refused with 429 for a while.\n\n" +
+          "from one address are refused with 429 for a while. When too many password checks already wait for a core, " +
+          "a grant that checks a password answers 503 at once with `Retry-After` (refresh grants never wait).\n\n" +
           "With `grant_type=refresh_token` and `refresh_token`, spends the refresh token and returns a new access " +
           "token and a new refresh token (rotation). A refresh token presented a second time ends its whole session.\n\n" +
           "**Second factor.** For an account with an authenticator app (or a passkey), a right password answers 403 " +
@@ -273,7 +289,7 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<TokenRouteOptions> = async (
             TOO_MANY_LOGIN_ATTEMPTS,
             "temporarily_unavailable",
           ),
-          503: unavailable,
+          503: tokenUnavailable,
         },
       },
     },

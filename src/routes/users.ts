@@ -20,6 +20,7 @@ import {
 } from "../errors.ts";
 import {
   errorResponse,
+  PasswordRouteUnavailable,
   UnauthorizedResponse,
   USERS_PAGE_DEFAULT,
   UserCreate,
@@ -110,6 +111,7 @@ export const userRoutes: FastifyPluginAsyncTypebox<UserRouteOptions> = async (
             "Too many sign-ups from this address; `Retry-After` says when to try again.",
             TOO_MANY_SIGNUPS,
           ),
+          503: PasswordRouteUnavailable,
         },
       },
     },
