@@ -258,7 +258,8 @@ export const secondFactorRoutes: FastifyPluginAsyncTypebox<SecondFactorRouteOpti
         description:
           "Removes every second factor of the user (authenticator app, recovery codes, passkeys) and pending " +
           "login challenges, for a user who lost them: the password alone logs in again until they set up a " +
-          "new one. Audited. 204 with no body.",
+          "new one, at once (the account's count of failed second-factor checks is cleared too). Audited. 204 " +
+          "with no body.",
         security: BEARER_SECURITY,
         params: UserIdParams,
         response: {
@@ -276,6 +277,9 @@ export const secondFactorRoutes: FastifyPluginAsyncTypebox<SecondFactorRouteOpti
       await store.resetSecondFactors(id, [
         { type: "second_factor", outcome: "reset_by_admin", clientAddress: request.ip },
       ]);
+      // The password step answers 429 while the account is at its second-factor limit; the user the
+      // admin is helping back in signs in with the password at once.
+      await limits.recordSecondFactorSuccess(id);
       reply.code(204).send(null);
     },
   );

@@ -110,6 +110,9 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<TokenRouteOptions> = async (
   async function checkPassword(request: FastifyRequest, username: string, password: string): Promise<UserRecord> {
     await limits.checkLogin(username, request.ip);
     const user = await store.findByEmail(username);
+    // An account at its second-factor limit gets the second step's 429 here too, instead of a fresh
+    // mfa_token; checked before the password, so the answer tells nothing about the password.
+    if (user) await limits.checkSecondFactor(user.id);
     // An unknown e-mail still pays for one hash verify, so timing does not reveal which accounts exist.
     const verified = user
       ? await passwords.verify(user.hashedPassword, password)
@@ -253,7 +256,8 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<TokenRouteOptions> = async (
           ),
           429: oauthErrorResponse(
             "Too many failed attempts for this account or from this address, or too many wrong second-factor " +
-              "codes for this account; `Retry-After` says when to try again.",
+              "codes for this account (then the password step answers this too, right or wrong password, instead " +
+              "of a new `mfa_token`); `Retry-After` says when to try again.",
             TOO_MANY_LOGIN_ATTEMPTS,
             "temporarily_unavailable",
           ),
