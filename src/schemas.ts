@@ -581,7 +581,9 @@ export const UnauthorizedResponse = errorResponse(
 export const MfaRequired = Type.Object(
   {
     error: Type.Union([Type.Literal("mfa_required"), Type.Literal("invalid_grant")], {
-      description: "`mfa_required`; `invalid_grant` when the e-mail address is not verified yet.",
+      description:
+        "`mfa_required`; `invalid_grant` when the e-mail address is not verified yet, or for an `otp` grant while " +
+        "authenticator apps are off (`MFA_ENCRYPTION_KEY` unset).",
     }),
     detail: ErrorBody.properties.detail,
     error_description: Type.Optional(Type.String({ description: "The same words as `detail`." })),

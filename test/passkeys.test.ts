@@ -9,6 +9,7 @@
 import assert from "node:assert/strict";
 import { describe, type TestContext, test } from "node:test";
 import type { FastifyInstance } from "fastify";
+import { buildApp } from "../src/app.ts";
 import {
   PASSKEY_NOT_VERIFIED,
   relyingPartyFor,
@@ -16,9 +17,19 @@ import {
   WEBAUTHN_CHALLENGE_TTL_SECONDS,
   WEBAUTHN_GRANT,
 } from "../src/auth/passkeys.ts";
-import { MFA_WEBAUTHN_GRANT } from "../src/schemas.ts";
+import { MFA_RECOVERY_CODE_GRANT, MFA_WEBAUTHN_GRANT } from "../src/schemas.ts";
 import type { UserStore } from "../src/store/store.ts";
-import { bearer, buildTestApp, createUser, loginToken, requestToken, type TestClock } from "./helpers.ts";
+import {
+  bearer,
+  buildTestApp,
+  createUser,
+  loginToken,
+  requestToken,
+  TEST_MFA_KEY,
+  TEST_SECRET,
+  type TestClock,
+  testConfig,
+} from "./helpers.ts";
 import { SoftAuthenticator } from "./soft-authenticator.ts";
 
 const PUBLIC_URL = "https://id.test.example";
@@ -568,6 +579,50 @@ describe("passkeys", () => {
       payload: { name: "x" },
     });
     assert.equal(rename.statusCode, 422);
+  });
+
+  test("without MFA_ENCRYPTION_KEY (PostgreSQL) recovery codes work, keyed by the signing secret, and keep working once it is set", async (t) => {
+    const keyless = { mfa: { encryptionKeys: [], totpIssuer: "Service Test" } };
+    const { app, store, clock } = await setUp(t, keyless);
+    const ada = await signedUp(app, store, "ada@example.com");
+    await register(app, ada.token, new SoftAuthenticator(ORIGIN));
+    const made = await app.inject({
+      method: "POST",
+      url: "/me/recovery-codes",
+      headers: bearer(ada.token),
+      payload: { password: PASSWORD },
+    });
+    assert.equal(made.statusCode, 200, made.body);
+    const codes: string[] = made.json().recovery_codes;
+    assert.equal(codes.length, 10);
+
+    /** The recovery-code grant on `on`, after its password step. */
+    const recover = async (on: FastifyInstance, code: string) =>
+      requestToken(on, {
+        grant_type: MFA_RECOVERY_CODE_GRANT,
+        mfa_token: await mfaTokenFor(on, "ada@example.com"),
+        recovery_code: code,
+      });
+    const used = await recover(app, codes[0] as string);
+    assert.equal(used.statusCode, 200, used.body);
+    assert.deepEqual(claims(used.json().access_token).amr, ["pwd", "mfa"]);
+
+    const appWith = async (config: Parameters<typeof testConfig>[0]) => {
+      const other = await buildApp({
+        config: testConfig({ publicUrl: PUBLIC_URL, ...config }),
+        store,
+        clock: clock.read,
+      });
+      t.after(() => other.close());
+      return other;
+    };
+    const keySet = await appWith({ mfa: { encryptionKeys: [TEST_MFA_KEY], totpIssuer: "Service Test" } });
+    assert.equal((await recover(keySet, codes[1] as string)).statusCode, 200, "made before the key was set");
+    const NEW_SECRET = "a-new-signing-secret-of-at-least-32-bytes";
+    const rotating = await appWith({ ...keyless, signingSecrets: [NEW_SECRET, TEST_SECRET] });
+    assert.equal((await recover(rotating, codes[2] as string)).statusCode, 200, "the old secret is still listed");
+    const rotated = await appWith({ ...keyless, signingSecrets: [NEW_SECRET] });
+    assert.equal((await recover(rotated, codes[3] as string)).statusCode, 401, "keyed by the secret that was removed");
   });
 
   test("the relying party: PUBLIC_URL's host and origin; without it, localhost on the listen port", () => {

@@ -7,8 +7,10 @@
 import assert from "node:assert/strict";
 import { describe, type TestContext, test } from "node:test";
 import type { FastifyInstance } from "fastify";
+import { buildApp } from "../src/app.ts";
 import { TOO_MANY_SECOND_FACTOR_ATTEMPTS } from "../src/auth/rate-limits.ts";
 import {
+  AUTHENTICATOR_APPS_OFF,
   INVALID_MFA_TOKEN,
   INVALID_OTP,
   INVALID_RECOVERY_CODE,
@@ -516,5 +518,38 @@ describe("the admin reset", () => {
     assert.equal((await passwordLogin(ada.app)).statusCode, 200);
     const events = await ada.store.listEvents({ userId: adaId, limit: 50, type: "second_factor" });
     assert.equal(events.at(-1)?.outcome, "reset_by_admin");
+  });
+});
+
+describe("without MFA_ENCRYPTION_KEY (possible with PostgreSQL)", () => {
+  const keyless = { mfa: { encryptionKeys: [], totpIssuer: "Service Test" } };
+
+  test("authenticator apps are off: an enrolment answers 403 naming the setting; logins are as they were", async (t) => {
+    const { app, store } = await buildTestApp(t, keyless);
+    await createUser(store, EMAIL, PASSWORD);
+    const token = (await passwordLogin(app)).json().access_token as string;
+    const enrolment = await post(app, "/me/totp", token);
+    assert.equal(enrolment.statusCode, 403);
+    assert.deepEqual(enrolment.json(), {
+      detail: "Authenticator apps are off on this service until its operator sets MFA_ENCRYPTION_KEY",
+    });
+    const status = await app.inject({ method: "GET", url: "/me/mfa", headers: bearer(token) });
+    assert.deepEqual(status.json(), { totp_enabled: false, recovery_codes_remaining: 0, passkeys: 0 });
+    const confirm = await post(app, "/me/totp/confirm", token, { code: "123456" });
+    assert.deepEqual([confirm.statusCode, confirm.json()], [409, { detail: NO_PENDING_TOTP }]);
+    assert.equal((await passwordLogin(app)).statusCode, 200);
+  });
+
+  test("an app set up before the key was taken away answers 403 naming it, never a 500", async (t) => {
+    const ada = await withTotp(t);
+    const app = await buildApp({ config: testConfig(keyless), store: ada.store, clock: ada.clock.read });
+    t.after(() => app.close());
+    const mfaToken = (await passwordLogin(app)).json().mfa_token as string;
+    const grant = await requestToken(app, { grant_type: MFA_OTP_GRANT, mfa_token: mfaToken, otp: ada.code() });
+    assert.equal(grant.statusCode, 403);
+    assert.deepEqual(grant.json(), { error: "invalid_grant", detail: AUTHENTICATOR_APPS_OFF });
+    const disable = await post(app, "/me/totp/disable", ada.token, { password: PASSWORD, code: ada.code() });
+    assert.equal(disable.statusCode, 403);
+    assert.deepEqual(disable.json(), { detail: AUTHENTICATOR_APPS_OFF });
   });
 });
