@@ -93,6 +93,12 @@ export interface SecondFactorService {
   useRecoveryCode(userId: string, code: string, events: readonly AuditEntry[]): Promise<boolean>;
   /** Ten new codes in clear (to show once) and their hashes (to store). */
   newRecoveryCodes(): { codes: string[]; hashes: string[] };
+  /**
+   * For a factor being added: ten new codes with their `recovery_codes_generated` event when the user
+   * has none left (a first factor, whatever its kind), to store with the factor; undefined when the
+   * user has some, which stay valid and are not replaced.
+   */
+  codesForNewFactor(userId: string, clientAddress: string | null): Promise<NewFactorCodes | undefined>;
   /** A new mfa_token for a user who proved the password. */
   challenge(userId: string): Promise<Challenge>;
   /** The user of a live mfa_token; 401 when it is unknown, spent or expired. */
@@ -103,6 +109,12 @@ export interface SecondFactorService {
   spendChallenge(mfaToken: string): Promise<void>;
   /** Re-seals every TOTP secret under the first key; answers how many were rewritten and how many none opens. */
   reseal(): Promise<{ resealed: number; unreadable: number }>;
+}
+
+export interface NewFactorCodes {
+  codes: string[];
+  hashes: string[];
+  events: AuditEntry[];
 }
 
 export interface SecondFactorOptions {
@@ -225,10 +237,11 @@ export function createSecondFactors({
         throw new HttpError(409, factor ? TOTP_ALREADY_ENABLED : NO_PENDING_TOTP);
       }
       const step = stepOf(openSecret(factor.sealedSecret), code);
-      const { recoveryCodesRemaining } = await store.secondFactorsOf(user.id);
-      const fresh = recoveryCodesRemaining === 0 ? service.newRecoveryCodes() : undefined;
-      const events: AuditEntry[] = [{ type: "second_factor", outcome: "totp_added", clientAddress }];
-      if (fresh) events.push({ type: "second_factor", outcome: "recovery_codes_generated", clientAddress });
+      const fresh = await service.codesForNewFactor(user.id, clientAddress);
+      const events: AuditEntry[] = [
+        { type: "second_factor", outcome: "totp_added", clientAddress },
+        ...(fresh?.events ?? []),
+      ];
       if (step === undefined || !(await store.confirmTotp(user.id, step, fresh?.hashes, events))) {
         await limits.recordSecondFactorFailure(user.id);
         await store.recordEvent({ type: "second_factor", outcome: "otp_failed", userId: user.id, clientAddress });
@@ -250,6 +263,13 @@ export function createSecondFactors({
     newRecoveryCodes() {
       const codes = Array.from({ length: RECOVERY_CODE_COUNT }, newRecoveryCode);
       return { codes, hashes: codes.map((code) => hashCode(code)[0] as string) };
+    },
+
+    async codesForNewFactor(userId, clientAddress) {
+      const { recoveryCodesRemaining } = await store.secondFactorsOf(userId);
+      if (recoveryCodesRemaining > 0) return undefined;
+      const events: AuditEntry[] = [{ type: "second_factor", outcome: "recovery_codes_generated", clientAddress }];
+      return { ...service.newRecoveryCodes(), events };
     },
 
     async challenge(userId) {
