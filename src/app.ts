@@ -348,6 +348,8 @@ export async function buildApp({
   const factors = createSecondFactors({
     store,
     keys: config.mfa.encryptionKeys,
+    // One of the two is empty: secrets under HS256, private keys under EdDSA and ES256.
+    signingMaterial: [...config.signingSecrets, ...config.signingKeys],
     issuer: config.mfa.totpIssuer,
     limits,
     clock,

@@ -103,7 +103,8 @@ export interface Config {
 export interface MfaConfig {
   /**
    * MFA_ENCRYPTION_KEY: keys that seal TOTP secrets and key the recovery-code hashes. The first seals,
-   * every one opens (rotation); each at least 32 bytes.
+   * every one opens (rotation); each at least 32 bytes. Empty when it is unset with PostgreSQL:
+   * authenticator apps are off then, and recovery codes are keyed by the signing material.
    */
   encryptionKeys: string[];
   /** The issuer shown by authenticator apps (the otpauth URI's issuer). */
@@ -666,22 +667,31 @@ interface SecretSetting {
   fileName: string;
   /** What the secret is, in notices: "signing secret". */
   noun: string;
-  /** Why PostgreSQL needs it set: every instance must share it. */
-  sharedReason: string;
+  /**
+   * Unset with PostgreSQL: why the service cannot start (every instance must share one value), or, for
+   * a setting that only an optional feature needs, the notice that the feature is off until it is set.
+   */
+  unsetWithPostgres: { required: string } | { off: string };
 }
 
 const SIGNING_SECRET: SecretSetting = {
   name: "SIGNING_SECRET",
   fileName: SECRET_FILE_NAME,
   noun: "signing secret",
-  sharedReason: "every instance must share one secret",
+  unsetWithPostgres: { required: "every instance must share one secret" },
 };
 
 const MFA_KEY: SecretSetting = {
   name: "MFA_ENCRYPTION_KEY",
   fileName: MFA_KEY_FILE_NAME,
   noun: "second-factor encryption key",
-  sharedReason: "every instance must open the same sealed TOTP secrets",
+  // Only authenticator apps need it: passkeys, and recovery codes (keyed by the signing material then, see
+  // auth/second-factors.ts), work without it.
+  unsetWithPostgres: {
+    off:
+      "MFA_ENCRYPTION_KEY is unset: authenticator apps are off until it is set (one value shared by every " +
+      "instance); passkeys and recovery codes work without it",
+  },
 };
 
 /**
@@ -703,7 +713,10 @@ function resolveSecrets(
     );
   }
   if (database.kind === "postgres") {
-    throw new ConfigError(kind.name, `is required with PostgreSQL: ${kind.sharedReason}`);
+    const unset = kind.unsetWithPostgres;
+    if ("required" in unset) throw new ConfigError(kind.name, `is required with PostgreSQL: ${unset.required}`);
+    notices.push(unset.off);
+    return [];
   }
   if (database.path === ":memory:") {
     notices.push(

@@ -457,6 +457,18 @@ export const PasskeyOut = Type.Object(
   },
   { $id: "Passkey", description: "One of your passkeys. Never its key material." },
 );
+
+export const PasskeyAddedOut = Type.Object(
+  {
+    ...PasskeyOut.properties,
+    recovery_codes: Type.Array(Type.String(), {
+      description:
+        "Your first second factor's ten recovery codes, shown this once: each works once in place of a " +
+        "passkey or an app's code. Empty when you already had codes (they stay valid).",
+    }),
+  },
+  { $id: "PasskeyAdded", description: "The passkey just added, and the recovery codes of a first factor." },
+);
 export const PasskeyList = Type.Array(PasskeyOut, { $id: "PasskeyList", description: "Your passkeys, oldest first." });
 export const PasskeyIdParams = Type.Object({ id: Type.String({ format: "uuid" }) });
 export const PasskeyRename = Type.Object(

@@ -441,7 +441,7 @@ describe("loadConfig", () => {
     }
   });
 
-  test("MFA_ENCRYPTION_KEY: a list (first seals), a generated owner-only file beside SQLite, required with PostgreSQL", (t) => {
+  test("MFA_ENCRYPTION_KEY: a list (first seals), a generated owner-only file beside SQLite, optional with PostgreSQL", (t) => {
     const cwd = tempDir(t);
     const keys = ["k".repeat(32), "j".repeat(40)];
     const listed = loadConfig({ SIGNING_SECRET: SECRET, MFA_ENCRYPTION_KEY: ` ${keys.join(" , ")} ` }, cwd);
@@ -469,7 +469,6 @@ describe("loadConfig", () => {
         { MFA_ENCRYPTION_KEY: `${"k".repeat(32)},short` },
         /^MFA_ENCRYPTION_KEY: secret number 2 must be at least 32 bytes, got 5$/,
       ],
-      [{ DATABASE_URL: "postgres://db/users" }, /^MFA_ENCRYPTION_KEY: is required with PostgreSQL/],
       [{ TOTP_ISSUER: "a:b" }, /^TOTP_ISSUER: must be 1 to 64 printable characters without a colon/],
       [{ MFA_LIMIT_PER_ACCOUNT: "0" }, /^MFA_LIMIT_PER_ACCOUNT: must be a whole number from 1 to 1000/],
     ] as const) {
@@ -480,6 +479,31 @@ describe("loadConfig", () => {
         JSON.stringify(env),
       );
     }
+
+    // Only authenticator apps need it: a PostgreSQL deployment without it starts, and says so once.
+    const postgres = loadConfig({ SIGNING_SECRET: SECRET, DATABASE_URL: "postgres://db/users" }, cwd);
+    assert.deepEqual(postgres.config.mfa.encryptionKeys, []);
+    assert.deepEqual(
+      postgres.notices.filter((notice) => notice.includes("MFA_ENCRYPTION_KEY")),
+      [
+        "MFA_ENCRYPTION_KEY is unset: authenticator apps are off until it is set (one value shared by every " +
+          "instance); passkeys and recovery codes work without it",
+      ],
+    );
+    const postgresWithKey = {
+      SIGNING_SECRET: SECRET,
+      DATABASE_URL: "postgres://db/users",
+      MFA_ENCRYPTION_KEY: keys[0],
+    };
+    const withKey = loadConfig(postgresWithKey, cwd);
+    assert.deepEqual(withKey.config.mfa.encryptionKeys, [keys[0]]);
+    assert.deepEqual(withKey.notices, []);
+    assert.throws(
+      () => loadConfig({ SIGNING_SECRET: undefined, DATABASE_URL: "postgres://db/users" }, cwd),
+      /^ConfigError: SIGNING_SECRET: is required with PostgreSQL/,
+      "the signing secret is still required",
+    );
+
     assert.equal(
       loadConfig(
         { SIGNING_SECRET: SECRET, DATABASE_URL: "sqlite::memory:", PUBLIC_URL: "https://auth.example.com" },

@@ -9,6 +9,7 @@
 import assert from "node:assert/strict";
 import { describe, type TestContext, test } from "node:test";
 import type { FastifyInstance } from "fastify";
+import { buildApp } from "../src/app.ts";
 import {
   PASSKEY_NOT_VERIFIED,
   relyingPartyFor,
@@ -17,10 +18,21 @@ import {
   WEBAUTHN_GRANT,
 } from "../src/auth/passkeys.ts";
 import { INVALID_MFA_TOKEN } from "../src/auth/second-factors.ts";
-import { MFA_WEBAUTHN_GRANT } from "../src/schemas.ts";
+import { MFA_RECOVERY_CODE_GRANT, MFA_WEBAUTHN_GRANT } from "../src/schemas.ts";
 import type { UserStore } from "../src/store/store.ts";
-import { bearer, buildTestApp, createUser, loginToken, requestToken, type TestClock } from "./helpers.ts";
+import {
+  bearer,
+  buildTestApp,
+  createUser,
+  loginToken,
+  requestToken,
+  TEST_MFA_KEY,
+  TEST_SECRET,
+  type TestClock,
+  testConfig,
+} from "./helpers.ts";
 import { SoftAuthenticator } from "./soft-authenticator.ts";
+import { codeAt } from "./totp.ts";
 
 const PUBLIC_URL = "https://id.test.example";
 const ORIGIN = PUBLIC_URL;
@@ -383,7 +395,7 @@ describe("passkeys", () => {
     const challenge = await requestToken(app, { username: "ada@example.com", password: PASSWORD });
     assert.equal(challenge.statusCode, 403);
     assert.equal(challenge.json().error, "mfa_required");
-    assert.deepEqual(challenge.json().mfa_factors, ["webauthn"]);
+    assert.deepEqual(challenge.json().mfa_factors, ["recovery_code", "webauthn"]);
     const mfaToken = challenge.json().mfa_token as string;
     const { challenge_id, options } = await authenticationOptions(app, { mfa_token: mfaToken });
     assert.deepEqual(
@@ -452,6 +464,79 @@ describe("passkeys", () => {
     const [passkey] = (await app.inject({ method: "GET", url: "/me/passkeys", headers: bearer(ada.token) })).json();
     await app.inject({ method: "DELETE", url: `/me/passkeys/${passkey.id}`, headers: bearer(ada.token) });
     assert.equal((await requestToken(app, { username: "ada@example.com", password: PASSWORD })).statusCode, 200);
+  });
+
+  test("the first passkey comes with ten recovery codes, shown once; a second passkey or an app after it keeps them", async (t) => {
+    const { app, store, clock } = await setUp(t);
+    const ada = await signedUp(app, store, "ada@example.com");
+    const status = async () => (await app.inject({ method: "GET", url: "/me/mfa", headers: bearer(ada.token) })).json();
+    const add = async (name: string) => {
+      const { challenge_id, options } = await registrationOptions(app, ada.token);
+      const response = new SoftAuthenticator(ORIGIN).register(options);
+      const added = await addPasskey(app, ada.token, { challenge_id, name, response });
+      assert.equal(added.statusCode, 201, added.body);
+      return added.json();
+    };
+
+    const first = await add("Laptop");
+    const codes: string[] = first.recovery_codes;
+    assert.deepEqual(first, {
+      id: first.id,
+      name: "Laptop",
+      created_at: new Date(clock.now).toISOString(),
+      last_used_at: null,
+      backed_up: false,
+      recovery_codes: codes,
+    });
+    assert.match(first.id, /^[0-9a-f-]{36}$/);
+    assert.equal(codes.length, 10);
+    assert.equal(new Set(codes).size, 10);
+    for (const code of codes) assert.match(code, /^[0-9a-z]{4}-[0-9a-z]{4}-[0-9a-z]{4}$/);
+    assert.deepEqual(await status(), { totp_enabled: false, recovery_codes_remaining: 10, passkeys: 1 });
+    const listed = await app.inject({ method: "GET", url: "/me/passkeys", headers: bearer(ada.token) });
+    assert.deepEqual(Object.keys(listed.json()[0]).sort(), ["backed_up", "created_at", "id", "last_used_at", "name"]);
+
+    // Losing the device no longer locks Ada out: the challenge offers a recovery code.
+    const challenge = await requestToken(app, { username: "ada@example.com", password: PASSWORD });
+    assert.equal(challenge.statusCode, 403);
+    assert.deepEqual(challenge.json().mfa_factors, ["recovery_code", "webauthn"]);
+    const recovered = await requestToken(app, {
+      grant_type: MFA_RECOVERY_CODE_GRANT,
+      mfa_token: challenge.json().mfa_token,
+      recovery_code: codes[0] as string,
+    });
+    assert.equal(recovered.statusCode, 200, recovered.body);
+    assert.deepEqual(claims(recovered.json().access_token).amr, ["pwd", "mfa"]);
+
+    // A second passkey, then an authenticator app: no new codes, and the ones Ada has stay valid.
+    const second = await add("Phone");
+    assert.deepEqual(second.recovery_codes, []);
+    const { secret } = (await app.inject({ method: "POST", url: "/me/totp", headers: bearer(ada.token) })).json();
+    const confirmed = await app.inject({
+      method: "POST",
+      url: "/me/totp/confirm",
+      headers: bearer(ada.token),
+      payload: { code: codeAt(secret, clock.now) },
+    });
+    assert.deepEqual([confirmed.statusCode, confirmed.json()], [200, { recovery_codes: [] }]);
+    assert.deepEqual(await status(), { totp_enabled: true, recovery_codes_remaining: 9, passkeys: 2 });
+    const again = await requestToken(app, {
+      grant_type: MFA_RECOVERY_CODE_GRANT,
+      mfa_token: await mfaTokenFor(app, "ada@example.com"),
+      recovery_code: codes[1] as string,
+    });
+    assert.equal(again.statusCode, 200, again.body);
+
+    const events = await store.listEvents({ userId: ada.user.id, limit: 100 });
+    const trail = events
+      .filter((e) => e.type === "passkey" || (e.type === "second_factor" && !e.outcome.endsWith("_used")))
+      .map((e) => `${e.type}:${e.outcome}`);
+    assert.deepEqual(trail, [
+      "passkey:added",
+      "second_factor:recovery_codes_generated",
+      "passkey:added",
+      "second_factor:totp_added",
+    ]);
   });
 
   test("an admin's reset of a user's factors removes the passkeys too", async (t) => {
@@ -569,6 +654,50 @@ describe("passkeys", () => {
       payload: { name: "x" },
     });
     assert.equal(rename.statusCode, 422);
+  });
+
+  test("without MFA_ENCRYPTION_KEY (PostgreSQL) recovery codes work, keyed by the signing secret, and keep working once it is set", async (t) => {
+    const keyless = { mfa: { encryptionKeys: [], totpIssuer: "Service Test" } };
+    const { app, store, clock } = await setUp(t, keyless);
+    const ada = await signedUp(app, store, "ada@example.com");
+    await register(app, ada.token, new SoftAuthenticator(ORIGIN));
+    const made = await app.inject({
+      method: "POST",
+      url: "/me/recovery-codes",
+      headers: bearer(ada.token),
+      payload: { password: PASSWORD },
+    });
+    assert.equal(made.statusCode, 200, made.body);
+    const codes: string[] = made.json().recovery_codes;
+    assert.equal(codes.length, 10);
+
+    /** The recovery-code grant on `on`, after its password step. */
+    const recover = async (on: FastifyInstance, code: string) =>
+      requestToken(on, {
+        grant_type: MFA_RECOVERY_CODE_GRANT,
+        mfa_token: await mfaTokenFor(on, "ada@example.com"),
+        recovery_code: code,
+      });
+    const used = await recover(app, codes[0] as string);
+    assert.equal(used.statusCode, 200, used.body);
+    assert.deepEqual(claims(used.json().access_token).amr, ["pwd", "mfa"]);
+
+    const appWith = async (config: Parameters<typeof testConfig>[0]) => {
+      const other = await buildApp({
+        config: testConfig({ publicUrl: PUBLIC_URL, ...config }),
+        store,
+        clock: clock.read,
+      });
+      t.after(() => other.close());
+      return other;
+    };
+    const keySet = await appWith({ mfa: { encryptionKeys: [TEST_MFA_KEY], totpIssuer: "Service Test" } });
+    assert.equal((await recover(keySet, codes[1] as string)).statusCode, 200, "made before the key was set");
+    const NEW_SECRET = "a-new-signing-secret-of-at-least-32-bytes";
+    const rotating = await appWith({ ...keyless, signingSecrets: [NEW_SECRET, TEST_SECRET] });
+    assert.equal((await recover(rotating, codes[2] as string)).statusCode, 200, "the old secret is still listed");
+    const rotated = await appWith({ ...keyless, signingSecrets: [NEW_SECRET] });
+    assert.equal((await recover(rotated, codes[3] as string)).statusCode, 401, "keyed by the secret that was removed");
   });
 
   test("the relying party: PUBLIC_URL's host and origin; without it, localhost on the listen port", () => {

@@ -122,6 +122,9 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<TokenRouteOptions> = async (
   async function checkPassword(request: FastifyRequest, username: string, password: string): Promise<UserRecord> {
     await limits.checkLogin(username, request.ip);
     const user = await store.findByEmail(username);
+    // An account at its second-factor limit gets the second step's 429 here too, instead of a fresh
+    // mfa_token; checked before the password, so the answer tells nothing about the password.
+    if (user) await limits.checkSecondFactor(user.id);
     // An unknown e-mail still pays for one hash verify, so timing does not reveal which accounts exist.
     const verified = user
       ? await passwords.verify(user.hashedPassword, password)
@@ -264,15 +267,16 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<TokenRouteOptions> = async (
             [
               MfaRequired,
               errorAnswer(
-                "The password is right but the e-mail address is not verified yet (EMAIL_VERIFICATION_REQUIRED).",
+                "The password is right but the e-mail address is not verified yet (EMAIL_VERIFICATION_REQUIRED); " +
+                  "or an `otp` grant while authenticator apps are off (`MFA_ENCRYPTION_KEY` unset).",
                 EMAIL_NOT_VERIFIED,
                 "invalid_grant",
               ),
             ],
             {
               description:
-                "A second factor is required (`mfa_required`, with an `mfa_token`), or the e-mail address is not " +
-                "verified yet.",
+                "A second factor is required (`mfa_required`, with an `mfa_token`); or the e-mail address is not " +
+                "verified yet; or an `otp` grant while authenticator apps are off.",
             },
           ),
           413: tooLarge,
@@ -285,7 +289,8 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<TokenRouteOptions> = async (
           ),
           429: errorAnswer(
             "Too many failed attempts for this account or from this address, or too many wrong second-factor " +
-              "codes for this account; `Retry-After` says when to try again.",
+              "codes for this account (then the password step answers this too, right or wrong password, instead " +
+              "of a new `mfa_token`); `Retry-After` says when to try again.",
             TOO_MANY_LOGIN_ATTEMPTS,
             "temporarily_unavailable",
           ),

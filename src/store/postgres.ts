@@ -680,7 +680,11 @@ export class PostgresUserStore implements UserStore {
     });
   }
 
-  async addPasskey(passkey: NewPasskey, events: readonly AuditEntry[] = []): Promise<PasskeyRecord | undefined> {
+  async addPasskey(
+    passkey: NewPasskey,
+    events: readonly AuditEntry[] = [],
+    recoveryCodeHashes?: readonly string[],
+  ): Promise<PasskeyRecord | undefined> {
     const now = this.#clock();
     return this.#transaction(async (client) => {
       const { rows } = await client.query<PasskeyRow>(
@@ -702,6 +706,8 @@ export class PostgresUserStore implements UserStore {
         ],
       );
       if (rows[0] === undefined) return undefined;
+      if (recoveryCodeHashes !== undefined)
+        await replaceCodes(client, passkey.userId, recoveryCodeHashes, new Date(now));
       await this.#record(client, events, passkey.userId);
       return toPasskey(rows[0]);
     });

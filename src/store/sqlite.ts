@@ -476,7 +476,11 @@ class SqliteUserStore implements UserStore {
     return Number(sessions) + Number(challenges) + Number(ceremonies);
   }
 
-  async addPasskey(passkey: NewPasskey, events: readonly AuditEntry[] = []): Promise<PasskeyRecord | undefined> {
+  async addPasskey(
+    passkey: NewPasskey,
+    events: readonly AuditEntry[] = [],
+    recoveryCodeHashes?: readonly string[],
+  ): Promise<PasskeyRecord | undefined> {
     const now = this.#clock();
     return inTransaction(this.#db, () => {
       const row = this.#db
@@ -499,6 +503,9 @@ class SqliteUserStore implements UserStore {
           new Date(now).toISOString(),
         ) as unknown as PasskeyRow | undefined;
       if (row === undefined) return undefined;
+      if (recoveryCodeHashes !== undefined) {
+        this.#replaceCodes(passkey.userId, recoveryCodeHashes, new Date(now).toISOString());
+      }
       this.#record(events, passkey.userId);
       return toPasskey(row);
     });
