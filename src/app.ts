@@ -358,7 +358,8 @@ export async function buildApp({
   const policy = createPasswordPolicy({ listCheck: config.passwordListCheck });
   const mails = createAccountMails(
     { from: config.mail.from, ...config.accountRecovery },
-    createSealer(config.signingSecrets),
+    // Under EdDSA or ES256 there is no signing secret: the private keys seal instead (HKDF over the PEM).
+    createSealer([...config.signingSecrets, ...config.signingKeys]),
   );
   const sender = createMailSender({
     store,
