@@ -1,6 +1,8 @@
-// npm run build (also run by npm start and by the test scripts before they
-// start the process): bundles the service process (src/server.ts and the
-// libraries it loads) into dist/server.mjs with esbuild. Nothing is
+// Bundles the service process (src/server.ts and the libraries it loads)
+// into dist/server.mjs with esbuild. `npm run build` always builds; without
+// --force (src/start.mjs when dist/ is stale, the test and bench scripts
+// before they start the process) it builds only when an input changed since
+// the last build (src/bundle-stamp.mjs), so a restart costs no build. Nothing is
 // rewritten but the module format: no minification, no down-levelling
 // (Node 24 runs the code as written) and a source map, so stack traces name
 // src/ files and lines. Why: loading the service from about a thousand
@@ -13,10 +15,11 @@
 // configured (pg, ioredis, prom-client, ...), which stay lazy. Files that
 // the service reads beside its own modules (the account pages' script and
 // stylesheet) are copied beside the bundle.
-import { copyFileSync, globSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, globSync, mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { builtinModules } from "node:module";
-import { basename, join, resolve } from "node:path";
+import { basename, join, relative, resolve } from "node:path";
 import { build, type Plugin } from "esbuild";
+import { ALWAYS_CHECKED, bundleIsFresh, fileStamp, STAMP_FILE } from "../src/bundle-stamp.mjs";
 
 const ROOT = resolve(import.meta.dirname, "..");
 const OUT = join(ROOT, "dist");
@@ -55,12 +58,17 @@ const builtinsThroughRequire: Plugin = {
   },
 };
 
-rmSync(OUT, { recursive: true, force: true });
-mkdirSync(OUT, { recursive: true });
+if (!process.argv.includes("--force") && bundleIsFresh(ROOT, OUT)) process.exit(0);
+
+// Built beside dist/ and then renamed into place, so that a process starting meanwhile (another
+// instance from the same checkout) finds either the old bundle whole or the new one, never half.
+const staging = `${OUT}.${process.pid}.tmp`;
+rmSync(staging, { recursive: true, force: true });
+mkdirSync(staging, { recursive: true });
 const started = performance.now();
-await build({
+const { metafile } = await build({
   entryPoints: [join(ROOT, "src/server.ts")],
-  outdir: OUT,
+  outdir: staging,
   outExtension: { ".js": ".mjs" },
   entryNames: "[name]",
   chunkNames: "chunks/[name]-[hash]",
@@ -72,6 +80,7 @@ await build({
   format: "esm",
   target: "node24",
   sourcemap: true,
+  metafile: true,
   external: EXTERNAL,
   logLevel: "warning",
   plugins: [builtinsThroughRequire],
@@ -80,8 +89,32 @@ await build({
     js: 'import { createRequire as __createRequire } from "node:module";\nconst require = __createRequire(import.meta.url);',
   },
 });
-for (const asset of globSync("src/pages/*.{js,css}", { cwd: ROOT })) {
-  copyFileSync(join(ROOT, asset), join(OUT, basename(asset)));
+const assets = globSync("src/pages/*.{js,css}", { cwd: ROOT });
+for (const asset of assets) copyFileSync(join(ROOT, asset), join(staging, basename(asset)));
+writeFileSync(join(staging, "README"), "Built by npm run build from src/ (scripts/build.ts); not edited by hand.\n");
+// Library files are covered by npm's record of the installed packages (ALWAYS_CHECKED), which every
+// install rewrites; the project's own inputs are checked one by one.
+const inputs = Object.keys(metafile.inputs)
+  .filter((input) => !input.includes(":")) // built-ins, in the plugin's namespace
+  .map((input) => relative(ROOT, resolve(process.cwd(), input)))
+  .filter((file) => !file.startsWith("node_modules") && !file.startsWith(".."));
+const files = Object.fromEntries(
+  [...new Set([...inputs, ...assets, ...ALWAYS_CHECKED])].sort().map((file) => [file, fileStamp(ROOT, file)]),
+);
+writeFileSync(join(staging, STAMP_FILE), `${JSON.stringify({ files }, null, 1)}\n`);
+
+const previous = `${OUT}.${process.pid}.old`;
+try {
+  renameSync(OUT, previous);
+} catch (error) {
+  if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
 }
-writeFileSync(join(OUT, "README"), "Built by npm run build from src/ (scripts/build.ts); not edited by hand.\n");
+try {
+  renameSync(staging, OUT);
+} catch (error) {
+  // Another build renamed its dist/ into place first: it was made from the same sources.
+  if (!["EEXIST", "ENOTEMPTY"].includes((error as NodeJS.ErrnoException).code ?? "")) throw error;
+  rmSync(staging, { recursive: true, force: true });
+}
+rmSync(previous, { recursive: true, force: true });
 process.stderr.write(`build: dist/server.mjs in ${(performance.now() - started).toFixed(0)} ms\n`);

@@ -1,8 +1,11 @@
 // Where the service says it is: the base URL of its endpoints (PUBLIC_URL, or
 // else the address it listens on) and the iss and aud of its tokens
-// (TOKEN_ISSUER, defaulting to that base URL; TOKEN_AUDIENCE, defaulting to
-// the issuer). Functions rather than strings because the listen address, and
-// with PORT=0 its port, is known only once the server listens.
+// (TOKEN_ISSUER, defaulting to PUBLIC_URL and then to that base URL;
+// TOKEN_AUDIENCE, defaulting to the issuer). Functions rather than strings
+// because the listen address, and with PORT=0 its port, is known only once
+// the server listens. Only a declared issuer and audience are required of
+// tokens: a listen address differs between the instances of one deployment
+// and across a restart on another port, and must not end their tokens.
 import type { AddressInfo } from "node:net";
 import type { FastifyInstance } from "fastify";
 import type { Config } from "./config.ts";
@@ -12,6 +15,10 @@ export interface Addresses {
   baseUrl(): string;
   issuer(): string;
   audience(): string;
+  /** The iss every token must carry: TOKEN_ISSUER or PUBLIC_URL; undefined when neither is set. */
+  expectedIssuer: string | undefined;
+  /** The aud every token must carry: TOKEN_AUDIENCE, else the declared issuer; undefined without either. */
+  expectedAudience: string | undefined;
 }
 
 function urlOf(host: string, port: number): string {
@@ -27,5 +34,11 @@ export function createAddresses(app: FastifyInstance, config: Config): Addresses
   });
   const baseUrl = () => config.publicUrl ?? listening ?? urlOf(config.host, config.port);
   const issuer = () => config.tokenIssuer ?? baseUrl();
-  return { baseUrl, issuer, audience: () => config.tokenAudience ?? issuer() };
+  return {
+    baseUrl,
+    issuer,
+    audience: () => config.tokenAudience ?? issuer(),
+    expectedIssuer: config.tokenIssuer,
+    expectedAudience: config.tokenAudience ?? config.tokenIssuer,
+  };
 }

@@ -3,6 +3,7 @@
 // build their own on an in-memory store and call inject(). Registration order
 // is explicit: error handling and hardening, docs, then the API routes, which
 // share one encapsulated context whose responses are never cached.
+import { isUtf8 } from "node:buffer";
 import { randomUUID } from "node:crypto";
 import { STATUS_CODES } from "node:http";
 import type { Socket } from "node:net";
@@ -28,6 +29,7 @@ import { documentCommonResponses, documentResponseHeaders } from "./common-respo
 import type { Config } from "./config.ts";
 import { registerDocs } from "./docs.ts";
 import { handleError, handleNotFound } from "./error-handler.ts";
+import { HttpError, MALFORMED_JSON, PasswordHashQueueFull } from "./errors.ts";
 import { createAccountMails } from "./mail/messages.ts";
 import { createSealer } from "./mail/seal.ts";
 import { createMailSender } from "./mail/sender.ts";
@@ -213,7 +215,8 @@ export async function buildApp({
       requestTimeout: connections.requestTimeoutMs,
       connectionsCheckingInterval: connections.checkIntervalMs,
       // A request without Content-Length or Transfer-Encoding has no body: Node skips the body stream's
-      // events for it (every GET). No route reads a body that is not announced.
+      // events for it (every GET). commonHeaders drops the Content-Type of such a request, so that no
+      // parser waits for a body that is not coming.
       optimizeEmptyRequests: true,
     },
     requestTimeout: connections.requestTimeoutMs,
@@ -235,6 +238,17 @@ export async function buildApp({
   app.setNotFoundHandler(handleNotFound);
   // JSON is the only body type outside the token endpoint; text/plain would otherwise parse.
   app.removeContentTypeParser("text/plain");
+  // An empty JSON body (Content-Length: 0) is no body, as a request without one is (see commonHeaders):
+  // the route answers both alike, instead of Fastify's 400 for an empty body. JSON is UTF-8 (RFC 8259
+  // section 8.1): other bytes are malformed JSON, not text to repair with replacement characters.
+  const parseJson = app.getDefaultJsonParser("error", "error");
+  app.removeContentTypeParser("application/json");
+  app.addContentTypeParser("application/json", { parseAs: "buffer" }, function utf8JsonOrNoBody(request, body, done) {
+    const bytes = body as Buffer;
+    if (bytes.length === 0) done(null, undefined);
+    else if (!isUtf8(bytes)) done(new HttpError(400, MALFORMED_JSON), undefined);
+    else parseJson(request, bytes.toString("utf8"), done);
+  });
   // One hook for the headers every answer carries. API answers may carry a token or a user's record, so
   // nothing is cached unless a route says otherwise (the key set and the metadata, the docs' assets).
   app.addHook("onRequest", function commonHeaders(request, reply, done) {
@@ -242,6 +256,17 @@ export async function buildApp({
       .header("x-content-type-options", "nosniff")
       .header("x-request-id", request.id)
       .header("cache-control", "no-store");
+    // RFC 9112 section 6.3: without Content-Length or Transfer-Encoding a request has no body. Node
+    // (optimizeEmptyRequests) ends such a body without an event, and Fastify reads a body wherever a
+    // Content-Type is sent: it would wait for ever. A type that describes no body is dropped, so the
+    // route answers at once, as it answers a request without one.
+    const headers = request.raw.headers;
+    if (
+      headers["content-type"] !== undefined &&
+      headers["content-length"] === undefined &&
+      headers["transfer-encoding"] === undefined
+    )
+      delete headers["content-type"];
     done();
   });
   if (draining) {
@@ -284,17 +309,34 @@ export async function buildApp({
       keys,
       issuer: addresses.issuer,
       audience: addresses.audience,
+      expectedIssuer: addresses.expectedIssuer,
+      expectedAudience: addresses.expectedAudience,
       clock,
       leewaySeconds: config.clockLeewaySeconds,
     }),
     { clock, leewaySeconds: config.clockLeewaySeconds },
   );
-  const hasher = createPasswordHasher(config.argon2);
+  const hasher = createPasswordHasher(config.argon2, { queueLimit: config.passwordHashQueueLimit, clock });
   const passwords = metrics ? metrics.instrumentHasher(hasher) : hasher;
   if (metrics) {
+    // A refusal of the full hash queue is a 503 like a store's; the error itself tells them apart. Only
+    // errors run this hook, and the set is only read for a 503.
+    const refusedTurns = new WeakSet<FastifyRequest>();
+    app.addHook("onError", function noteRefusedHashTurn(request, _reply, error, done) {
+      if (error instanceof PasswordHashQueueFull) refusedTurns.add(request);
+      done();
+    });
     app.addHook("onResponse", function recordMetrics(request, reply, done) {
       const route = request.routeOptions.url ?? "(unmatched)";
-      metrics.observeRequest(request.method, route, reply.statusCode, reply.elapsedTime / 1000, request.loginStep);
+      const status = reply.statusCode;
+      metrics.observeRequest(
+        request.method,
+        route,
+        status,
+        reply.elapsedTime / 1000,
+        request.loginStep,
+        status === 503 && refusedTurns.has(request),
+      );
       done();
     });
   }
@@ -306,6 +348,8 @@ export async function buildApp({
   const factors = createSecondFactors({
     store,
     keys: config.mfa.encryptionKeys,
+    // One of the two is empty: secrets under HS256, private keys under EdDSA and ES256.
+    signingMaterial: [...config.signingSecrets, ...config.signingKeys],
     issuer: config.mfa.totpIssuer,
     limits,
     clock,
@@ -314,7 +358,8 @@ export async function buildApp({
   const policy = createPasswordPolicy({ listCheck: config.passwordListCheck });
   const mails = createAccountMails(
     { from: config.mail.from, ...config.accountRecovery },
-    createSealer(config.signingSecrets),
+    // Under EdDSA or ES256 there is no signing secret: the private keys seal instead (HKDF over the PEM).
+    createSealer([...config.signingSecrets, ...config.signingKeys]),
   );
   const sender = createMailSender({
     store,
@@ -362,6 +407,7 @@ export async function buildApp({
       factors,
       verificationRequired: config.accountRecovery.verificationRequired,
       passkeys,
+      oauthErrorFields: config.oauthErrorFields,
     });
     await api.register(passkeyRoutes, { store, guards, passkeys, factors });
     await api.register(meRoutes, { store, guards, passwords, sessions, audit, policy, recovery });

@@ -295,6 +295,7 @@ async function resealSecondFactors(args: string[]): Promise<void> {
     createSecondFactors({
       store,
       keys: config.mfa.encryptionKeys,
+      signingMaterial: [...config.signingSecrets, ...config.signingKeys],
       issuer: config.mfa.totpIssuer,
       limits: createRateLimits({ ...config.rateLimit, enabled: false }, new MemoryCounterStore()),
       clock: Date.now,

@@ -49,10 +49,7 @@ export function documentCommonResponses(app: FastifyInstance): void {
         "The request body is not valid JSON",
       );
       responses[413] ??= errorResponse("The body is over the size limit (16 KiB).", "Request body is too large");
-      responses[415] ??= errorResponse(
-        "The body is not of the type this route takes.",
-        "Unsupported Media Type: text/plain",
-      );
+      responses[415] ??= errorResponse("The body is not of the type this route takes.", "Unsupported Media Type");
     }
     responses[503] ??= errorResponse(
       "The database or the shared counters cannot be reached; `Retry-After` says when to try again.",

@@ -16,6 +16,7 @@ import {
   type SigningAlgorithm,
 } from "./auth/keys.ts";
 import { createPasswordPolicy } from "./auth/password-policy.ts";
+import { DEFAULT_HASH_QUEUE_LIMIT } from "./auth/passwords.ts";
 import { ConfigError } from "./errors.ts";
 
 export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
@@ -47,15 +48,28 @@ export interface Config {
    * issuer and the base of every link in a mail. Unset: the listen address.
    */
   publicUrl?: string;
-  /** The tokens' iss; unset means PUBLIC_URL, or else the listen address. */
+  /**
+   * The tokens' iss, required of every token: TOKEN_ISSUER, else PUBLIC_URL. Unset: tokens name the
+   * listen address, and iss is not compared (it differs between instances and across ports).
+   */
   tokenIssuer?: string;
-  /** The tokens' aud; unset means the issuer. */
+  /** The tokens' aud, required of every token; unset means the declared issuer (none: not compared). */
   tokenAudience?: string;
   /** Resource servers that may call POST /auth/introspect with HTTP Basic (besides admins). */
   introspectionClients: IntrospectionClient[];
+  /**
+   * OAUTH_ERROR_FIELDS: the token endpoints' errors also carry RFC 6749's `error` and
+   * `error_description`, for OAuth client libraries. Off by default: the spec's error body is `detail` alone.
+   */
+  oauthErrorFields: boolean;
   /** Clock skew tolerated when checking exp, nbf and iat. */
   clockLeewaySeconds: number;
   argon2: Argon2Params;
+  /**
+   * PASSWORD_HASH_QUEUE_LIMIT: hashes and verifies that may wait for a core; beyond it a route that
+   * hashes answers 503 with Retry-After at once (src/auth/passwords.ts).
+   */
+  passwordHashQueueLimit: number;
   rateLimit: RateLimitConfig;
   /** Fastify's trustProxy: whether X-Forwarded-For names the client address. */
   trustProxy: boolean | number | string[];
@@ -89,7 +103,8 @@ export interface Config {
 export interface MfaConfig {
   /**
    * MFA_ENCRYPTION_KEY: keys that seal TOTP secrets and key the recovery-code hashes. The first seals,
-   * every one opens (rotation); each at least 32 bytes.
+   * every one opens (rotation); each at least 32 bytes. Empty when it is unset with PostgreSQL:
+   * authenticator apps are off then, and recovery codes are keyed by the signing material.
    */
   encryptionKeys: string[];
   /** The issuer shown by authenticator apps (the otpauth URI's issuer). */
@@ -184,12 +199,14 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): LoadedConfig 
     ...optional("tokenIssuer", parsePublicUrl("TOKEN_ISSUER", setting(env, "TOKEN_ISSUER")) ?? publicUrl),
     ...optional("tokenAudience", parseAudience(setting(env, "TOKEN_AUDIENCE"))),
     introspectionClients: parseIntrospectionClients(setting(env, "INTROSPECTION_CLIENTS")),
+    oauthErrorFields: parseBoolean("OAUTH_ERROR_FIELDS", setting(env, "OAUTH_ERROR_FIELDS") ?? "off"),
     clockLeewaySeconds: parseInteger(env, "CLOCK_LEEWAY_SECONDS", 5, 0, 300),
     argon2: {
       memoryKib: parseInteger(env, "ARGON2_MEMORY_KIB", 19_456, 7_168, 4_194_304),
       timeCost: parseInteger(env, "ARGON2_TIME_COST", 2, 1, 100),
       parallelism: parseInteger(env, "ARGON2_PARALLELISM", 1, 1, 16),
     },
+    passwordHashQueueLimit: parseInteger(env, "PASSWORD_HASH_QUEUE_LIMIT", DEFAULT_HASH_QUEUE_LIMIT, 0, 100_000),
     rateLimit: {
       enabled: parseBoolean("RATE_LIMIT", setting(env, "RATE_LIMIT") ?? "on"),
       windowSeconds: parseInteger(env, "RATE_LIMIT_WINDOW_SECONDS", 900, 1, 86_400),
@@ -650,22 +667,31 @@ interface SecretSetting {
   fileName: string;
   /** What the secret is, in notices: "signing secret". */
   noun: string;
-  /** Why PostgreSQL needs it set: every instance must share it. */
-  sharedReason: string;
+  /**
+   * Unset with PostgreSQL: why the service cannot start (every instance must share one value), or, for
+   * a setting that only an optional feature needs, the notice that the feature is off until it is set.
+   */
+  unsetWithPostgres: { required: string } | { off: string };
 }
 
 const SIGNING_SECRET: SecretSetting = {
   name: "SIGNING_SECRET",
   fileName: SECRET_FILE_NAME,
   noun: "signing secret",
-  sharedReason: "every instance must share one secret",
+  unsetWithPostgres: { required: "every instance must share one secret" },
 };
 
 const MFA_KEY: SecretSetting = {
   name: "MFA_ENCRYPTION_KEY",
   fileName: MFA_KEY_FILE_NAME,
   noun: "second-factor encryption key",
-  sharedReason: "every instance must open the same sealed TOTP secrets",
+  // Only authenticator apps need it: passkeys, and recovery codes (keyed by the signing material then, see
+  // auth/second-factors.ts), work without it.
+  unsetWithPostgres: {
+    off:
+      "MFA_ENCRYPTION_KEY is unset: authenticator apps are off until it is set (one value shared by every " +
+      "instance); passkeys and recovery codes work without it",
+  },
 };
 
 /**
@@ -687,7 +713,10 @@ function resolveSecrets(
     );
   }
   if (database.kind === "postgres") {
-    throw new ConfigError(kind.name, `is required with PostgreSQL: ${kind.sharedReason}`);
+    const unset = kind.unsetWithPostgres;
+    if ("required" in unset) throw new ConfigError(kind.name, `is required with PostgreSQL: ${unset.required}`);
+    notices.push(unset.off);
+    return [];
   }
   if (database.path === ":memory:") {
     notices.push(

@@ -4,7 +4,8 @@
 // their safe messages, and anything else as a logged 500 whose detail is
 // generic: no stack trace or internal message reaches a client.
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
-import { type Headers, HttpError, INTERNAL_ERROR, StoreUnavailable } from "./errors.ts";
+import { type Headers, HttpError, INTERNAL_ERROR, MALFORMED_JSON, StoreUnavailable } from "./errors.ts";
+import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, PASSWORD_TOO_LONG, PASSWORD_TOO_SHORT } from "./schemas.ts";
 
 type ValidationIssue = NonNullable<FastifyError["validation"]>[number];
 
@@ -30,7 +31,7 @@ export function describeError(error: FastifyError, request: FastifyRequest): Err
       headers: {},
     };
   if (error.code === "FST_ERR_CTP_INVALID_JSON_BODY" || error instanceof SyntaxError)
-    return { status: 400, detail: "The request body is not valid JSON", headers: {} };
+    return { status: 400, detail: MALFORMED_JSON, headers: {} };
   if (typeof error.statusCode === "number" && error.statusCode >= 400 && error.statusCode < 500)
     return { status: error.statusCode, detail: error.message, headers: {} };
   request.log.error({ err: error }, "request failed");
@@ -46,7 +47,7 @@ export function handleNotFound(_request: FastifyRequest, reply: FastifyReply): v
   reply.code(404).send({ detail: "Not Found" });
 }
 
-/** One readable line naming the field: "body.password: must NOT have fewer than 8 characters". */
+/** One readable line naming the field: "body.email: must match format \"email\"". */
 function describeValidation(context: string, issues: ValidationIssue[]): string {
   const issue = issues[0];
   if (issue === undefined) return `${context}: invalid`;
@@ -54,5 +55,10 @@ function describeValidation(context: string, issues: ValidationIssue[]): string 
   const params = issue.params as Record<string, unknown>;
   if (issue.keyword === "required") return `${path}.${String(params.missingProperty)}: field required`;
   if (issue.keyword === "additionalProperties") return `${path}.${String(params.additionalProperty)}: unknown field`;
+  // A new password outside its lengths gets a sentence, as the password list's refusal does.
+  if (path.endsWith("password")) {
+    if (issue.keyword === "minLength" && params.limit === PASSWORD_MIN_LENGTH) return PASSWORD_TOO_SHORT;
+    if (issue.keyword === "maxLength" && params.limit === PASSWORD_MAX_LENGTH) return PASSWORD_TOO_LONG;
+  }
   return `${path}: ${issue.message ?? "invalid"}`;
 }

@@ -13,12 +13,16 @@ export const EMAIL_TAKEN = "A user with this email already exists";
 export const UNSUPPORTED_GRANT_TYPE =
   "Unsupported grant_type: only 'password', 'refresh_token' and the documented second-factor grants are supported";
 export const INTERNAL_ERROR = "Internal Server Error";
+/** Bad JSON syntax, or bytes that are not UTF-8 (RFC 8259 section 8.1). */
+export const MALFORMED_JSON = "The request body is not valid JSON";
 export const NOT_ENOUGH_PRIVILEGES = "Not enough privileges";
 export const USER_NOT_FOUND = "User not found";
 export const SIGNUP_CLOSED = "Sign-up is closed: only admins can create users";
 export const LAST_ACTIVE_ADMIN = "The last active admin cannot be deleted, demoted or deactivated";
 export const INCORRECT_CURRENT_PASSWORD = "Current password is incorrect";
 export const SERVICE_UNAVAILABLE = "The service is temporarily unavailable; try again shortly";
+/** A route that hashes a password, while too many hashes already wait for a core (PASSWORD_HASH_QUEUE_LIMIT). */
+export const PASSWORD_CHECKS_BUSY = "Too many password checks are waiting right now; try again in a few seconds";
 /** /readyz while the process drains after SIGTERM. */
 export const SHUTTING_DOWN = "The service is shutting down";
 
@@ -65,6 +69,17 @@ export class StoreUnavailable extends HttpError {
     super(503, SERVICE_UNAVAILABLE, { "retry-after": "1" });
     this.name = "StoreUnavailable";
     this.cause = cause;
+  }
+}
+
+/**
+ * Thrown by the password hasher when a hash would queue behind PASSWORD_HASH_QUEUE_LIMIT others: 503 at once,
+ * with Retry-After in whole seconds (at least 1), rather than a wait that grows with the storm.
+ */
+export class PasswordHashQueueFull extends HttpError {
+  constructor(retryAfterSeconds: number) {
+    super(503, PASSWORD_CHECKS_BUSY, { "retry-after": String(retryAfterSeconds) });
+    this.name = "PasswordHashQueueFull";
   }
 }
 

@@ -1,7 +1,8 @@
 // The application/x-www-form-urlencoded parser, registered only inside the
 // token endpoint's plugin so that no JSON route accepts a form by accident.
 // A repeated parameter is refused (RFC 6749 section 3.1) and an empty value
-// counts as absent, so `scope=` is ignored and `username=` is "missing".
+// counts as absent, so `scope=` is ignored and `username=` is "missing". A
+// request with no body at all is an empty form: its fields are missing too.
 import type { FastifyInstance } from "fastify";
 import { HttpError } from "./errors.ts";
 
@@ -23,5 +24,9 @@ export function acceptFormBodies(app: FastifyInstance): void {
     } catch (error) {
       done(error as Error, undefined);
     }
+  });
+  app.addHook("preValidation", function noBodyIsAnEmptyForm(request, _reply, done) {
+    request.body ??= Object.create(null);
+    done();
   });
 }

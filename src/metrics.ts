@@ -3,9 +3,10 @@
 // Request counts and latency by route and status, login outcomes, rate-limit
 // refusals and store failures are all read off responses in one onResponse
 // hook; mail deliveries are counted by the outbox sender; hash durations come from a wrapper around the password hasher;
+// the hash queue's depth is read when scraped, and its refusals (503) are told from a store's by the app's onError hook;
 // process metrics from prom-client's defaults.
-import { Counter, collectDefaultMetrics, Histogram, Registry } from "prom-client";
-import type { PasswordHasher } from "./auth/passwords.ts";
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+import { hashingLoad, type PasswordHasher } from "./auth/passwords.ts";
 
 /** Which step of a login a token-endpoint request was, when not the password or refresh grant's plain answer. */
 export type LoginStep = "mfa_required" | "second_factor";
@@ -23,9 +24,17 @@ export interface Metrics {
   exposition(): Promise<string>;
   /**
    * Records one finished request. `route` is the route pattern (`/users/:id`), never the raw URL;
-   * `loginStep` tells a second-factor challenge or grant from a plain login.
+   * `loginStep` tells a second-factor challenge or grant from a plain login; `hashQueueFull` tells a
+   * 503 of the full password-hash queue from one of an unreachable store.
    */
-  observeRequest(method: string, route: string, status: number, seconds: number, loginStep?: LoginStep | null): void;
+  observeRequest(
+    method: string,
+    route: string,
+    status: number,
+    seconds: number,
+    loginStep?: LoginStep | null,
+    hashQueueFull?: boolean,
+  ): void;
   /** A connection Node answered and closed before any route ran: 408 (request not received in time), 431, 400. */
   observeConnectionError(status: number): void;
   /** The same hasher, timing every hash and verify. */
@@ -73,6 +82,20 @@ export function createMetrics(): Metrics {
     labelNames: ["route"] as const,
     registers: [registry],
   });
+  const hashRefusals = new Counter({
+    name: "password_hash_queue_refusals_total",
+    help: "Requests answered 503 at once because PASSWORD_HASH_QUEUE_LIMIT hashes were already waiting for a core, by route.",
+    labelNames: ["route"] as const,
+    registers: [registry],
+  });
+  new Gauge({
+    name: "password_hash_queue_depth",
+    help: "Password hashes and verifies waiting for a core now (at most PASSWORD_HASH_QUEUE_LIMIT; those running are not counted).",
+    registers: [registry],
+    collect() {
+      this.set(hashingLoad().waiting);
+    },
+  });
   const hashing = new Histogram({
     name: "password_hash_duration_seconds",
     help: "Argon2id (or imported bcrypt) work per operation: hash, verify, verify_dummy.",
@@ -118,12 +141,12 @@ export function createMetrics(): Metrics {
       // sample); Prometheus' text format and OpenMetrics spell it "NaN".
       return (await registry.metrics()).replace(/ Nan$/gm, " NaN");
     },
-    observeRequest(method, route, status, seconds, loginStep) {
+    observeRequest(method, route, status, seconds, loginStep, hashQueueFull = false) {
       const labels = { method, route, status: String(status) };
       requests.inc(labels);
       latency.observe(labels, seconds);
       if (status === 429) refusals.inc({ route });
-      if (status === 503) storeErrors.inc({ route });
+      if (status === 503) (hashQueueFull ? hashRefusals : storeErrors).inc({ route });
       if (route === "/auth/token" && method === "POST") {
         const outcome =
           status === 200 ? "success" : status === 401 ? "failure" : status === 429 ? "rate_limited" : undefined;

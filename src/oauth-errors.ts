@@ -1,9 +1,11 @@
 // RFC 6749 section 5.2 error codes for the OAuth endpoints (token and
-// revocation). Their error bodies carry the spec's `detail`, with the spec's
-// status and message unchanged, and next to it the `error` code that OAuth
-// client libraries look for, so they raise their own error instead of taking
-// the error body for a token. Rendered by this plugin-level error handler,
-// which otherwise says exactly what the service-wide one says.
+// revocation), opt-in with OAUTH_ERROR_FIELDS=on. The spec's error body is
+// `detail` alone, and that stays the default. OAuth client libraries (authlib,
+// oauth4webapi) look for `error` to tell an error from a token response, so
+// with the setting on the body carries `error` and `error_description` beside
+// the spec's `detail`, with the spec's status and message unchanged. Rendered
+// by this plugin-level error handler, which otherwise says exactly what the
+// service-wide one says.
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
 import { describeError } from "./error-handler.ts";
 import { UNSUPPORTED_GRANT_TYPE } from "./errors.ts";
@@ -38,5 +40,5 @@ export function handleOAuthError(error: FastifyError, request: FastifyRequest, r
   reply
     .code(status)
     .headers(headers)
-    .send({ error: oauthErrorCode(status, detail), detail });
+    .send({ error: oauthErrorCode(status, detail), error_description: detail, detail });
 }

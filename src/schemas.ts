@@ -4,7 +4,7 @@
 // (a second guard that a password hash never leaves the service).
 import { type Static, Type } from "typebox";
 import { ACCESS_TOKEN_LIFETIME_SECONDS } from "./auth/tokens.ts";
-import { COULD_NOT_VALIDATE_CREDENTIALS } from "./errors.ts";
+import { COULD_NOT_VALIDATE_CREDENTIALS, PASSWORD_CHECKS_BUSY } from "./errors.ts";
 import { OAUTH_ERROR_CODES, type OAuthErrorCode } from "./oauth-errors.ts";
 
 /** Extension grants (RFC 6749 section 4.5) that answer the password grant's second-factor challenge. */
@@ -18,6 +18,9 @@ export const EMAIL_MAX_LENGTH = 254;
 /** OWASP ASVS: at least 8 characters; long passphrases allowed, never truncated. */
 export const PASSWORD_MIN_LENGTH = 8;
 export const PASSWORD_MAX_LENGTH = 256;
+/** What a person reads when a new password is outside those lengths (the validator's words are for code). */
+export const PASSWORD_TOO_SHORT = `This password is too short: use at least ${PASSWORD_MIN_LENGTH} characters`;
+export const PASSWORD_TOO_LONG = `This password is too long: use at most ${PASSWORD_MAX_LENGTH} characters`;
 
 export const ErrorBody = Type.Object(
   { detail: Type.String({ description: "What went wrong, for a person to read." }) },
@@ -454,6 +457,18 @@ export const PasskeyOut = Type.Object(
   },
   { $id: "Passkey", description: "One of your passkeys. Never its key material." },
 );
+
+export const PasskeyAddedOut = Type.Object(
+  {
+    ...PasskeyOut.properties,
+    recovery_codes: Type.Array(Type.String(), {
+      description:
+        "Your first second factor's ten recovery codes, shown this once: each works once in place of a " +
+        "passkey or an app's code. Empty when you already had codes (they stay valid).",
+    }),
+  },
+  { $id: "PasskeyAdded", description: "The passkey just added, and the recovery codes of a first factor." },
+);
 export const PasskeyList = Type.Array(PasskeyOut, { $id: "PasskeyList", description: "Your passkeys, oldest first." });
 export const PasskeyIdParams = Type.Object({ id: Type.String({ format: "uuid" }) });
 export const PasskeyRename = Type.Object(
@@ -553,16 +568,18 @@ export const EmailVerified = Type.Object(
   { $id: "EmailVerified", description: "The address is verified (and, after a change, is now the account's e-mail)." },
 );
 /** An error response of the OAuth endpoints: the spec's detail and RFC 6749 section 5.2's error code. */
-export function oauthErrorResponse(description: string, example: string, code: OAuthErrorCode) {
+export function oauthErrorResponse(description: string, example: string, code: OAuthErrorCode, withFields: boolean) {
+  if (!withFields) return errorResponse(description, example);
   return Type.Object(
     {
       error: Type.Union(
         OAUTH_ERROR_CODES.map((value) => Type.Literal(value)),
-        { description: "RFC 6749 section 5.2 error code." },
+        { description: "RFC 6749 section 5.2 error code (OAUTH_ERROR_FIELDS=on)." },
       ),
+      error_description: Type.String({ description: "The same words as `detail` (OAUTH_ERROR_FIELDS=on)." }),
       detail: ErrorBody.properties.detail,
     },
-    { description, examples: [{ error: code, detail: example }] },
+    { description, examples: [{ error: code, error_description: example, detail: example }] },
   );
 }
 
@@ -577,12 +594,22 @@ export const UnauthorizedResponse = errorResponse(
   COULD_NOT_VALIDATE_CREDENTIALS,
 );
 
+/** Why a route that hashes or verifies a password answers 503 (the token endpoint says it in its own entry). */
+export const PASSWORD_CHECKS_BUSY_DESCRIPTION =
+  "too many password checks are already waiting for a core (`PASSWORD_HASH_QUEUE_LIMIT`), so this one is " +
+  "refused at once rather than queued";
+
+/** The 503 of a route that hashes or verifies a password: the store's reasons, and the full hash queue. */
+export const PasswordRouteUnavailable = errorResponse(
+  `The database or the shared counters cannot be reached, or ${PASSWORD_CHECKS_BUSY_DESCRIPTION}; ` +
+    "`Retry-After` says when to try again.",
+  PASSWORD_CHECKS_BUSY,
+);
+
 /** The password grant's answer for an account with a second factor (RFC 6749 section 5.2 shape, Auth0's code). */
 export const MfaRequired = Type.Object(
   {
-    error: Type.Union([Type.Literal("mfa_required"), Type.Literal("invalid_grant")], {
-      description: "`mfa_required`; `invalid_grant` when the e-mail address is not verified yet.",
-    }),
+    error: Type.Literal("mfa_required", { description: "The step of the flow this answer asks for." }),
     detail: ErrorBody.properties.detail,
     error_description: Type.Optional(Type.String({ description: "The same words as `detail`." })),
     mfa_token: Type.Optional(

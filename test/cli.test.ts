@@ -291,7 +291,14 @@ describe("npm run cli", () => {
     const store = openSqliteStore(join(cwd, "data", "users.db"));
     const user = await store.create({ email: "ada@example.com", hashedPassword: "h" });
     const limits = createRateLimits({ ...testConfig().rateLimit, enabled: false }, new MemoryCounterStore());
-    const factors = createSecondFactors({ store, keys: [older!], issuer: "x", limits, clock: Date.now });
+    const factors = createSecondFactors({
+      store,
+      keys: [older!],
+      signingMaterial: [],
+      issuer: "x",
+      limits,
+      clock: Date.now,
+    });
     await factors.enrolTotp(user);
     const sealed = (await store.listTotpSecrets())[0]!.sealedSecret;
     await store.close();

@@ -2,7 +2,7 @@
 // the generated signing-secret file on the embedded default.
 import assert from "node:assert/strict";
 import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { generatePrivateKeyPem } from "../src/auth/keys.ts";
@@ -96,6 +96,16 @@ describe("loadConfig", () => {
     assert.equal(short.connections.shutdownDelayMs, 1500);
   });
 
+  test("the password-hash queue holds 100 turns per core unless PASSWORD_HASH_QUEUE_LIMIT says otherwise", (t) => {
+    const cwd = tempDir(t);
+    const limit = (env: Record<string, string>) =>
+      loadConfig({ SIGNING_SECRET: SECRET, ...env }, cwd).config.passwordHashQueueLimit;
+    assert.equal(limit({}), 100 * availableParallelism());
+    assert.equal(limit({ PASSWORD_HASH_QUEUE_LIMIT: "" }), 100 * availableParallelism());
+    assert.equal(limit({ PASSWORD_HASH_QUEUE_LIMIT: "0" }), 0);
+    assert.equal(limit({ PASSWORD_HASH_QUEUE_LIMIT: "5000" }), 5000);
+  });
+
   const bad: [string, Record<string, string>, RegExp][] = [
     ["PORT", { PORT: "http" }, /^PORT: must be a whole number from 0 to 65535, got "http"$/],
     ["PORT", { PORT: "70000" }, /^PORT: /],
@@ -118,6 +128,13 @@ describe("loadConfig", () => {
       { SHUTDOWN_DELAY_MS: "10000" },
       /^SHUTDOWN_DELAY_MS: must be less than SHUTDOWN_TIMEOUT_MS \(10000\)/,
     ],
+    [
+      "PASSWORD_HASH_QUEUE_LIMIT",
+      { PASSWORD_HASH_QUEUE_LIMIT: "-1" },
+      /^PASSWORD_HASH_QUEUE_LIMIT: must be a whole number from 0 to 100000, got "-1"$/,
+    ],
+    ["PASSWORD_HASH_QUEUE_LIMIT", { PASSWORD_HASH_QUEUE_LIMIT: "lots" }, /^PASSWORD_HASH_QUEUE_LIMIT: must be/],
+    ["PASSWORD_HASH_QUEUE_LIMIT", { PASSWORD_HASH_QUEUE_LIMIT: "100001" }, /^PASSWORD_HASH_QUEUE_LIMIT: must be/],
     ["SQLITE_SYNCHRONOUS", { SQLITE_SYNCHRONOUS: "off" }, /^SQLITE_SYNCHRONOUS: must be normal or full, got "off"$/],
     [
       "MAX_SESSIONS_PER_USER",
@@ -389,6 +406,16 @@ describe("loadConfig", () => {
     ]);
   });
 
+  test("OAUTH_ERROR_FIELDS: off unless turned on; a value that is not a switch stops the service naming it", (t) => {
+    const cwd = tempDir(t);
+    assert.equal(loadConfig({ SIGNING_SECRET: SECRET }, cwd).config.oauthErrorFields, false);
+    assert.equal(loadConfig({ SIGNING_SECRET: SECRET, OAUTH_ERROR_FIELDS: "on" }, cwd).config.oauthErrorFields, true);
+    assert.throws(
+      () => loadConfig({ SIGNING_SECRET: SECRET, OAUTH_ERROR_FIELDS: "rfc" }, cwd),
+      /^ConfigError: OAUTH_ERROR_FIELDS: must be true or false, got "rfc"$/,
+    );
+  });
+
   test("refuses bad URLs, audiences and introspection clients, never echoing a client secret", (t) => {
     const cwd = tempDir(t);
     const cases: [Record<string, string>, RegExp][] = [
@@ -414,7 +441,7 @@ describe("loadConfig", () => {
     }
   });
 
-  test("MFA_ENCRYPTION_KEY: a list (first seals), a generated owner-only file beside SQLite, required with PostgreSQL", (t) => {
+  test("MFA_ENCRYPTION_KEY: a list (first seals), a generated owner-only file beside SQLite, optional with PostgreSQL", (t) => {
     const cwd = tempDir(t);
     const keys = ["k".repeat(32), "j".repeat(40)];
     const listed = loadConfig({ SIGNING_SECRET: SECRET, MFA_ENCRYPTION_KEY: ` ${keys.join(" , ")} ` }, cwd);
@@ -442,7 +469,6 @@ describe("loadConfig", () => {
         { MFA_ENCRYPTION_KEY: `${"k".repeat(32)},short` },
         /^MFA_ENCRYPTION_KEY: secret number 2 must be at least 32 bytes, got 5$/,
       ],
-      [{ DATABASE_URL: "postgres://db/users" }, /^MFA_ENCRYPTION_KEY: is required with PostgreSQL/],
       [{ TOTP_ISSUER: "a:b" }, /^TOTP_ISSUER: must be 1 to 64 printable characters without a colon/],
       [{ MFA_LIMIT_PER_ACCOUNT: "0" }, /^MFA_LIMIT_PER_ACCOUNT: must be a whole number from 1 to 1000/],
     ] as const) {
@@ -453,6 +479,31 @@ describe("loadConfig", () => {
         JSON.stringify(env),
       );
     }
+
+    // Only authenticator apps need it: a PostgreSQL deployment without it starts, and says so once.
+    const postgres = loadConfig({ SIGNING_SECRET: SECRET, DATABASE_URL: "postgres://db/users" }, cwd);
+    assert.deepEqual(postgres.config.mfa.encryptionKeys, []);
+    assert.deepEqual(
+      postgres.notices.filter((notice) => notice.includes("MFA_ENCRYPTION_KEY")),
+      [
+        "MFA_ENCRYPTION_KEY is unset: authenticator apps are off until it is set (one value shared by every " +
+          "instance); passkeys and recovery codes work without it",
+      ],
+    );
+    const postgresWithKey = {
+      SIGNING_SECRET: SECRET,
+      DATABASE_URL: "postgres://db/users",
+      MFA_ENCRYPTION_KEY: keys[0],
+    };
+    const withKey = loadConfig(postgresWithKey, cwd);
+    assert.deepEqual(withKey.config.mfa.encryptionKeys, [keys[0]]);
+    assert.deepEqual(withKey.notices, []);
+    assert.throws(
+      () => loadConfig({ SIGNING_SECRET: undefined, DATABASE_URL: "postgres://db/users" }, cwd),
+      /^ConfigError: SIGNING_SECRET: is required with PostgreSQL/,
+      "the signing secret is still required",
+    );
+
     assert.equal(
       loadConfig(
         { SIGNING_SECRET: SECRET, DATABASE_URL: "sqlite::memory:", PUBLIC_URL: "https://auth.example.com" },

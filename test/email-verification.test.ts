@@ -90,10 +90,10 @@ describe("e-mail verification", () => {
     await signUp(app, email);
     const refused = await requestToken(app, { username: email, password: PASSWORD });
     assert.equal(refused.statusCode, 403);
-    assert.deepEqual(refused.json(), { error: "invalid_grant", detail: EMAIL_NOT_VERIFIED });
+    assert.deepEqual(refused.json(), { detail: EMAIL_NOT_VERIFIED });
     const wrong = await requestToken(app, { username: email, password: "not the password" });
     assert.equal(wrong.statusCode, 401);
-    assert.deepEqual(wrong.json(), { error: "invalid_grant", detail: INCORRECT_EMAIL_OR_PASSWORD });
+    assert.deepEqual(wrong.json(), { detail: INCORRECT_EMAIL_OR_PASSWORD });
     assert.equal(wrong.headers["www-authenticate"], "Bearer");
     assert.equal((await verify(app, tokenIn((await mailFor(email))[0]!))).statusCode, 200);
     assert.equal((await requestToken(app, { username: email, password: PASSWORD })).statusCode, 200);

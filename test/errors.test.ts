@@ -65,6 +65,51 @@ describe("error responses", () => {
     assert.deepEqual(response.json(), { detail: "The request body is not valid JSON" });
   });
 
+  test("answers a JSON body that is not UTF-8 with the same 400 as malformed JSON (RFC 8259 section 8.1)", async (t) => {
+    const { app } = await buildTestApp(t);
+    const response = await app.inject({
+      method: "POST",
+      url: "/users",
+      headers: { "content-type": "application/json" },
+      // {"em\xffail": ...}: one byte that no UTF-8 text holds.
+      payload: Buffer.concat([
+        Buffer.from('{"em'),
+        Buffer.from([0xff]),
+        Buffer.from('ail": "a@example.com", "password": "correct horse battery"}'),
+      ]),
+    });
+    assert.equal(response.statusCode, 400);
+    assert.deepEqual(response.json(), { detail: "The request body is not valid JSON" });
+  });
+
+  test("answers each body of the wrong media type with the 415 its OpenAPI example shows, word for word", async (t) => {
+    const { app } = await buildTestApp(t);
+    const doc = (await app.inject({ method: "GET", url: "/openapi.json" })).json() as {
+      paths: Record<
+        string,
+        Record<string, { responses: Record<string, { content?: Record<string, { example?: unknown }> }> }>
+      >;
+    };
+    let checked = 0;
+    for (const [path, operations] of Object.entries(doc.paths)) {
+      for (const [method, operation] of Object.entries(operations)) {
+        const documented = operation.responses["415"]?.content?.["application/json"]?.example;
+        if (documented === undefined) continue;
+        const form = path === "/auth/token" || path === "/auth/revoke" || path === "/auth/introspect";
+        const response = await app.inject({
+          method: method.toUpperCase() as "POST",
+          url: path.replaceAll(/\{[^}]+\}/g, "0190e0c4-7d2a-7b3c-9f41-3a2b1c0d9e8f"),
+          headers: { "content-type": form ? "application/json" : "text/plain" },
+          payload: form ? "{}" : "hello",
+        });
+        if (response.statusCode !== 415) continue; // the token check answered first
+        assert.deepEqual(response.json(), documented, `${method.toUpperCase()} ${path}`);
+        checked++;
+      }
+    }
+    assert.ok(checked >= 5, `checked ${checked} routes`);
+  });
+
   test("answers an internal failure with 500 and a generic detail, and logs it with the request id", async (t) => {
     const lines: string[] = [];
     const stream = new Writable({

@@ -7,7 +7,7 @@ import type { TestContext } from "node:test";
 import type { FastifyInstance } from "fastify";
 import pg from "pg";
 import { buildApp } from "../src/app.ts";
-import { createPasswordHasher } from "../src/auth/passwords.ts";
+import { createPasswordHasher, DEFAULT_HASH_QUEUE_LIMIT } from "../src/auth/passwords.ts";
 import { keyId } from "../src/auth/tokens.ts";
 import type { Config } from "../src/config.ts";
 import { openPostgresStore } from "../src/store/postgres.ts";
@@ -34,8 +34,10 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     tokenIssuer: TEST_ISSUER,
     tokenAudience: TEST_AUDIENCE,
     introspectionClients: [],
+    oauthErrorFields: false,
     clockLeewaySeconds: 0,
     argon2: { memoryKib: 19_456, timeCost: 2, parallelism: 1 },
+    passwordHashQueueLimit: DEFAULT_HASH_QUEUE_LIMIT,
     rateLimit: {
       enabled: false,
       windowSeconds: 900,

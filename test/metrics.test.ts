@@ -79,11 +79,20 @@ describe("metrics", () => {
       return requestToken(app, { grant_type: MFA_OTP_GRANT, mfa_token: challenge.json().mfa_token, otp });
     };
     assert.equal((await grant(codeAt(secret, clock.now))).statusCode, 200);
+    const spare = (await requestToken(app, password)).json().mfa_token;
     assert.equal((await grant(codeAt(secret, clock.now + 300_000))).statusCode, 401);
-    assert.equal((await grant(codeAt(secret, clock.now))).statusCode, 429);
+    const limited = await requestToken(app, {
+      grant_type: MFA_OTP_GRANT,
+      mfa_token: spare,
+      otp: codeAt(secret, clock.now),
+    });
+    assert.equal(limited.statusCode, 429);
+    // At the limit the password step answers 429 too: a login refused at its first step.
+    assert.equal((await requestToken(app, password)).statusCode, 429);
 
     const after = parse(await metrics.exposition());
     assert.equal(after.get('logins_total{outcome="success"}'), 1, "the password-only login before the app was on");
+    assert.equal(after.get('logins_total{outcome="rate_limited"}'), 1);
     assert.equal(after.get('logins_total{outcome="mfa_required"}'), 3);
     assert.equal(after.get('logins_total{outcome="mfa_success"}'), 1);
     assert.equal(after.get('logins_total{outcome="mfa_failure"}'), 1);

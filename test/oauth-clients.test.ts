@@ -2,7 +2,8 @@
 // oauth4webapi (npm) and Python's authlib (Debian's python3-authlib, run with
 // /usr/bin/python3). Each does the password grant, calls /me, refreshes with
 // rotation, sees a replayed refresh token refused, revokes, and gets its own
-// error (not a "token") for a wrong password. oauth4webapi also reads the
+// error (not a "token") for a wrong password, with OAUTH_ERROR_FIELDS=on as
+// the README asks of their users. oauth4webapi also reads the
 // RFC 8414 metadata and checks its issuer. Without authlib the Python half is
 // skipped with a message, except under CI=true, where that is a failure.
 import assert from "node:assert/strict";
@@ -26,8 +27,10 @@ if (authlibMissing && process.env.CI === "true") throw new Error(`${SKIP_MESSAGE
 async function listeningService(t: TestContext): Promise<string> {
   const store = await openTestStore(t);
   await createUser(store, EMAIL, PASSWORD);
-  // No issuer setting: the issuer is the listen address, as a fresh install's would be.
-  const app = await buildApp({ config: testConfig({ tokenIssuer: undefined, tokenAudience: undefined }), store });
+  // No issuer setting: the issuer is the listen address, as a fresh install's would be. RFC 6749's
+  // error fields on, as the README tells users of OAuth client libraries to set them.
+  const config = testConfig({ tokenIssuer: undefined, tokenAudience: undefined, oauthErrorFields: true });
+  const app = await buildApp({ config, store });
   t.after(async () => {
     await app.close();
     await store.close();

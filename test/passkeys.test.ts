@@ -9,6 +9,7 @@
 import assert from "node:assert/strict";
 import { describe, type TestContext, test } from "node:test";
 import type { FastifyInstance } from "fastify";
+import { buildApp } from "../src/app.ts";
 import {
   PASSKEY_NOT_VERIFIED,
   relyingPartyFor,
@@ -16,10 +17,22 @@ import {
   WEBAUTHN_CHALLENGE_TTL_SECONDS,
   WEBAUTHN_GRANT,
 } from "../src/auth/passkeys.ts";
-import { MFA_WEBAUTHN_GRANT } from "../src/schemas.ts";
+import { INVALID_MFA_TOKEN } from "../src/auth/second-factors.ts";
+import { MFA_RECOVERY_CODE_GRANT, MFA_WEBAUTHN_GRANT } from "../src/schemas.ts";
 import type { UserStore } from "../src/store/store.ts";
-import { bearer, buildTestApp, createUser, loginToken, requestToken, type TestClock } from "./helpers.ts";
+import {
+  bearer,
+  buildTestApp,
+  createUser,
+  loginToken,
+  requestToken,
+  TEST_MFA_KEY,
+  TEST_SECRET,
+  type TestClock,
+  testConfig,
+} from "./helpers.ts";
 import { SoftAuthenticator } from "./soft-authenticator.ts";
+import { codeAt } from "./totp.ts";
 
 const PUBLIC_URL = "https://id.test.example";
 const ORIGIN = PUBLIC_URL;
@@ -264,13 +277,13 @@ describe("passkeys", () => {
     // The same assertion again: its challenge is spent.
     const replay = await passkeyGrant(app, challenge_id, assertion);
     assert.equal(replay.statusCode, 401);
-    assert.deepEqual(replay.json(), { error: "invalid_grant", detail: WEBAUTHN_CHALLENGE_SPENT });
+    assert.deepEqual(replay.json(), { detail: WEBAUTHN_CHALLENGE_SPENT });
     assert.equal(replay.headers["www-authenticate"], "Bearer");
     // ...and on a fresh challenge it signed the old one, so it does not verify either.
     const fresh = await authenticationOptions(app);
     const replayed = await passkeyGrant(app, fresh.challenge_id, assertion);
     assert.equal(replayed.statusCode, 401);
-    assert.deepEqual(replayed.json(), { error: "invalid_grant", detail: PASSKEY_NOT_VERIFIED });
+    assert.deepEqual(replayed.json(), { detail: PASSKEY_NOT_VERIFIED });
   });
 
   test("a passkey alone must carry user verification, come from this origin and RP id, and count forward", async (t) => {
@@ -291,7 +304,7 @@ describe("passkeys", () => {
       const { challenge_id, options } = await authenticationOptions(app);
       const response = await passkeyGrant(app, challenge_id, authenticator.assert(options, lies));
       assert.equal(response.statusCode, 401, `${what}: ${response.body}`);
-      assert.deepEqual(response.json(), { error: "invalid_grant", detail: PASSKEY_NOT_VERIFIED }, what);
+      assert.deepEqual(response.json(), { detail: PASSKEY_NOT_VERIFIED }, what);
     }
     // The same counter again is a clone too; the next one up is fine.
     const same = await authenticationOptions(app);
@@ -353,7 +366,7 @@ describe("passkeys", () => {
     const unverified = await authenticationOptions(app);
     const refused = await passkeyGrant(app, unverified.challenge_id, authenticator.assert(unverified.options));
     assert.equal(refused.statusCode, 403);
-    assert.equal(refused.json().error, "invalid_grant");
+    assert.deepEqual(Object.keys(refused.json()), ["detail"], "the spec's error shape");
     assert.match(refused.json().detail, /not verified/);
     await store.update(ada.id, { emailVerifiedAt: new Date(clock.now).toISOString() });
 
@@ -382,7 +395,7 @@ describe("passkeys", () => {
     const challenge = await requestToken(app, { username: "ada@example.com", password: PASSWORD });
     assert.equal(challenge.statusCode, 403);
     assert.equal(challenge.json().error, "mfa_required");
-    assert.deepEqual(challenge.json().mfa_factors, ["webauthn"]);
+    assert.deepEqual(challenge.json().mfa_factors, ["recovery_code", "webauthn"]);
     const mfaToken = challenge.json().mfa_token as string;
     const { challenge_id, options } = await authenticationOptions(app, { mfa_token: mfaToken });
     assert.deepEqual(
@@ -399,7 +412,7 @@ describe("passkeys", () => {
       webauthn_response: JSON.stringify(bobs.assert(options)),
     });
     assert.equal(wrongUser.statusCode, 401);
-    assert.equal(wrongUser.json().error, "invalid_grant");
+    assert.deepEqual(wrongUser.json(), { detail: PASSKEY_NOT_VERIFIED });
 
     // User presence is enough after a password; the challenge is found from the signed answer.
     const second = await authenticationOptions(app, { mfa_token: mfaToken });
@@ -429,7 +442,7 @@ describe("passkeys", () => {
       webauthn_response: JSON.stringify(adas.assert(third.options)),
     });
     assert.equal(again.statusCode, 401);
-    assert.equal(again.json().error, "invalid_grant");
+    assert.deepEqual(again.json(), { detail: INVALID_MFA_TOKEN });
 
     // A sign-in challenge (passkey alone) does not serve as a second-factor one, nor the reverse.
     const loginChallenge = await authenticationOptions(app);
@@ -451,6 +464,79 @@ describe("passkeys", () => {
     const [passkey] = (await app.inject({ method: "GET", url: "/me/passkeys", headers: bearer(ada.token) })).json();
     await app.inject({ method: "DELETE", url: `/me/passkeys/${passkey.id}`, headers: bearer(ada.token) });
     assert.equal((await requestToken(app, { username: "ada@example.com", password: PASSWORD })).statusCode, 200);
+  });
+
+  test("the first passkey comes with ten recovery codes, shown once; a second passkey or an app after it keeps them", async (t) => {
+    const { app, store, clock } = await setUp(t);
+    const ada = await signedUp(app, store, "ada@example.com");
+    const status = async () => (await app.inject({ method: "GET", url: "/me/mfa", headers: bearer(ada.token) })).json();
+    const add = async (name: string) => {
+      const { challenge_id, options } = await registrationOptions(app, ada.token);
+      const response = new SoftAuthenticator(ORIGIN).register(options);
+      const added = await addPasskey(app, ada.token, { challenge_id, name, response });
+      assert.equal(added.statusCode, 201, added.body);
+      return added.json();
+    };
+
+    const first = await add("Laptop");
+    const codes: string[] = first.recovery_codes;
+    assert.deepEqual(first, {
+      id: first.id,
+      name: "Laptop",
+      created_at: new Date(clock.now).toISOString(),
+      last_used_at: null,
+      backed_up: false,
+      recovery_codes: codes,
+    });
+    assert.match(first.id, /^[0-9a-f-]{36}$/);
+    assert.equal(codes.length, 10);
+    assert.equal(new Set(codes).size, 10);
+    for (const code of codes) assert.match(code, /^[0-9a-z]{4}-[0-9a-z]{4}-[0-9a-z]{4}$/);
+    assert.deepEqual(await status(), { totp_enabled: false, recovery_codes_remaining: 10, passkeys: 1 });
+    const listed = await app.inject({ method: "GET", url: "/me/passkeys", headers: bearer(ada.token) });
+    assert.deepEqual(Object.keys(listed.json()[0]).sort(), ["backed_up", "created_at", "id", "last_used_at", "name"]);
+
+    // Losing the device no longer locks Ada out: the challenge offers a recovery code.
+    const challenge = await requestToken(app, { username: "ada@example.com", password: PASSWORD });
+    assert.equal(challenge.statusCode, 403);
+    assert.deepEqual(challenge.json().mfa_factors, ["recovery_code", "webauthn"]);
+    const recovered = await requestToken(app, {
+      grant_type: MFA_RECOVERY_CODE_GRANT,
+      mfa_token: challenge.json().mfa_token,
+      recovery_code: codes[0] as string,
+    });
+    assert.equal(recovered.statusCode, 200, recovered.body);
+    assert.deepEqual(claims(recovered.json().access_token).amr, ["pwd", "mfa"]);
+
+    // A second passkey, then an authenticator app: no new codes, and the ones Ada has stay valid.
+    const second = await add("Phone");
+    assert.deepEqual(second.recovery_codes, []);
+    const { secret } = (await app.inject({ method: "POST", url: "/me/totp", headers: bearer(ada.token) })).json();
+    const confirmed = await app.inject({
+      method: "POST",
+      url: "/me/totp/confirm",
+      headers: bearer(ada.token),
+      payload: { code: codeAt(secret, clock.now) },
+    });
+    assert.deepEqual([confirmed.statusCode, confirmed.json()], [200, { recovery_codes: [] }]);
+    assert.deepEqual(await status(), { totp_enabled: true, recovery_codes_remaining: 9, passkeys: 2 });
+    const again = await requestToken(app, {
+      grant_type: MFA_RECOVERY_CODE_GRANT,
+      mfa_token: await mfaTokenFor(app, "ada@example.com"),
+      recovery_code: codes[1] as string,
+    });
+    assert.equal(again.statusCode, 200, again.body);
+
+    const events = await store.listEvents({ userId: ada.user.id, limit: 100 });
+    const trail = events
+      .filter((e) => e.type === "passkey" || (e.type === "second_factor" && !e.outcome.endsWith("_used")))
+      .map((e) => `${e.type}:${e.outcome}`);
+    assert.deepEqual(trail, [
+      "passkey:added",
+      "second_factor:recovery_codes_generated",
+      "passkey:added",
+      "second_factor:totp_added",
+    ]);
   });
 
   test("an admin's reset of a user's factors removes the passkeys too", async (t) => {
@@ -503,7 +589,7 @@ describe("passkeys", () => {
       const response = await passkeyGrant(app, challenge_id, text);
       assert.equal(response.statusCode, status, `${text}: ${response.body}`);
       assert.equal(typeof response.json().detail, "string");
-      assert.ok(["invalid_request", "invalid_grant"].includes(response.json().error));
+      assert.deepEqual(Object.keys(response.json()), ["detail"], "the spec's error shape");
     }
     // A well-formed assertion with garbage inside, on a live challenge: a 401, not a 500.
     const live = await authenticationOptions(app);
@@ -568,6 +654,50 @@ describe("passkeys", () => {
       payload: { name: "x" },
     });
     assert.equal(rename.statusCode, 422);
+  });
+
+  test("without MFA_ENCRYPTION_KEY (PostgreSQL) recovery codes work, keyed by the signing secret, and keep working once it is set", async (t) => {
+    const keyless = { mfa: { encryptionKeys: [], totpIssuer: "Service Test" } };
+    const { app, store, clock } = await setUp(t, keyless);
+    const ada = await signedUp(app, store, "ada@example.com");
+    await register(app, ada.token, new SoftAuthenticator(ORIGIN));
+    const made = await app.inject({
+      method: "POST",
+      url: "/me/recovery-codes",
+      headers: bearer(ada.token),
+      payload: { password: PASSWORD },
+    });
+    assert.equal(made.statusCode, 200, made.body);
+    const codes: string[] = made.json().recovery_codes;
+    assert.equal(codes.length, 10);
+
+    /** The recovery-code grant on `on`, after its password step. */
+    const recover = async (on: FastifyInstance, code: string) =>
+      requestToken(on, {
+        grant_type: MFA_RECOVERY_CODE_GRANT,
+        mfa_token: await mfaTokenFor(on, "ada@example.com"),
+        recovery_code: code,
+      });
+    const used = await recover(app, codes[0] as string);
+    assert.equal(used.statusCode, 200, used.body);
+    assert.deepEqual(claims(used.json().access_token).amr, ["pwd", "mfa"]);
+
+    const appWith = async (config: Parameters<typeof testConfig>[0]) => {
+      const other = await buildApp({
+        config: testConfig({ publicUrl: PUBLIC_URL, ...config }),
+        store,
+        clock: clock.read,
+      });
+      t.after(() => other.close());
+      return other;
+    };
+    const keySet = await appWith({ mfa: { encryptionKeys: [TEST_MFA_KEY], totpIssuer: "Service Test" } });
+    assert.equal((await recover(keySet, codes[1] as string)).statusCode, 200, "made before the key was set");
+    const NEW_SECRET = "a-new-signing-secret-of-at-least-32-bytes";
+    const rotating = await appWith({ ...keyless, signingSecrets: [NEW_SECRET, TEST_SECRET] });
+    assert.equal((await recover(rotating, codes[2] as string)).statusCode, 200, "the old secret is still listed");
+    const rotated = await appWith({ ...keyless, signingSecrets: [NEW_SECRET] });
+    assert.equal((await recover(rotated, codes[3] as string)).statusCode, 401, "keyed by the secret that was removed");
   });
 
   test("the relying party: PUBLIC_URL's host and origin; without it, localhost on the listen port", () => {

@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, type TestContext, test } from "node:test";
 import { EXPIRED_LINK, INVALID_LINK, USED_LINK } from "../src/auth/account-recovery.ts";
+import { generatePrivateKeyPem } from "../src/auth/keys.ts";
 import { COMMON_PASSWORD, PASSWORD_CONTAINS_EMAIL } from "../src/auth/password-policy.ts";
 import type { Config } from "../src/config.ts";
 import { RESET_REQUESTED } from "../src/routes/account.ts";
@@ -75,6 +76,23 @@ describe("password reset by e-mail", () => {
     // A reset link proves the address too.
     assert.notEqual((await store.findById(user.id))?.emailVerifiedAt, null);
   });
+
+  for (const algorithm of ["EdDSA", "ES256"] as const) {
+    test(`under ${algorithm} (no signing secret): the link is sealed with the private key and arrives, and works`, async (t) => {
+      const { app, store } = await setup(t, {
+        signingAlgorithm: algorithm,
+        signingSecrets: [],
+        signingKeys: [generatePrivateKeyPem(algorithm)],
+      });
+      const email = address();
+      await createUser(store, email, PASSWORD);
+      assert.equal((await requestReset(app, email)).statusCode, 202);
+      const [mail] = await mailFor(email);
+      assert.ok(mail, "the mail arrives");
+      assert.equal((await confirmReset(app, tokenIn(mail), NEW_PASSWORD)).statusCode, 204);
+      assert.equal((await requestToken(app, { username: email, password: NEW_PASSWORD })).statusCode, 200);
+    });
+  }
 
   test("a link works once", async (t) => {
     const { app, store } = await setup(t);

@@ -27,9 +27,9 @@ function instanceEnv(databaseUrl: string, redisUrl: string, prefix: string, extr
     REDIS_URL: redisUrl,
     REDIS_KEY_PREFIX: prefix,
     SIGNING_SECRET: SECRET,
-    MFA_ENCRYPTION_KEY: `mfa-${SECRET}`,
-    // Behind one balancer address: otherwise each instance would name its own port as the tokens' issuer.
-    PUBLIC_URL: "http://balancer.test",
+    // No MFA_ENCRYPTION_KEY: authenticator apps are off until it is set, nothing else needs it.
+    // No PUBLIC_URL: only the settings the README requires for several instances. Each names its own
+    // address as its tokens' issuer, and each accepts the other's tokens all the same.
     DB_TIMEOUT_MS: "1000",
     REDIS_TIMEOUT_MS: "500",
     LOG_LEVEL: "info",
@@ -66,6 +66,10 @@ describe("several instances on one PostgreSQL and one Redis", { skip: MISSING ? 
       LOGIN_LIMIT_PER_ACCOUNT_AND_ADDRESS: "4",
     });
     const [a, b] = await Promise.all([start(t, env), start(t, env)]);
+    for (const instance of [a, b]) {
+      const notices = instance.output().match(/MFA_ENCRYPTION_KEY is unset: authenticator apps are off/g) ?? [];
+      assert.equal(notices.length, 1, "said once at start");
+    }
 
     assert.equal((await post(`${a.baseUrl}/users`, { email: "ada@example.com", password: PASSWORD })).status, 201);
     const token = await login(b.baseUrl, "ada@example.com", PASSWORD);

@@ -5,6 +5,7 @@
 // encryption keys rotate: secrets sealed under an old key still open while it
 // is listed, `reseal` moves them to the first key, and then the old key can go.
 import assert from "node:assert/strict";
+import { createHmac, hkdfSync } from "node:crypto";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -124,6 +125,27 @@ describe("second factors at rest", () => {
     assert.equal(granted.statusCode, 200);
   });
 
+  test("recovery codes stored under MFA_ENCRYPTION_KEY by earlier versions keep working (the same HMAC key)", async (t) => {
+    const clock = new TestClock();
+    const { store } = await rawStore(t, clock.read);
+    const app = await appOn(t, store, clock, [OLD_KEY]);
+    const user = await createUser(store, EMAIL, PASSWORD);
+    const token = (await requestToken(app, { username: EMAIL, password: PASSWORD })).json().access_token;
+    const { secret } = (await app.inject({ method: "POST", url: "/me/totp", headers: bearer(token) })).json();
+    const code = { code: codeAt(secret, clock.now) };
+    await app.inject({ method: "POST", url: "/me/totp/confirm", headers: bearer(token), payload: code });
+    // The hash as the service has always made it: HMAC-SHA-256 under HKDF(key, "recovery-code-hash").
+    const key = Buffer.from(hkdfSync("sha256", OLD_KEY, "user-token-service", "recovery-code-hash", 32));
+    await store.replaceRecoveryCodes(user.id, [createHmac("sha256", key).update("0123abcd4567").digest("base64url")]);
+    const mfaToken = (await requestToken(app, { username: EMAIL, password: PASSWORD })).json().mfa_token;
+    const used = await requestToken(app, {
+      grant_type: MFA_RECOVERY_CODE_GRANT,
+      mfa_token: mfaToken,
+      recovery_code: "0123-abcd-4567",
+    });
+    assert.equal(used.statusCode, 200, used.body);
+  });
+
   test("keys rotate: an old key still opens, reseal moves every secret to the first key, then the old key can go", async (t) => {
     const clock = new TestClock();
     const { store } = await rawStore(t, clock.read);
@@ -155,6 +177,7 @@ describe("second factors at rest", () => {
     const factors = createSecondFactors({
       store,
       keys: [NEW_KEY, OLD_KEY],
+      signingMaterial: [],
       issuer: "Service Test",
       limits: createRateLimits(testConfig().rateLimit, new MemoryCounterStore()),
       clock: clock.read,
@@ -172,6 +195,7 @@ describe("second factors at rest", () => {
     const onlyOld = createSecondFactors({
       store,
       keys: [OLD_KEY],
+      signingMaterial: [],
       issuer: "x",
       limits: createRateLimits(testConfig().rateLimit, new MemoryCounterStore()),
       clock: clock.read,

@@ -7,8 +7,10 @@
 import assert from "node:assert/strict";
 import { describe, type TestContext, test } from "node:test";
 import type { FastifyInstance } from "fastify";
+import { buildApp } from "../src/app.ts";
 import { TOO_MANY_SECOND_FACTOR_ATTEMPTS } from "../src/auth/rate-limits.ts";
 import {
+  AUTHENTICATOR_APPS_OFF,
   INVALID_MFA_TOKEN,
   INVALID_OTP,
   INVALID_RECOVERY_CODE,
@@ -198,7 +200,7 @@ describe("the second-factor challenge on the token endpoint", () => {
     ada.clock.advanceSeconds(30);
     const spent = await ada.otpGrant(body.mfa_token, ada.code());
     assert.equal(spent.statusCode, 401);
-    assert.deepEqual(spent.json(), { error: "invalid_grant", detail: INVALID_MFA_TOKEN });
+    assert.deepEqual(spent.json(), { detail: INVALID_MFA_TOKEN });
     assert.equal(spent.headers["www-authenticate"], "Bearer");
 
     const events = await ada.store.listEvents({ userId: (await ada.store.findByEmail(EMAIL))!.id, limit: 50 });
@@ -236,7 +238,7 @@ describe("the second-factor challenge on the token endpoint", () => {
     ] as const) {
       const response = await requestToken(ada.app, fields);
       assert.equal(response.statusCode, 422, JSON.stringify(fields));
-      assert.deepEqual(response.json(), { error: "invalid_request", detail });
+      assert.deepEqual(response.json(), { detail });
     }
     // The challenge is still good after all that.
     assert.equal((await ada.otpGrant(mfaToken, ada.code())).statusCode, 200);
@@ -282,19 +284,54 @@ describe("the second-factor challenge on the token endpoint", () => {
   test("brute force: wrong codes for one account meet a 429 with Retry-After, even with the right code then", async (t) => {
     const rateLimit = { ...testConfig().rateLimit, enabled: true, secondFactorPerAccount: 5 };
     const ada = await withTotp(t, { rateLimit });
+    // Taken before the limit: from then on the password step answers 429 too (next test).
+    const [first, second] = [await ada.challenge(), await ada.challenge()];
     for (let attempt = 1; attempt <= 5; attempt += 1) {
       const wrong = await ada.otpGrant(await ada.challenge(), "000000" === ada.code() ? "111111" : "000000");
       assert.equal(wrong.statusCode, 401, `attempt ${attempt}`);
     }
-    const refused = await ada.otpGrant(await ada.challenge(), ada.code());
+    const refused = await ada.otpGrant(first, ada.code());
     assert.equal(refused.statusCode, 429);
-    assert.deepEqual(refused.json(), { error: "temporarily_unavailable", detail: TOO_MANY_SECOND_FACTOR_ATTEMPTS });
+    assert.deepEqual(refused.json(), { detail: TOO_MANY_SECOND_FACTOR_ATTEMPTS });
     assert.ok(Number(refused.headers["retry-after"]) > 0);
-    const recovery = await ada.recoveryGrant(await ada.challenge(), ada.recoveryCodes[0] as string);
+    const recovery = await ada.recoveryGrant(second, ada.recoveryCodes[0] as string);
     assert.equal(recovery.statusCode, 429, "recovery codes share the limit");
 
     ada.clock.advanceSeconds(901);
     assert.equal((await ada.otpGrant(await ada.challenge(), ada.code())).statusCode, 200, "the window has passed");
+  });
+
+  test("at the second-factor limit the password step answers the same 429, right or wrong password, and no mfa_token", async (t) => {
+    const rateLimit = { ...testConfig().rateLimit, enabled: true, secondFactorPerAccount: 5 };
+    const ada = await withTotp(t, { rateLimit });
+    const spare = await ada.challenge();
+    for (let attempt = 1; attempt <= 5; attempt += 1) {
+      const wrong = await ada.otpGrant(await ada.challenge(), "000000" === ada.code() ? "111111" : "000000");
+      assert.equal(wrong.statusCode, 401, `attempt ${attempt}`);
+    }
+    ada.clock.advanceSeconds(60);
+    const secondStep = await ada.otpGrant(spare, ada.code());
+    const limited = { detail: TOO_MANY_SECOND_FACTOR_ATTEMPTS };
+    const retryAfter = String(900 - 60);
+    assert.equal(secondStep.statusCode, 429);
+    assert.deepEqual(secondStep.json(), limited);
+    assert.equal(secondStep.headers["retry-after"], retryAfter);
+
+    // The account's limit is checked before the password, so the 429 says nothing about the password.
+    for (const password of [PASSWORD, "not the password"]) {
+      const passwordStep = await passwordLogin(ada.app, password);
+      assert.equal(passwordStep.statusCode, 429, password);
+      assert.deepEqual(passwordStep.json(), limited);
+      assert.equal(passwordStep.headers["retry-after"], retryAfter);
+    }
+    const events = await ada.store.listEvents({ userId: (await ada.store.findByEmail(EMAIL))!.id, limit: 50 });
+    assert.equal(events.at(-1)?.outcome, "otp_failed", "no challenge was made after the limit");
+    // Another account is not limited by Ada's count.
+    await createUser(ada.store, "bob@example.com", PASSWORD);
+    assert.equal((await requestToken(ada.app, { username: "bob@example.com", password: PASSWORD })).statusCode, 200);
+
+    ada.clock.advanceSeconds(841);
+    assert.equal((await passwordLogin(ada.app)).statusCode, 403, "the window has passed");
   });
 
   test("a few wrong codes spend the mfa_token itself", async (t) => {
@@ -350,7 +387,7 @@ describe("the second-factor challenge on the token endpoint", () => {
     assert.deepEqual(Object.keys(ok.json()).sort(), ["access_token", "expires_in", "refresh_token", "token_type"]);
     const wrong = await passwordLogin(app, "not the password");
     assert.equal(wrong.statusCode, 401);
-    assert.deepEqual(wrong.json(), { error: "invalid_grant", detail: INCORRECT_EMAIL_OR_PASSWORD });
+    assert.deepEqual(wrong.json(), { detail: INCORRECT_EMAIL_OR_PASSWORD });
     assert.equal(wrong.headers["www-authenticate"], "Bearer");
     // A second-factor grant for an account without one has no mfa_token to offer.
     const grant = await requestToken(app, { grant_type: MFA_OTP_GRANT, mfa_token: "x".repeat(43), otp: "123456" });
@@ -367,7 +404,7 @@ describe("recovery codes", () => {
     assert.deepEqual(claimsOf(used.json().access_token).amr, ["pwd", "mfa"]);
     const again = await ada.recoveryGrant(await ada.challenge(), first);
     assert.equal(again.statusCode, 401);
-    assert.deepEqual(again.json(), { error: "invalid_grant", detail: INVALID_RECOVERY_CODE });
+    assert.deepEqual(again.json(), { detail: INVALID_RECOVERY_CODE });
     const loose = await ada.recoveryGrant(await ada.challenge(), second.replaceAll("-", "").toUpperCase());
     assert.equal(loose.statusCode, 200);
     const status = await ada.app.inject({ method: "GET", url: "/me/mfa", headers: bearer(ada.token) });
@@ -437,16 +474,33 @@ describe("turning the authenticator app off", () => {
 });
 
 describe("the admin reset", () => {
+  /** An admin (with Ada's password) and an access token of theirs. */
+  async function adminToken(ada: TestApp): Promise<string> {
+    const { hashedPassword } = (await ada.store.findByEmail(EMAIL))!;
+    await ada.store.create({ email: "root@example.com", hashedPassword, isAdmin: true });
+    const login = await requestToken(ada.app, { username: "root@example.com", password: PASSWORD });
+    return login.json().access_token as string;
+  }
+
+  test("lifts the account's second-factor limit with the factors: the password alone logs in at once", async (t) => {
+    const rateLimit = { ...testConfig().rateLimit, enabled: true, secondFactorPerAccount: 5 };
+    const ada = await withTotp(t, { rateLimit });
+    const admin = await adminToken(ada);
+    for (let attempt = 1; attempt <= 5; attempt += 1) {
+      await ada.otpGrant(await ada.challenge(), "000000" === ada.code() ? "111111" : "000000");
+    }
+    assert.equal((await passwordLogin(ada.app)).statusCode, 429);
+    const adaId = (await ada.store.findByEmail(EMAIL))!.id;
+    const reset = await ada.app.inject({ method: "DELETE", url: `/users/${adaId}/mfa`, headers: bearer(admin) });
+    assert.equal(reset.statusCode, 204);
+    const login = await passwordLogin(ada.app);
+    assert.equal(login.statusCode, 200, login.body);
+  });
+
   test("DELETE /users/{id}/mfa: admins only, audited; the password alone logs in again", async (t) => {
     const ada = await withTotp(t);
     const adaId = (await ada.store.findByEmail(EMAIL))!.id;
-    await ada.store.create({
-      email: "root@example.com",
-      hashedPassword: (await ada.store.findByEmail(EMAIL))!.hashedPassword,
-      isAdmin: true,
-    });
-    const admin = (await requestToken(ada.app, { username: "root@example.com", password: PASSWORD })).json()
-      .access_token as string;
+    const admin = await adminToken(ada);
     const reset = (token: string, id = adaId) =>
       ada.app.inject({ method: "DELETE", url: `/users/${id}/mfa`, headers: bearer(token) });
 
@@ -464,5 +518,38 @@ describe("the admin reset", () => {
     assert.equal((await passwordLogin(ada.app)).statusCode, 200);
     const events = await ada.store.listEvents({ userId: adaId, limit: 50, type: "second_factor" });
     assert.equal(events.at(-1)?.outcome, "reset_by_admin");
+  });
+});
+
+describe("without MFA_ENCRYPTION_KEY (possible with PostgreSQL)", () => {
+  const keyless = { mfa: { encryptionKeys: [], totpIssuer: "Service Test" } };
+
+  test("authenticator apps are off: an enrolment answers 403 naming the setting; logins are as they were", async (t) => {
+    const { app, store } = await buildTestApp(t, keyless);
+    await createUser(store, EMAIL, PASSWORD);
+    const token = (await passwordLogin(app)).json().access_token as string;
+    const enrolment = await post(app, "/me/totp", token);
+    assert.equal(enrolment.statusCode, 403);
+    assert.deepEqual(enrolment.json(), {
+      detail: "Authenticator apps are off on this service until its operator sets MFA_ENCRYPTION_KEY",
+    });
+    const status = await app.inject({ method: "GET", url: "/me/mfa", headers: bearer(token) });
+    assert.deepEqual(status.json(), { totp_enabled: false, recovery_codes_remaining: 0, passkeys: 0 });
+    const confirm = await post(app, "/me/totp/confirm", token, { code: "123456" });
+    assert.deepEqual([confirm.statusCode, confirm.json()], [409, { detail: NO_PENDING_TOTP }]);
+    assert.equal((await passwordLogin(app)).statusCode, 200);
+  });
+
+  test("an app set up before the key was taken away answers 403 naming it, never a 500", async (t) => {
+    const ada = await withTotp(t);
+    const app = await buildApp({ config: testConfig(keyless), store: ada.store, clock: ada.clock.read });
+    t.after(() => app.close());
+    const mfaToken = (await passwordLogin(app)).json().mfa_token as string;
+    const grant = await requestToken(app, { grant_type: MFA_OTP_GRANT, mfa_token: mfaToken, otp: ada.code() });
+    assert.equal(grant.statusCode, 403);
+    assert.deepEqual(grant.json(), { detail: AUTHENTICATOR_APPS_OFF });
+    const disable = await post(app, "/me/totp/disable", ada.token, { password: PASSWORD, code: ada.code() });
+    assert.equal(disable.statusCode, 403);
+    assert.deepEqual(disable.json(), { detail: AUTHENTICATOR_APPS_OFF });
   });
 });

@@ -55,18 +55,36 @@ describe("the service process", () => {
       assert.ok(!log.includes(leak), `log leaks ${leak.slice(0, 12)}`);
   });
 
-  test("keeps the generated secret across restarts, so tokens issued before a restart still work", async (t) => {
+  test("keeps the generated secret across restarts, so tokens issued before a restart on another port still work", async (t) => {
     const cwd = scratchDir(t);
-    // The same address both times: the tokens' default issuer is the listen address.
-    const port = { PORT: String(await freePort()) };
-    const first = await startService(cwd, port);
+    const first = await startService(cwd, { PORT: String(await freePort()) });
     const token = await signUpAndLogin(first.baseUrl);
     assert.equal(await first.stop(), 0);
 
-    const second = await startService(cwd, port);
+    // No PUBLIC_URL, and another port: the token named the first address as its issuer.
+    const second = await startService(cwd, { PORT: String(await freePort()) });
     t.after(() => second.stop());
+    assert.notEqual(second.baseUrl, first.baseUrl);
     assert.match(second.output(), /using the signing secret kept in/);
-    assert.equal((await me(second.baseUrl, token)).status, 200);
+    const response = await me(second.baseUrl, token);
+    assert.equal(response.status, 200);
+    assert.deepEqual(Object.keys((await response.json()) as object).slice(0, 2), ["id", "email"]);
+  });
+
+  test("two instances on one database, without PUBLIC_URL, accept each other's tokens", async (t) => {
+    const cwd = scratchDir(t);
+    const [a, b] = [await startService(cwd), await startService(cwd)];
+    t.after(() => Promise.all([a.stop(), b.stop()]));
+    const fromA = await signUpAndLogin(a.baseUrl);
+    const fromB = await login(b.baseUrl);
+    for (const [token, base] of [
+      [fromA, b.baseUrl],
+      [fromB, a.baseUrl],
+    ] as const) {
+      const response = await me(base, token);
+      assert.equal(response.status, 200, `a token from the other instance at ${base}`);
+      assert.equal(((await response.json()) as { email: string }).email, EMAIL);
+    }
   });
 
   test("honours a .env file in the working directory, with the real environment winning", async (t) => {

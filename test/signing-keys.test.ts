@@ -160,6 +160,31 @@ describe("iss and aud", () => {
     assert.equal(payload.iss, address);
     assert.equal(payload.aud, address);
   });
+
+  test("without settings, neither is required: a token of another instance or port passes the spec's token check", async (t) => {
+    const { app, me, clock, stamp } = await appWith(t, { tokenIssuer: undefined, tokenAudience: undefined });
+    await app.listen({ host: "127.0.0.1", port: 0 });
+    const claims = { sub: EMAIL, iat: clock.seconds, exp: clock.seconds + 600, stamp };
+    for (const [name, payload] of Object.entries({
+      "another instance's address": { ...claims, iss: "http://10.0.0.7:8000", aud: "http://10.0.0.7:8000" },
+      "the same host on another port": { ...claims, iss: "http://127.0.0.1:1", aud: "http://127.0.0.1:1" },
+      "no iss or aud at all (the spec names only sub and exp)": { ...claims, iss: undefined, aud: undefined },
+    })) {
+      const response = await me(mintToken(payload));
+      assert.equal(response.statusCode, 200, name);
+    }
+    // The rest of the check stands: an expired token is refused whatever it names.
+    const expired = await me(mintToken({ ...claims, iat: clock.seconds - 3600, exp: clock.seconds - 1800 }));
+    assert.equal(expired.statusCode, 401);
+    assert.deepEqual(expired.json(), { detail: "Could not validate credentials" });
+  });
+
+  test("an audience declared alone is required, the undeclared issuer is not", async (t) => {
+    const { me, clock, stamp } = await appWith(t, { tokenIssuer: undefined, tokenAudience: TEST_AUDIENCE });
+    const claims = { sub: EMAIL, iat: clock.seconds, exp: clock.seconds + 600, stamp };
+    assert.equal((await me(mintToken({ ...claims, iss: "http://10.0.0.7:8000", aud: TEST_AUDIENCE }))).statusCode, 200);
+    assert.equal((await me(mintToken({ ...claims, aud: "https://other-api.example" }))).statusCode, 401);
+  });
 });
 
 describe("GET /.well-known/jwks.json", () => {

@@ -11,7 +11,7 @@ import { DatabaseSync } from "node:sqlite";
 import { describe, type TestContext, test } from "node:test";
 import { newId } from "../src/store/ids.ts";
 import { openSqliteStore } from "../src/store/sqlite.ts";
-import type { AuditEntry, NewOutboxMessage, NewSession, UserStore } from "../src/store/store.ts";
+import type { AuditEntry, NewOutboxMessage, NewPasskey, NewSession, UserStore } from "../src/store/store.ts";
 import { openPostgresSchema } from "./helpers.ts";
 
 type Operation = "INSERT" | "UPDATE" | "DELETE";
@@ -336,19 +336,20 @@ describe("multi-write store verbs are all or nothing", () => {
   describe("passkeys", () => {
     const PASSKEY_EVENT: AuditEntry = { type: "passkey", outcome: "added", clientAddress: null };
 
+    const NEW_PASSKEY: Omit<NewPasskey, "userId"> = {
+      credentialId: "credential-1",
+      publicKey: "key",
+      counter: 5,
+      transports: ["internal"],
+      name: "Laptop",
+      deviceType: "singleDevice",
+      backedUp: false,
+      aaguid: null,
+    };
+
     async function withPasskey(store: UserStore) {
       const user = await store.create({ email: "ada@example.com", hashedPassword: "h" });
-      const passkey = await store.addPasskey({
-        userId: user.id,
-        credentialId: "credential-1",
-        publicKey: "key",
-        counter: 5,
-        transports: ["internal"],
-        name: "Laptop",
-        deviceType: "singleDevice",
-        backedUp: false,
-        aaguid: null,
-      });
+      const passkey = await store.addPasskey({ ...NEW_PASSKEY, userId: user.id });
       assert.ok(passkey);
       return { user, passkey };
     }
@@ -374,6 +375,36 @@ describe("multi-write store verbs are all or nothing", () => {
         ),
       );
       assert.equal(await store.countPasskeys(user.id), 0);
+    });
+
+    for (const table of ["audit_events", "recovery_codes"]) {
+      test(`a first passkey that fails at its ${table} is not added, nor are its recovery codes`, async (t) => {
+        const { store, failOn } = await faultableStore(t);
+        const user = await store.create({ email: "ada@example.com", hashedPassword: "h" });
+        await failOn(table, "INSERT");
+        await assert.rejects(store.addPasskey({ ...NEW_PASSKEY, userId: user.id }, [PASSKEY_EVENT], ["a", "b"]));
+        assert.deepEqual(await store.secondFactorsOf(user.id), { totp: false, recoveryCodesRemaining: 0, passkeys: 0 });
+      });
+    }
+
+    test("a passkey added with recovery codes stores both and the events", async (t) => {
+      const { store } = await faultableStore(t);
+      const { user } = await withPasskey(store);
+      await store.replaceRecoveryCodes(user.id, ["spent"]);
+      assert.equal(await store.useRecoveryCode(user.id, ["spent"], iso()), true);
+      const added = await store.addPasskey(
+        { ...NEW_PASSKEY, userId: user.id, credentialId: "credential-2" },
+        [PASSKEY_EVENT, { type: "second_factor", outcome: "recovery_codes_generated", clientAddress: null }],
+        ["code-a", "code-b"],
+      );
+      assert.equal(added?.credentialId, "credential-2");
+      assert.deepEqual(await store.secondFactorsOf(user.id), { totp: false, recoveryCodesRemaining: 2, passkeys: 2 });
+      assert.equal(await store.useRecoveryCode(user.id, ["spent"], iso()), false, "the spent code is gone");
+      const events = await store.listEvents({ userId: user.id, limit: 10 });
+      assert.deepEqual(
+        events.map((e) => e.outcome),
+        ["added", "recovery_codes_generated"],
+      );
     });
 
     test("a rename, removal or use whose event cannot be written changes nothing", async (t) => {

@@ -63,11 +63,33 @@ describe("POST /auth/token", () => {
     const wrong = await requestToken(app, { username: EMAIL, password: "wrong password" });
     for (const response of [unknown, wrong]) {
       assert.equal(response.statusCode, 401);
-      assert.deepEqual(response.json(), { error: "invalid_grant", detail: INCORRECT_EMAIL_OR_PASSWORD });
+      assert.deepEqual(response.json(), { detail: INCORRECT_EMAIL_OR_PASSWORD });
       assert.equal(response.headers["www-authenticate"], "Bearer");
     }
     assert.equal(unknown.body, wrong.body);
     assert.equal(unknown.headers["content-length"], wrong.headers["content-length"]);
+  });
+
+  test("with OAUTH_ERROR_FIELDS=on, errors also carry RFC 6749's error and error_description; the status is the spec's", async (t) => {
+    const { app, store } = await buildTestApp(t, { oauthErrorFields: true });
+    await createUser(store, EMAIL, PASSWORD);
+    const wrong = await requestToken(app, { username: EMAIL, password: "wrong password" });
+    assert.equal(wrong.statusCode, 401);
+    assert.equal(wrong.headers["www-authenticate"], "Bearer");
+    assert.deepEqual(wrong.json(), {
+      error: "invalid_grant",
+      error_description: INCORRECT_EMAIL_OR_PASSWORD,
+      detail: INCORRECT_EMAIL_OR_PASSWORD,
+    });
+    const unknownGrant = await requestToken(app, { grant_type: "client_credentials" });
+    assert.equal(unknownGrant.statusCode, 400);
+    assert.equal(unknownGrant.json().error, "unsupported_grant_type");
+    const missing = await requestToken(app, { password: PASSWORD });
+    assert.deepEqual(missing.json(), {
+      error: "invalid_request",
+      error_description: "body.username: field required",
+      detail: "body.username: field required",
+    });
   });
 
   test("finds the user without regard to letter case or surrounding spaces in username", async (t) => {
@@ -154,7 +176,7 @@ describe("POST /auth/token", () => {
       payload: `username=${EMAIL}&password=wrong&password=${encodeURIComponent(PASSWORD)}`,
     });
     assert.equal(response.statusCode, 400);
-    assert.deepEqual(response.json(), { error: "invalid_request", detail: "Form field 'password' is repeated" });
+    assert.deepEqual(response.json(), { detail: "Form field 'password' is repeated" });
   });
 
   test("refuses a JSON body with 415: the token endpoint is form-encoded only", async (t) => {

@@ -91,12 +91,12 @@ describe("POST /users", () => {
     [
       "a password shorter than 8",
       { email: "ada@example.com", password: "1234567" },
-      /^body\.password: must NOT have fewer than 8 characters$/,
+      /^This password is too short: use at least 8 characters$/,
     ],
     [
       "a password longer than 256",
       { email: "ada@example.com", password: "x".repeat(257) },
-      /^body\.password: must NOT have more than 256 characters$/,
+      /^This password is too long: use at most 256 characters$/,
     ],
     ["a missing password", { email: "ada@example.com" }, /^body\.password: field required$/],
     ["a missing e-mail", { password: PASSWORD }, /^body\.email: field required$/],

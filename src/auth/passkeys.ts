@@ -95,13 +95,17 @@ export interface CeremonyOptions<T> {
 export interface Passkeys {
   relyingParty(): RelyingParty;
   registrationOptions(user: UserRecord): Promise<CeremonyOptions<PublicKeyCredentialCreationOptionsJSON>>;
-  /** Verifies a registration response and stores the passkey; 400 when it does not verify, 409 when known. */
+  /**
+   * Verifies a registration response and stores the passkey, with `recoveryCodes` (a first factor's:
+   * their hashes and events) in the same transaction; 400 when it does not verify, 409 when known.
+   */
   register(
     user: UserRecord,
     challengeId: string,
     name: string,
     response: unknown,
     clientAddress: string | null,
+    recoveryCodes?: { hashes: readonly string[]; events: readonly AuditEntry[] },
   ): Promise<PasskeyRecord>;
   /** Options for a discoverable sign-in (userId null) or for one user's second factor. */
   authenticationOptions(
@@ -247,7 +251,7 @@ export function createPasskeys({
       return { challenge_id: id, options };
     },
 
-    async register(user, challengeId, name, response, clientAddress) {
+    async register(user, challengeId, name, response, clientAddress, recoveryCodes) {
       if (!isRegistrationResponse(response)) throw new HttpError(422, MALFORMED_WEBAUTHN_RESPONSE);
       const challenge = await store.takeWebAuthnChallenge({ id: challengeId }, "registration", iso());
       if (!challenge || challenge.userId !== user.id) throw new HttpError(400, WEBAUTHN_CHALLENGE_SPENT);
@@ -284,7 +288,8 @@ export function createPasskeys({
           backedUp: credentialBackedUp,
           aaguid: aaguid ?? null,
         },
-        [{ type: "passkey", outcome: "added", clientAddress }],
+        [{ type: "passkey", outcome: "added", clientAddress }, ...(recoveryCodes?.events ?? [])],
+        recoveryCodes?.hashes,
       );
       if (!added) throw new HttpError(409, PASSKEY_ALREADY_REGISTERED);
       return added;

@@ -12,9 +12,15 @@
 // from Node's other work; one more than the cores only fills the moments a
 // hashing thread waits for the event loop, at 19 MiB more (docs/performance.md,
 // "Tried and kept out").
+//
+// The line of waiting turns is bounded (issue 22): past PASSWORD_HASH_QUEUE_LIMIT
+// waiting, a new hash or verify is refused at once with PasswordHashQueueFull
+// (503 with Retry-After), so a login storm cannot make every login wait longer
+// and longer. Refresh grants and the token check never hash and never wait here.
 import { availableParallelism } from "node:os";
 import { type Algorithm, hash as argon2Hash, verify as argon2Verify, parseOptions } from "@node-rs/argon2";
 import type { Argon2Params } from "../config.ts";
+import { PasswordHashQueueFull } from "../errors.ts";
 
 /** OWASP Password Storage Cheat Sheet, Argon2id minimum configuration. */
 export const OWASP_ARGON2ID: Argon2Params = { memoryKib: 19_456, timeCost: 2, parallelism: 1 };
@@ -31,8 +37,30 @@ export function hashingLoad(): { running: number; waiting: number; limit: number
   return { running: runningHashes, waiting: waitingHashes.length, limit: MAX_CONCURRENT_HASHES };
 }
 
-async function inTurn<T>(work: () => Promise<T>): Promise<T> {
+/**
+ * Turns that may wait by default: 100 per core, about two seconds of waiting at OWASP's parameters
+ * (a hash holds a core for about 20 ms here, so each core clears some 50 turns a second, and the
+ * line drains in the same time whatever the number of cores).
+ */
+export const HASH_QUEUE_PER_CORE = 100;
+export const DEFAULT_HASH_QUEUE_LIMIT = HASH_QUEUE_PER_CORE * MAX_CONCURRENT_HASHES;
+/** The longest Retry-After a refusal names, whatever the measured drain time. */
+const MAX_RETRY_AFTER_SECONDS = 60;
+
+/**
+ * Retry-After for a refusal: the time the turns already waiting need to drain, at the measured time
+ * per turn over the cores, in whole seconds, at least 1 (and at most a minute). A client that comes
+ * back then finds the line it was refused by served, instead of meeting it again a second later.
+ */
+export function retryAfterSeconds(waiting: number, msPerTurn: number, cores: number = MAX_CONCURRENT_HASHES): number {
+  const seconds = Math.ceil((waiting * msPerTurn) / cores / 1000);
+  return Math.min(MAX_RETRY_AFTER_SECONDS, Math.max(1, seconds));
+}
+
+/** Runs `work` when a core is free; refuses at once (`refuse()`'s error) when `queueLimit` turns already wait. */
+async function inTurn<T>(work: () => Promise<T>, queueLimit: number, refuse: () => Error): Promise<T> {
   if (runningHashes < MAX_CONCURRENT_HASHES) runningHashes += 1;
+  else if (waitingHashes.length >= queueLimit) throw refuse();
   else await new Promise<void>((resolve) => waitingHashes.push(resolve));
   try {
     return await work();
@@ -44,9 +72,6 @@ async function inTurn<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
-const hash: typeof argon2Hash = (password, options) => inTurn(() => argon2Hash(password, options));
-const verify: typeof argon2Verify = (hashed, password, options) =>
-  inTurn(() => argon2Verify(hashed, password, options));
 const BCRYPT = /^\$2[aby]\$\d{2}\$[./A-Za-z0-9]{53}$/;
 
 /** bcrypt is only ever needed for imported hashes, until their first login upgrades them. */
@@ -62,7 +87,17 @@ export interface PasswordHasher {
   needsRehash(storedHash: string): boolean;
 }
 
-export function createPasswordHasher(params: Argon2Params = OWASP_ARGON2ID): PasswordHasher {
+export interface HashQueueOptions {
+  /** PASSWORD_HASH_QUEUE_LIMIT: turns that may wait for a core; one more is refused (0: none may wait). */
+  queueLimit?: number;
+  /** Milliseconds, for the time per turn that Retry-After is computed from (the app's clock). */
+  clock?: () => number;
+}
+
+export function createPasswordHasher(
+  params: Argon2Params = OWASP_ARGON2ID,
+  { queueLimit = DEFAULT_HASH_QUEUE_LIMIT, clock = Date.now }: HashQueueOptions = {},
+): PasswordHasher {
   const options = {
     algorithm: ARGON2ID,
     memoryCost: params.memoryKib,
@@ -72,14 +107,32 @@ export function createPasswordHasher(params: Argon2Params = OWASP_ARGON2ID): Pas
   let dummyHash: Promise<string> | undefined;
   const currentPrefix = `$argon2id$v=19$m=${params.memoryKib},t=${params.timeCost},p=${params.parallelism}$`;
 
+  // Time one turn holds a core, smoothed over the last dozen or so; read only when a turn is refused.
+  let msPerTurn = 0;
+  const refuse = () => new PasswordHashQueueFull(retryAfterSeconds(waitingHashes.length, msPerTurn));
+  const timed = async <T>(work: () => Promise<T>): Promise<T> => {
+    const started = clock();
+    try {
+      return await work();
+    } finally {
+      const ms = clock() - started;
+      msPerTurn = msPerTurn === 0 ? ms : msPerTurn + (ms - msPerTurn) / 16;
+    }
+  };
+  const hash = (password: string) => inTurn(() => timed(() => argon2Hash(password, options)), queueLimit, refuse);
+  const verify = (storedHash: string, password: string) =>
+    inTurn(() => timed(() => argon2Verify(storedHash, password)), queueLimit, refuse);
+
   const hasher: PasswordHasher = {
-    hash: (password) => hash(password, options),
+    hash,
 
     async verify(storedHash, password) {
       try {
         if (BCRYPT.test(storedHash)) return await (await loadBcrypt()).compare(password, storedHash);
         return await verify(storedHash, password);
-      } catch {
+      } catch (error) {
+        // A refused turn is not a wrong password: it leaves as the 503 it is.
+        if (error instanceof PasswordHashQueueFull) throw error;
         return false;
       }
     },
@@ -90,7 +143,12 @@ export function createPasswordHasher(params: Argon2Params = OWASP_ARGON2ID): Pas
      * dummy hash is made once with the current parameters, so its cost matches real hashes.
      */
     async verifyDummy(password) {
-      dummyHash ??= hasher.hash("dummy password that no account has");
+      // Refused like any other turn when the line is full (the same 503 as for a real account); a
+      // refused first hash is not kept, so the next unknown e-mail makes it again.
+      dummyHash ??= hasher.hash("dummy password that no account has").catch((error: unknown) => {
+        dummyHash = undefined;
+        throw error;
+      });
       await hasher.verify(await dummyHash, password);
       return false;
     },

@@ -11,7 +11,10 @@
 //   drift), and only for a step after the last one accepted: the store moves
 //   the last step atomically, so a code works once, even under concurrency.
 // - Recovery codes: ten codes of 60 random bits, shown once, stored only as
-//   HMAC-SHA-256 under a key derived from MFA_ENCRYPTION_KEY (see hashCode).
+//   HMAC-SHA-256 under a key derived from MFA_ENCRYPTION_KEY, or, where it is
+//   unset (PostgreSQL), from the signing material (see hashCode).
+// - Without MFA_ENCRYPTION_KEY (PostgreSQL) authenticator apps are off: an
+//   enrolment answers 403 naming the setting; everything else works.
 // - The mfa_token is 256 random bits, stored as its SHA-256, single use,
 //   five minutes; a few wrong codes spend it.
 // Failed checks count against the user (rate-limits.ts) and answer 429 past
@@ -33,6 +36,8 @@ const TOTP_DIGITS = 6;
 const TOTP_DRIFT_STEPS = 1;
 const SEAL_INFO = "totp-secret-seal";
 const RECOVERY_HASH_INFO = "recovery-code-hash";
+/** The HKDF label of recovery-code keys derived from the signing material, apart from every other use of it. */
+const RECOVERY_HASH_FROM_SIGNING_INFO = "recovery-code-hash-from-signing-key";
 /** Crockford's base32 alphabet: no I, L, O or U to misread. 32 symbols, so a byte & 31 is uniform. */
 const CODE_ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz";
 const CODE_LENGTH = 12;
@@ -45,6 +50,8 @@ export const INVALID_RECOVERY_CODE = "Invalid recovery code";
 export const INVALID_MFA_TOKEN = "Invalid or expired mfa_token";
 export const NO_SECOND_FACTOR = "Turn on a second factor first: recovery codes go with one";
 export const INVALID_PASSKEY = "The passkey could not be verified";
+export const AUTHENTICATOR_APPS_OFF =
+  "Authenticator apps are off on this service until its operator sets MFA_ENCRYPTION_KEY";
 
 /** What a user sees once at enrolment. */
 export interface TotpEnrolment {
@@ -73,7 +80,7 @@ export interface SecondFactorService {
   status(userId: string): Promise<FactorCounts>;
   /** Whether the password grant must ask for a second factor, and which ones it offers. */
   factorsOnOffer(userId: string): Promise<FactorName[]>;
-  /** Starts (or restarts) an enrolment; 409 when a confirmed factor exists. */
+  /** Starts (or restarts) an enrolment; 409 when a confirmed factor exists, 403 when apps are off. */
   enrolTotp(user: UserRecord): Promise<TotpEnrolment>;
   /**
    * Confirms the pending enrolment with a code; answers new recovery codes when the user has none
@@ -86,6 +93,12 @@ export interface SecondFactorService {
   useRecoveryCode(userId: string, code: string, events: readonly AuditEntry[]): Promise<boolean>;
   /** Ten new codes in clear (to show once) and their hashes (to store). */
   newRecoveryCodes(): { codes: string[]; hashes: string[] };
+  /**
+   * For a factor being added: ten new codes with their `recovery_codes_generated` event when the user
+   * has none left (a first factor, whatever its kind), to store with the factor; undefined when the
+   * user has some, which stay valid and are not replaced.
+   */
+  codesForNewFactor(userId: string, clientAddress: string | null): Promise<NewFactorCodes | undefined>;
   /** A new mfa_token for a user who proved the password. */
   challenge(userId: string): Promise<Challenge>;
   /** The user of a live mfa_token; 401 when it is unknown, spent or expired. */
@@ -98,10 +111,22 @@ export interface SecondFactorService {
   reseal(): Promise<{ resealed: number; unreadable: number }>;
 }
 
+export interface NewFactorCodes {
+  codes: string[];
+  hashes: string[];
+  events: AuditEntry[];
+}
+
 export interface SecondFactorOptions {
   store: UserStore;
-  /** MFA_ENCRYPTION_KEY: the first seals, every one opens. */
+  /** MFA_ENCRYPTION_KEY: the first seals, every one opens; none means authenticator apps are off. */
   keys: readonly string[];
+  /**
+   * The signing secrets (HS256) or private keys (EdDSA, ES256), in their configured order: the recovery
+   * codes' keys where MFA_ENCRYPTION_KEY is unset, and candidates always, so codes made before it was set
+   * keep working.
+   */
+  signingMaterial: readonly string[];
   issuer: string;
   limits: RateLimits;
   clock: () => number;
@@ -122,18 +147,30 @@ function newRecoveryCode(): string {
   return `${symbols.slice(0, 4)}-${symbols.slice(4, 8)}-${symbols.slice(8)}`;
 }
 
-export function createSecondFactors({ store, keys, issuer, limits, clock }: SecondFactorOptions): SecondFactorService {
+export function createSecondFactors({
+  store,
+  keys,
+  signingMaterial,
+  issuer,
+  limits,
+  clock,
+}: SecondFactorOptions): SecondFactorService {
   const sealer = createSealer(keys, SEAL_INFO);
-  const hmacKeys = keys.map((key) =>
-    Buffer.from(hkdfSync("sha256", key, "user-token-service", RECOVERY_HASH_INFO, 32)),
-  );
+  const hmacKey = (secret: string, info: string) =>
+    Buffer.from(hkdfSync("sha256", secret, "user-token-service", info, 32));
+  // The first makes new hashes: MFA_ENCRYPTION_KEY's first key as ever, else the first signing secret or key.
+  const hmacKeys = [
+    ...keys.map((key) => hmacKey(key, RECOVERY_HASH_INFO)),
+    ...signingMaterial.map((secret) => hmacKey(secret, RECOVERY_HASH_FROM_SIGNING_INFO)),
+  ];
   const iso = (offsetSeconds = 0) => new Date(clock() + offsetSeconds * 1000).toISOString();
 
   /**
    * A fast keyed hash is enough here, unlike for passwords: a code carries 60 random bits, so no
    * dictionary helps, and without the key a stolen table cannot even be searched offline. A slow
    * hash would only make each login slower. One hash per key in use, so codes made before a key
-   * rotation keep working while their key is still listed.
+   * rotation keep working while their key is still listed, and codes made before MFA_ENCRYPTION_KEY
+   * was set keep working while their signing secret or key is.
    */
   function hashCode(code: string): string[] {
     const normalized = normalizeRecoveryCode(code);
@@ -161,6 +198,8 @@ export function createSecondFactors({ store, keys, issuer, limits, clock }: Seco
   }
 
   function openSecret(sealed: string): string {
+    // A factor from before MFA_ENCRYPTION_KEY was unset: no key to open it with, said as such, not a 500.
+    if (keys.length === 0) throw new HttpError(403, AUTHENTICATOR_APPS_OFF);
     const secret = sealer.open(sealed);
     // Only when the key that sealed it was removed from MFA_ENCRYPTION_KEY: an operator's error, a 500.
     if (secret === undefined) throw new Error("a TOTP secret cannot be opened with any MFA_ENCRYPTION_KEY");
@@ -182,6 +221,7 @@ export function createSecondFactors({ store, keys, issuer, limits, clock }: Seco
     },
 
     async enrolTotp(user) {
+      if (keys.length === 0) throw new HttpError(403, AUTHENTICATOR_APPS_OFF);
       const secret = new Secret({ size: 20 }).base32;
       if (!(await store.startTotp(user.id, sealer.seal(secret)))) throw new HttpError(409, TOTP_ALREADY_ENABLED);
       const otpauthUri = totpFor(secret, user.email).toString();
@@ -197,10 +237,11 @@ export function createSecondFactors({ store, keys, issuer, limits, clock }: Seco
         throw new HttpError(409, factor ? TOTP_ALREADY_ENABLED : NO_PENDING_TOTP);
       }
       const step = stepOf(openSecret(factor.sealedSecret), code);
-      const { recoveryCodesRemaining } = await store.secondFactorsOf(user.id);
-      const fresh = recoveryCodesRemaining === 0 ? service.newRecoveryCodes() : undefined;
-      const events: AuditEntry[] = [{ type: "second_factor", outcome: "totp_added", clientAddress }];
-      if (fresh) events.push({ type: "second_factor", outcome: "recovery_codes_generated", clientAddress });
+      const fresh = await service.codesForNewFactor(user.id, clientAddress);
+      const events: AuditEntry[] = [
+        { type: "second_factor", outcome: "totp_added", clientAddress },
+        ...(fresh?.events ?? []),
+      ];
       if (step === undefined || !(await store.confirmTotp(user.id, step, fresh?.hashes, events))) {
         await limits.recordSecondFactorFailure(user.id);
         await store.recordEvent({ type: "second_factor", outcome: "otp_failed", userId: user.id, clientAddress });
@@ -222,6 +263,13 @@ export function createSecondFactors({ store, keys, issuer, limits, clock }: Seco
     newRecoveryCodes() {
       const codes = Array.from({ length: RECOVERY_CODE_COUNT }, newRecoveryCode);
       return { codes, hashes: codes.map((code) => hashCode(code)[0] as string) };
+    },
+
+    async codesForNewFactor(userId, clientAddress) {
+      const { recoveryCodesRemaining } = await store.secondFactorsOf(userId);
+      if (recoveryCodesRemaining > 0) return undefined;
+      const events: AuditEntry[] = [{ type: "second_factor", outcome: "recovery_codes_generated", clientAddress }];
+      return { ...service.newRecoveryCodes(), events };
     },
 
     async challenge(userId) {

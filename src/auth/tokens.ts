@@ -4,8 +4,12 @@
 // algorithm and never trusts the token header's own choice (RFC 8725 section
 // 3.1). Tokens carry typ "at+jwt" (RFC 8725 section 3.11, RFC 9068) and the
 // kid of the key that signed them, so keys can rotate: the first signs, all
-// of them verify. Every token names its issuer (iss) and audience (aud), and
-// both are checked here. Time comes from an injected clock so tests can move
+// of them verify. Every token names its issuer (iss) and audience (aud);
+// both are checked here when the operator declared them (PUBLIC_URL,
+// TOKEN_ISSUER, TOKEN_AUDIENCE). Undeclared, the issuer is only the issuing
+// instance's own address, which another instance of the deployment, or
+// this one restarted on another port, does not share: the spec's token
+// check (signing secret, expiry, sub, user) decides alone. Time comes from an injected clock so tests can move
 // it instead of sleeping.
 // Every token also carries its user's credential stamp (store/ids.ts), which
 // the token check compares with the stored one: a credential change ends
@@ -62,11 +66,15 @@ export interface TokenOptions {
   /** HS256 secrets, a shorthand for keys: each at least 32 bytes (checked by config). */
   secrets?: readonly string[];
   /**
-   * The iss and aud of issued tokens, required on verified ones. Functions, because the default
-   * issuer is the listen address, known only once the server listens.
+   * The iss and aud written into issued tokens. Functions, because without a setting the issuer is
+   * the listen address, known only once the server listens.
    */
   issuer: () => string;
   audience: () => string;
+  /** The iss a token must carry, when the operator declared one; else iss is not compared. */
+  expectedIssuer?: string | undefined;
+  /** The aud a token must carry (one string, or within an array), when declared; else not compared. */
+  expectedAudience?: string | undefined;
   clock?: Clock;
   leewaySeconds?: number;
 }
@@ -81,6 +89,8 @@ export function createTokenService({
   secrets = [],
   issuer,
   audience,
+  expectedIssuer,
+  expectedAudience,
   clock = Date.now,
   leewaySeconds = 0,
 }: TokenOptions): TokenService {
@@ -145,12 +155,21 @@ export function createTokenService({
       if (iat > now + leewaySeconds) throw new InvalidToken("issued in the future");
       if (typeof sub !== "string" || sub === "") throw new InvalidToken("sub missing");
       if (typeof stamp !== "string") throw new InvalidToken("credential stamp missing");
-      if (iss !== issuer()) throw new InvalidToken("wrong issuer");
+      if (expectedIssuer !== undefined && iss !== expectedIssuer) throw new InvalidToken("wrong issuer");
       // RFC 7519 section 4.1.3: aud may be one string or an array of them.
-      const expected = audience();
-      if (!(aud === expected || (Array.isArray(aud) && aud.includes(expected))))
+      if (
+        expectedAudience !== undefined &&
+        !(aud === expectedAudience || (Array.isArray(aud) && aud.includes(expectedAudience)))
+      )
         throw new InvalidToken("wrong audience");
-      const claims: AccessClaims = { sub, exp, iat, iss, aud: expected, stamp };
+      const claims: AccessClaims = {
+        sub,
+        exp,
+        iat,
+        iss: typeof iss === "string" ? iss : "",
+        aud: expectedAudience ?? (typeof aud === "string" ? aud : Array.isArray(aud) ? String(aud[0] ?? "") : ""),
+        stamp,
+      };
       if (typeof payload.sid === "string") claims.sid = payload.sid;
       const { amr } = payload;
       if (Array.isArray(amr) && amr.every((entry) => typeof entry === "string")) claims.amr = amr;

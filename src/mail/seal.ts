@@ -1,8 +1,9 @@
 // Link tokens wait in the outbox until a sender delivers them, possibly for
 // hours while the SMTP server is down. They are stored sealed (AES-256-GCM
-// under a key derived from the signing secret with HKDF), so a copy of the
-// database alone opens no account; the tokens table holds only hashes. With
-// several signing secrets (rotation), the first seals and all of them open.
+// under a key derived from the signing secret, or under EdDSA and ES256 the
+// private signing key, with HKDF), so a copy of the database alone opens no
+// account; the tokens table holds only hashes. With several secrets or keys
+// (rotation), the first seals and all of them open.
 // The same sealer, under its own HKDF info and keys, seals TOTP secrets
 // (auth/second-factors.ts).
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from "node:crypto";

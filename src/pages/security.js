@@ -189,7 +189,15 @@ onSubmit($("passkey-add"), async () => {
   });
   if (!added.ok) return say(detail(added, "The passkey could not be added."), "error");
   $("passkey-name").value = "";
-  say(`Passkey ${added.data.name} added. You can sign in with it now.`, "success");
+  // The first second factor comes with recovery codes, shown this once.
+  const codes = added.data.recovery_codes || [];
+  showCodes(codes);
+  say(
+    codes.length
+      ? `Passkey ${added.data.name} added. Save your recovery codes now: they are shown only once.`
+      : `Passkey ${added.data.name} added. You can sign in with it now.`,
+    "success",
+  );
   await Promise.all([loadPasskeys(), loadFactors()]);
 });
 

@@ -17,6 +17,7 @@ import {
   EmailVerified,
   errorResponse,
   PasswordResetConfirm,
+  PasswordRouteUnavailable,
 } from "../schemas.ts";
 import { normalizeEmailInBody } from "../users/email.ts";
 
@@ -30,7 +31,7 @@ export const RESET_REQUESTED =
 export const VERIFICATION_REQUESTED =
   "If an account with this e-mail exists and its address is not verified yet, we have sent it a new verification link.";
 
-const notJson = errorResponse("The body is not JSON.", "Unsupported Media Type: text/plain");
+const notJson = errorResponse("The body is not JSON.", "Unsupported Media Type");
 const tooMany = errorResponse(
   "Too many requests from this address or for this e-mail; `Retry-After` says when to try again.",
   TOO_MANY_MAIL_REQUESTS,
@@ -107,6 +108,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox<AccountRouteOptions> = asy
           400: badLink,
           415: notJson,
           422: errorResponse("The body is invalid, or the new password is refused.", COMMON_PASSWORD),
+          503: PasswordRouteUnavailable,
         },
       },
     },

@@ -14,6 +14,7 @@ import { EMAIL_TAKEN, HttpError, INCORRECT_CURRENT_PASSWORD, LAST_ACTIVE_ADMIN }
 import {
   errorResponse,
   PasswordChange,
+  PasswordRouteUnavailable,
   SelfPatch,
   SessionIdParams,
   SessionList,
@@ -39,7 +40,7 @@ export interface MeRouteOptions {
 
 const SESSION_NOT_FOUND = "Session not found";
 const invalidResponse = errorResponse("The body is invalid.", "body.full_name: must NOT have more than 200 characters");
-const notJsonResponse = errorResponse("The body is not JSON.", "Unsupported Media Type: text/plain");
+const notJsonResponse = errorResponse("The body is not JSON.", "Unsupported Media Type");
 
 export const meRoutes: FastifyPluginAsyncTypebox<MeRouteOptions> = async (
   app,
@@ -161,6 +162,7 @@ export const meRoutes: FastifyPluginAsyncTypebox<MeRouteOptions> = async (
             "The new password is too short or too long, common or breached, or contains the e-mail.",
             COMMON_PASSWORD,
           ),
+          503: PasswordRouteUnavailable,
         },
       },
     },

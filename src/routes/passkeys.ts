@@ -18,6 +18,7 @@ import {
   AuthenticationOptionsIn,
   AuthenticationOptionsOut,
   errorResponse,
+  PasskeyAddedOut,
   PasskeyCreate,
   PasskeyIdParams,
   PasskeyList,
@@ -32,7 +33,7 @@ export interface PasskeyRouteOptions {
   store: UserStore;
   guards: Guards;
   passkeys: Passkeys;
-  /** The password grant's second-factor challenges: whose mfa_token it is. */
+  /** The password grant's second-factor challenges (whose mfa_token it is); a first factor's recovery codes. */
   factors: SecondFactorService;
 }
 
@@ -87,11 +88,14 @@ export const passkeyRoutes: FastifyPluginAsyncTypebox<PasskeyRouteOptions> = asy
         description:
           "Verifies the authenticator's answer to the registration options (origin and relying party must be this " +
           "service's, the challenge live and unspent) and stores the passkey under the name you give it. From now " +
-          "on the account has a second factor: the password grant asks for it.",
+          "on the account has a second factor: the password grant asks for it. When you have no recovery codes " +
+          "left (your first second factor), the answer carries ten in `recovery_codes`: shown this once, store " +
+          "them safely; they sign you in if you lose the device. Otherwise `recovery_codes` is empty and the ones " +
+          "you have stay valid.",
         security: BEARER_SECURITY,
         body: PasskeyCreate,
         response: {
-          201: PasskeyOut,
+          201: PasskeyAddedOut,
           400: errorResponse(
             "The challenge is unknown, expired or spent, or the answer does not verify (wrong origin, wrong relying " +
               "party, wrong challenge, bad attestation).",
@@ -105,9 +109,12 @@ export const passkeyRoutes: FastifyPluginAsyncTypebox<PasskeyRouteOptions> = asy
     },
     async function addPasskey(request, reply) {
       const { challenge_id, name, response } = request.body;
-      const passkey = await passkeys.register(request.user!, challenge_id, name, response, request.ip);
+      const user = request.user!;
+      // A first factor of any kind comes with recovery codes: losing the device must not lock the user out.
+      const fresh = await factors.codesForNewFactor(user.id, request.ip);
+      const passkey = await passkeys.register(user, challenge_id, name, response, request.ip, fresh);
       reply.code(201);
-      return toPasskeyOut(passkey);
+      return { ...toPasskeyOut(passkey), recovery_codes: fresh?.codes ?? [] };
     },
   );
 

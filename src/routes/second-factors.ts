@@ -12,6 +12,7 @@ import type { Guards } from "../auth/guard.ts";
 import type { PasswordHasher } from "../auth/passwords.ts";
 import { type RateLimits, TOO_MANY_SECOND_FACTOR_ATTEMPTS } from "../auth/rate-limits.ts";
 import {
+  AUTHENTICATOR_APPS_OFF,
   INVALID_OTP,
   INVALID_RECOVERY_CODE,
   NO_PENDING_TOTP,
@@ -26,6 +27,7 @@ import {
   errorResponse,
   MfaStatus,
   PasswordConfirmation,
+  PasswordRouteUnavailable,
   RecoveryCodesOut,
   TotpConfirm,
   TotpDisable,
@@ -49,6 +51,12 @@ export const ONE_OF_CODE_OR_RECOVERY_CODE = "body: send either code or recovery_
 const tooMany = errorResponse(
   "Too many wrong passwords or codes for this account; `Retry-After` says when to try again.",
   TOO_MANY_SECOND_FACTOR_ATTEMPTS,
+);
+
+const appsOff = errorResponse(
+  "Authenticator apps are off on this service: its operator has not set `MFA_ENCRYPTION_KEY` (possible with " +
+    "PostgreSQL only). Passkeys and recovery codes work without it.",
+  AUTHENTICATOR_APPS_OFF,
 );
 
 export const secondFactorRoutes: FastifyPluginAsyncTypebox<SecondFactorRouteOptions> = async (
@@ -102,11 +110,13 @@ export const secondFactorRoutes: FastifyPluginAsyncTypebox<SecondFactorRouteOpti
           "No body (or `{}`). Starts, or starts over, the set-up of an authenticator app (TOTP, RFC 6238: SHA1, " +
           "6 digits, 30 seconds). Scan `qr_code` or type `secret` into the app, then send a code to " +
           "POST /me/totp/confirm: until then nothing changes at login. The secret is shown only now and kept " +
-          "encrypted. 409 when an app is already set up (turn it off first).",
+          "encrypted. 409 when an app is already set up (turn it off first); 403 when the service has authenticator " +
+          "apps off (`MFA_ENCRYPTION_KEY` unset).",
         security: BEARER_SECURITY,
         response: {
           201: TotpEnrolmentOut,
           401: UnauthorizedResponse,
+          403: appsOff,
           409: errorResponse("An authenticator app is already set up.", TOTP_ALREADY_ENABLED),
           422: errorResponse("The body is not empty.", "body: must NOT have additional properties"),
         },
@@ -141,6 +151,7 @@ export const secondFactorRoutes: FastifyPluginAsyncTypebox<SecondFactorRouteOpti
           200: RecoveryCodesOut,
           400: errorResponse("The code is wrong (or was already used).", INVALID_OTP),
           401: UnauthorizedResponse,
+          403: appsOff,
           409: errorResponse("Nothing is being set up, or an app is already on.", NO_PENDING_TOTP),
           422: errorResponse("The code is not six digits.", 'body.code: must match pattern "^[0-9]{6}$"'),
           429: tooMany,
@@ -169,12 +180,17 @@ export const secondFactorRoutes: FastifyPluginAsyncTypebox<SecondFactorRouteOpti
           204: { type: "null", description: "Turned off." },
           400: errorResponse("The password, the code or the recovery code is wrong.", INCORRECT_CURRENT_PASSWORD),
           401: UnauthorizedResponse,
+          403: errorResponse(
+            "`code` was sent while authenticator apps are off (`MFA_ENCRYPTION_KEY` unset): use `recovery_code`.",
+            AUTHENTICATOR_APPS_OFF,
+          ),
           409: errorResponse("No authenticator app is set up.", TOTP_NOT_ENABLED),
           422: errorResponse(
             "Neither or both of `code` and `recovery_code`, or a malformed field.",
             ONE_OF_CODE_OR_RECOVERY_CODE,
           ),
           429: tooMany,
+          503: PasswordRouteUnavailable,
         },
       },
     },
@@ -230,6 +246,7 @@ export const secondFactorRoutes: FastifyPluginAsyncTypebox<SecondFactorRouteOpti
           409: errorResponse("No second factor is set up.", NO_SECOND_FACTOR),
           422: errorResponse("The body is invalid.", "body.password: field required"),
           429: tooMany,
+          503: PasswordRouteUnavailable,
         },
       },
     },
@@ -258,7 +275,8 @@ export const secondFactorRoutes: FastifyPluginAsyncTypebox<SecondFactorRouteOpti
         description:
           "Removes every second factor of the user (authenticator app, recovery codes, passkeys) and pending " +
           "login challenges, for a user who lost them: the password alone logs in again until they set up a " +
-          "new one. Audited. 204 with no body.",
+          "new one, at once (the account's count of failed second-factor checks is cleared too). Audited. 204 " +
+          "with no body.",
         security: BEARER_SECURITY,
         params: UserIdParams,
         response: {
@@ -276,6 +294,9 @@ export const secondFactorRoutes: FastifyPluginAsyncTypebox<SecondFactorRouteOpti
       await store.resetSecondFactors(id, [
         { type: "second_factor", outcome: "reset_by_admin", clientAddress: request.ip },
       ]);
+      // The password step answers 429 while the account is at its second-factor limit; the user the
+      // admin is helping back in signs in with the password at once.
+      await limits.recordSecondFactorSuccess(id);
       reply.code(204).send(null);
     },
   );

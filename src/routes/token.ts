@@ -1,8 +1,9 @@
 // POST /auth/token: the OAuth 2.0 password grant exactly as the spec lays it
 // out, plus the refresh grant (RFC 6749 section 6); POST /auth/revoke (RFC
 // 7009). Form-encoded only; JSON here is a 415. The Basic header and empty
-// scope that Swagger UI's Authorize dialog sends are ignored. Errors carry
-// RFC 6749 section 5.2's `error` code beside the spec's `detail`.
+// scope that Swagger UI's Authorize dialog sends are ignored. Errors are the
+// spec's {"detail": ...}; with OAUTH_ERROR_FIELDS=on they also carry RFC 6749
+// section 5.2's `error` and `error_description` (oauth-errors.ts).
 // For an account with a second factor (issue 14), a right password answers
 // 403 `mfa_required` with a single-use `mfa_token` instead of tokens; an
 // extension grant (RFC 6749 section 4.5) with that token and a code of the
@@ -10,6 +11,7 @@
 // Accounts without a factor get exactly the spec's answers.
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { FastifyRequest } from "fastify";
+import { Type } from "typebox";
 import type { Audit } from "../audit.ts";
 import {
   AMR_PASSKEY,
@@ -34,18 +36,21 @@ import { NO_SECURITY } from "../docs.ts";
 import {
   HttpError,
   INCORRECT_EMAIL_OR_PASSWORD,
+  PASSWORD_CHECKS_BUSY,
+  PasswordHashQueueFull,
   SERVICE_UNAVAILABLE,
   UNSUPPORTED_GRANT_TYPE,
   unauthorized,
 } from "../errors.ts";
 import { acceptFormBodies } from "../forms.ts";
-import { handleOAuthError } from "../oauth-errors.ts";
+import { handleOAuthError, type OAuthErrorCode } from "../oauth-errors.ts";
 import {
   MFA_OTP_GRANT,
   MFA_RECOVERY_CODE_GRANT,
   MFA_WEBAUTHN_GRANT,
   MfaRequired,
   oauthErrorResponse,
+  PASSWORD_CHECKS_BUSY_DESCRIPTION,
   RevokeForm,
   RevokeOut,
   TokenForm,
@@ -65,6 +70,8 @@ export interface TokenRouteOptions {
   verificationRequired: boolean;
   /** The passkey grants' verifier. */
   passkeys: Passkeys;
+  /** OAUTH_ERROR_FIELDS: errors also carry RFC 6749's `error` and `error_description`. */
+  oauthErrorFields: boolean;
 }
 
 export const MFA_REQUIRED = "A second factor is required";
@@ -84,25 +91,30 @@ function clientOf(request: FastifyRequest): ClientInfo {
 
 export const tokenRoutes: FastifyPluginAsyncTypebox<TokenRouteOptions> = async (
   app,
-  { store, tokens, passwords, limits, sessions, audit, factors, verificationRequired, passkeys },
+  { store, tokens, passwords, limits, sessions, audit, factors, verificationRequired, passkeys, oauthErrorFields },
 ) => {
   app.removeAllContentTypeParsers();
   acceptFormBodies(app);
-  app.setErrorHandler(handleOAuthError);
+  if (oauthErrorFields) app.setErrorHandler(handleOAuthError);
+  const errorAnswer = (description: string, example: string, code: OAuthErrorCode) =>
+    oauthErrorResponse(description, example, code, oauthErrorFields);
 
-  const notForm = oauthErrorResponse(
-    "The body is not form-encoded.",
-    "Unsupported Media Type: application/json",
-    "invalid_request",
-  );
-  const tooLarge = oauthErrorResponse(
+  const notForm = errorAnswer("The body is not form-encoded.", "Unsupported Media Type", "invalid_request");
+  const tooLarge = errorAnswer(
     "The body is over the size limit (16 KiB).",
     "Request body is too large",
     "invalid_request",
   );
-  const unavailable = oauthErrorResponse(
+  const unavailable = errorAnswer(
     "The database or the shared counters cannot be reached; `Retry-After` says when to try again.",
     SERVICE_UNAVAILABLE,
+    "temporarily_unavailable",
+  );
+  const tokenUnavailable = errorAnswer(
+    "The database or the shared counters cannot be reached; or, for a grant that checks a password, " +
+      `${PASSWORD_CHECKS_BUSY_DESCRIPTION} (refresh grants never wait for one). \`Retry-After\` says when to ` +
+      "try again.",
+    PASSWORD_CHECKS_BUSY,
     "temporarily_unavailable",
   );
 
@@ -110,6 +122,9 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<TokenRouteOptions> = async (
   async function checkPassword(request: FastifyRequest, username: string, password: string): Promise<UserRecord> {
     await limits.checkLogin(username, request.ip);
     const user = await store.findByEmail(username);
+    // An account at its second-factor limit gets the second step's 429 here too, instead of a fresh
+    // mfa_token; checked before the password, so the answer tells nothing about the password.
+    if (user) await limits.checkSecondFactor(user.id);
     // An unknown e-mail still pays for one hash verify, so timing does not reveal which accounts exist.
     const verified = user
       ? await passwords.verify(user.hashedPassword, password)
@@ -128,9 +143,14 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<TokenRouteOptions> = async (
     }
     // Hashes made with older parameters or imported from another system are upgraded now, the
     // only moment the plain password is at hand; before the session is written, so that nothing
-    // can fail after that commit.
+    // can fail after that commit. With the hash queue full the upgrade waits for a later login:
+    // this one has proved its password and is not refused for an optional second hash.
     if (passwords.needsRehash(user.hashedPassword)) {
-      await store.update(user.id, { hashedPassword: await passwords.hash(password) });
+      const upgraded = await passwords.hash(password).catch((error: unknown) => {
+        if (error instanceof PasswordHashQueueFull) return undefined;
+        throw error;
+      });
+      if (upgraded !== undefined) await store.update(user.id, { hashedPassword: upgraded });
     }
     return user;
   }
@@ -205,7 +225,8 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<TokenRouteOptions> = async (
           "OAuth 2.0 password grant, form-encoded. `username` carries the e-mail. Meant for first-party clients only: " +
           "RFC 9700 advises against the password grant for third-party clients. The same 401 answers an unknown " +
           "e-mail and a wrong password, so a caller cannot tell them apart. Repeated failures for one account or " +
-          "from one address are refused with 429 for a while.\n\n" +
+          "from one address are refused with 429 for a while. When too many password checks already wait for a core, " +
+          "a grant that checks a password answers 503 at once with `Retry-After` (refresh grants never wait).\n\n" +
           "With `grant_type=refresh_token` and `refresh_token`, spends the refresh token and returns a new access " +
           "token and a new refresh token (rotation). A refresh token presented a second time ends its whole session.\n\n" +
           "**Second factor.** For an account with an authenticator app (or a passkey), a right password answers 403 " +
@@ -226,38 +247,54 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<TokenRouteOptions> = async (
         body: TokenForm,
         response: {
           200: TokenOut,
-          400: oauthErrorResponse(
+          400: errorAnswer(
             "A grant type this endpoint does not know (`unsupported_grant_type`), a repeated form field, or a " +
               "`webauthn_response` that is not JSON (`invalid_request`).",
             UNSUPPORTED_GRANT_TYPE,
             "unsupported_grant_type",
           ),
-          401: oauthErrorResponse(
+          401: errorAnswer(
             "Unknown e-mail or wrong password; or an invalid, expired or spent refresh token; or, in a " +
               "second-factor grant, an unknown, expired or spent `mfa_token`, or a wrong or already used code; or, " +
               `in the passkey grants, an assertion that does not verify ("${PASSKEY_NOT_VERIFIED}": unknown ` +
               "passkey, wrong origin or relying party, no user verification for a passkey alone, a sign counter " +
               "that did not move forward) or a spent or expired challenge. The status is the spec's (RFC 6749 " +
-              "would say 400); the code is `invalid_grant`.",
+              "would say 400); with OAUTH_ERROR_FIELDS=on, `error` is `invalid_grant`.",
             INCORRECT_EMAIL_OR_PASSWORD,
             "invalid_grant",
           ),
-          403: MfaRequired,
+          403: Type.Union(
+            [
+              MfaRequired,
+              errorAnswer(
+                "The password is right but the e-mail address is not verified yet (EMAIL_VERIFICATION_REQUIRED); " +
+                  "or an `otp` grant while authenticator apps are off (`MFA_ENCRYPTION_KEY` unset).",
+                EMAIL_NOT_VERIFIED,
+                "invalid_grant",
+              ),
+            ],
+            {
+              description:
+                "A second factor is required (`mfa_required`, with an `mfa_token`); or the e-mail address is not " +
+                "verified yet; or an `otp` grant while authenticator apps are off.",
+            },
+          ),
           413: tooLarge,
           415: notForm,
-          422: oauthErrorResponse(
+          422: errorAnswer(
             "A required form field is missing or empty, or too long; or `webauthn_response` is JSON but not a " +
               "WebAuthn assertion.",
             "body.username: field required",
             "invalid_request",
           ),
-          429: oauthErrorResponse(
+          429: errorAnswer(
             "Too many failed attempts for this account or from this address, or too many wrong second-factor " +
-              "codes for this account; `Retry-After` says when to try again.",
+              "codes for this account (then the password step answers this too, right or wrong password, instead " +
+              "of a new `mfa_token`); `Retry-After` says when to try again.",
             TOO_MANY_LOGIN_ATTEMPTS,
             "temporarily_unavailable",
           ),
-          503: unavailable,
+          503: tokenUnavailable,
         },
       },
     },
@@ -366,10 +403,10 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<TokenRouteOptions> = async (
         body: RevokeForm,
         response: {
           200: RevokeOut,
-          400: oauthErrorResponse("A repeated form field.", "Form field 'token' is repeated", "invalid_request"),
+          400: errorAnswer("A repeated form field.", "Form field 'token' is repeated", "invalid_request"),
           413: tooLarge,
           415: notForm,
-          422: oauthErrorResponse("`token` is missing.", "body.token: field required", "invalid_request"),
+          422: errorAnswer("`token` is missing.", "body.token: field required", "invalid_request"),
           503: unavailable,
         },
       },

@@ -20,6 +20,7 @@ import {
 } from "../errors.ts";
 import {
   errorResponse,
+  PasswordRouteUnavailable,
   UnauthorizedResponse,
   USERS_PAGE_DEFAULT,
   UserCreate,
@@ -52,7 +53,7 @@ const errors = {
   403: errorResponse("Authenticated, but not allowed to do this.", NOT_ENOUGH_PRIVILEGES),
   404: errorResponse("No user with this id.", USER_NOT_FOUND),
   409: errorResponse("The e-mail is taken, or the change would remove the last active admin.", EMAIL_TAKEN),
-  415: errorResponse("The body is not JSON.", "Unsupported Media Type: application/x-www-form-urlencoded"),
+  415: errorResponse("The body is not JSON.", "Unsupported Media Type"),
   422: errorResponse("The body, path or query is invalid.", 'body.email: must match format "email"'),
 };
 
@@ -110,6 +111,7 @@ export const userRoutes: FastifyPluginAsyncTypebox<UserRouteOptions> = async (
             "Too many sign-ups from this address; `Retry-After` says when to try again.",
             TOO_MANY_SIGNUPS,
           ),
+          503: PasswordRouteUnavailable,
         },
       },
     },

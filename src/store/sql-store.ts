@@ -345,18 +345,22 @@ export function sqlStore(db: Db, clock: () => number): store.UserStore {
     },
 
     // Passkeys and WebAuthn challenges (PasskeyStore)
-    async addPasskey(passkey, events = []) {
+    async addPasskey(passkey, events = [], recoveryCodeHashes) {
       const at = clock();
       const { userId, credentialId, publicKey, counter, transports, name, deviceType, backedUp, aaguid } = passkey;
       const rest = [name, deviceType, backedUp, aaguid];
-      const row = await eventful<Row>(
-        `INSERT INTO webauthn_credentials (id, user_id, credential_id, public_key, counter, transports, name,
-                                           device_type, backed_up, aaguid, created_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT (credential_id) DO NOTHING RETURNING *`,
-        [newId(at), userId, credentialId, publicKey, counter, JSON.stringify(transports), ...rest, iso(at)],
-        events,
-      );
-      return row && readPasskey(row);
+      return db.transaction(async (tx) => {
+        const row = await tx.one<Row>(
+          `INSERT INTO webauthn_credentials (id, user_id, credential_id, public_key, counter, transports, name,
+                                             device_type, backed_up, aaguid, created_at)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT (credential_id) DO NOTHING RETURNING *`,
+          [newId(at), userId, credentialId, publicKey, counter, JSON.stringify(transports), ...rest, iso(at)],
+        );
+        if (row === undefined) return undefined;
+        if (recoveryCodeHashes !== undefined) await replaceCodes(tx, userId, recoveryCodeHashes, iso(at));
+        await record(tx, events, userId);
+        return readPasskey(row);
+      });
     },
     async listPasskeys(userId) {
       if (!isUuid(userId)) return [];

@@ -22,7 +22,8 @@
 //   read follows the commit;
 // - revokeSession, revokeSessionByToken: the revocation and its event;
 // - addPasskey, renamePasskey, removePasskey, recordPasskeyUse: the change
-//   to the passkey and its audit event.
+//   to the passkey and its audit event (addPasskey: with a first factor's
+//   recovery codes, replacing any spent ones);
 // - confirmTotp: the confirmation, the accepted time step, the new recovery
 //   codes (replacing any old ones) and the events;
 // - acceptTotpStep, useRecoveryCode, removeTotp, replaceRecoveryCodes,
@@ -350,10 +351,15 @@ export interface WebAuthnChallengeRecord {
 
 export interface PasskeyStore {
   /**
-   * Stores a passkey with its events (one transaction); undefined, with nothing written, when its
-   * credential id is registered already (to this user or another).
+   * Stores a passkey with its events (one transaction) and, when `recoveryCodeHashes` is given, the
+   * user's recovery codes become exactly these in the same transaction; undefined, with nothing written,
+   * when its credential id is registered already (to this user or another).
    */
-  addPasskey(passkey: NewPasskey, events?: readonly AuditEntry[]): Promise<PasskeyRecord | undefined>;
+  addPasskey(
+    passkey: NewPasskey,
+    events?: readonly AuditEntry[],
+    recoveryCodeHashes?: readonly string[],
+  ): Promise<PasskeyRecord | undefined>;
   /** A user's passkeys, oldest first. */
   listPasskeys(userId: string): Promise<PasskeyRecord[]>;
   countPasskeys(userId: string): Promise<number>;

@@ -115,7 +115,11 @@ describe("sign-in and security pages in Chromium", { skip: skipWithoutChromium("
 
     await page.getByLabel("Name for a new passkey").fill("Test laptop");
     await page.getByRole("button", { name: "Add a passkey" }).click();
-    await page.getByText("Passkey Test laptop added. You can sign in with it now.").waitFor();
+    // The first second factor: the recovery codes come with it, shown once.
+    await page
+      .getByText("Passkey Test laptop added. Save your recovery codes now: they are shown only once.")
+      .waitFor();
+    assert.equal((await page.locator("#codes-list li").allInnerTexts()).length, 10, "ten recovery codes");
     await page.getByRole("button", { name: "Remove passkey Test laptop" }).waitFor();
     await shot(page, "03-passkey-added");
     const { credentials } = await cdp.send("WebAuthn.getCredentials", { authenticatorId });

@@ -62,3 +62,42 @@ describe("password hashing", () => {
     assert.equal(isSupportedHash(await passwords.hash("x")), true);
   });
 });
+
+describe("a new password outside the lengths", () => {
+  test("is refused with a sentence a person reads, the same at sign-up, on a change and on a reset", async (t) => {
+    const { app, store } = await buildTestApp(t);
+    const token = (
+      await (async () => {
+        await store.create({ email: "ada@example.com", hashedPassword: await passwords.hash(PASSWORD) });
+        return requestToken(app, { username: "ada@example.com", password: PASSWORD });
+      })()
+    ).json().access_token as string;
+    const cases = [
+      { method: "POST", url: "/users", field: "password", body: { email: "bob@example.com" }, headers: {} },
+      {
+        method: "PUT",
+        url: "/me/password",
+        field: "new_password",
+        body: { current_password: PASSWORD },
+        headers: { authorization: `Bearer ${token}` },
+      },
+      {
+        method: "POST",
+        url: "/auth/password-resets",
+        field: "new_password",
+        body: { token: "x".repeat(43) },
+        headers: {},
+      },
+    ] as const;
+    for (const { method, url, field, body, headers } of cases) {
+      for (const [password, detail] of [
+        ["short", "This password is too short: use at least 8 characters"],
+        ["x".repeat(257), "This password is too long: use at most 256 characters"],
+      ]) {
+        const response = await app.inject({ method, url, headers, payload: { ...body, [field]: password } });
+        assert.equal(response.statusCode, 422, `${method} ${url}`);
+        assert.deepEqual(response.json(), { detail }, `${method} ${url}`);
+      }
+    }
+  });
+});
