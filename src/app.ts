@@ -345,11 +345,13 @@ export async function buildApp({
   const guards = createGuards(tokens, createUserLookup(store, config.userCache, clock));
   const audit = createAudit(store);
   const sessions = createSessions(store, config.sessions, clock);
+  // The deployment's secret material: secrets under HS256, private keys under EdDSA and ES256 (one of the
+  // two is empty). It keys the recovery codes made without MFA_ENCRYPTION_KEY and seals mailed links.
+  const signingMaterial = [...config.signingSecrets, ...config.signingKeys];
   const factors = createSecondFactors({
     store,
     keys: config.mfa.encryptionKeys,
-    // One of the two is empty: secrets under HS256, private keys under EdDSA and ES256.
-    signingMaterial: [...config.signingSecrets, ...config.signingKeys],
+    signingMaterial,
     issuer: config.mfa.totpIssuer,
     limits,
     clock,
@@ -358,8 +360,7 @@ export async function buildApp({
   const policy = createPasswordPolicy({ listCheck: config.passwordListCheck });
   const mails = createAccountMails(
     { from: config.mail.from, ...config.accountRecovery },
-    // Under EdDSA or ES256 there is no signing secret: the private keys seal instead (HKDF over the PEM).
-    createSealer([...config.signingSecrets, ...config.signingKeys]),
+    createSealer(signingMaterial),
   );
   const sender = createMailSender({
     store,
