@@ -80,6 +80,7 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     },
     passwordListCheck: true,
     mfa: { encryptionKeys: [TEST_MFA_KEY], totpIssuer: "Service Test" },
+    webhooks: { refusePrivateAddresses: false, timeoutMs: 2000, secretGraceSeconds: 86_400, pollIntervalMs: 1000 },
     ...overrides,
   };
 }
