@@ -18,6 +18,7 @@ import { Webhook } from "standardwebhooks";
 import { buildApp } from "../src/app.ts";
 import type { Config } from "../src/config.ts";
 import { createMetrics } from "../src/metrics.ts";
+import { openPostgresStore } from "../src/store/postgres.ts";
 import { postWebhook, REFUSED_ADDRESS } from "../src/webhooks/outbound.ts";
 import { webhookSecretSealer } from "../src/webhooks/secrets.ts";
 import { RETRY_SCHEDULE_MS } from "../src/webhooks/sender.ts";
@@ -25,6 +26,7 @@ import {
   bearer,
   buildTestApp,
   loginToken,
+  openPostgresSchema,
   openTestStore,
   passwords,
   TEST_MFA_KEY,
@@ -431,5 +433,69 @@ describe("the outbound POST", () => {
       { statusCode: result.statusCode, error: result.error },
       { statusCode: undefined, error: REFUSED_ADDRESS },
     );
+  });
+});
+
+const POSTGRES_URL = process.env.POSTGRES_URL;
+const NO_POSTGRES = "two instances need POSTGRES_URL (e.g. postgres://postgres@127.0.0.1:5432/test)";
+if (!POSTGRES_URL && process.env.CI === "true") throw new Error(`${NO_POSTGRES}; CI requires it`);
+
+describe("two instances on one PostgreSQL", { skip: POSTGRES_URL ? false : NO_POSTGRES }, () => {
+  test("each event is delivered once, by one instance or the other, in order per user", async (t) => {
+    const clock = new TestClock();
+    const { store: first, schema } = await openPostgresSchema(t, "webhooks", clock.read);
+    const second = await openPostgresStore({
+      url: POSTGRES_URL!,
+      schema,
+      poolSize: 2,
+      timeoutMs: 10_000,
+      clock: clock.read,
+    });
+    t.after(() => second.close());
+    const apps = await Promise.all(
+      [first, second].map((store) =>
+        buildApp({ config: testConfig({ webhooks: WEBHOOKS }), store, clock: clock.read }),
+      ),
+    );
+    t.after(() => Promise.all(apps.map((app) => app.close())));
+    const receiver = await receiverFor(t);
+    await first.create({ email: "admin@example.com", hashedPassword: await passwords.hash(PASSWORD), isAdmin: true });
+    const token = await loginToken(apps[0]!, "admin@example.com", PASSWORD);
+    const created = await apps[0]!.inject({
+      method: "POST",
+      url: "/webhooks",
+      headers: bearer(token),
+      payload: { url: receiver.url, event_types: ["user.created", "user.updated"] },
+    });
+    receiver.secrets = [created.json().secret];
+    const users: string[] = [];
+    for (let i = 0; i < 20; i++) {
+      const app = apps[i % 2]!;
+      const response = await app.inject({
+        method: "POST",
+        url: "/users",
+        payload: { email: `user${i}@example.com`, password: PASSWORD },
+      });
+      const id = response.json().id as string;
+      users.push(id);
+      await app.inject({
+        method: "PATCH",
+        url: `/users/${id}`,
+        headers: bearer(token),
+        payload: { full_name: `U${i}` },
+      });
+    }
+    await receiver.waitFor(() => receiver.accepted.length >= users.length * 2, 15_000);
+    // A moment more, for any second delivery of one event to show.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const ids = receiver.deliveries.map((delivery) => delivery.id);
+    assert.equal(ids.length, users.length * 2);
+    assert.equal(new Set(ids).size, ids.length, "each event once");
+    for (const user of users) {
+      const types = bodies(receiver)
+        .filter((body) => body.data.user_id === user)
+        .map((body) => body.type);
+      assert.deepEqual(types, ["user.created", "user.updated"]);
+    }
   });
 });
