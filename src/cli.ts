@@ -18,7 +18,7 @@ import { migrations } from "./store/migrations.ts";
 import { openStore } from "./store/open.ts";
 import type { MailStatus, UserStore } from "./store/store.ts";
 import { normalizeEmail } from "./users/email.ts";
-import { createWebhookEndpoints } from "./webhooks/endpoints.ts";
+import { createWebhookEndpoints, webhookAudit } from "./webhooks/endpoints.ts";
 import { WEBHOOK_EVENT_TYPES } from "./webhooks/events.ts";
 import { webhookSecretSealer } from "./webhooks/secrets.ts";
 
@@ -345,13 +345,15 @@ async function webhooks(command: string | undefined, args: string[]): Promise<vo
         `secret ${rotated.secret}\n(shown this once; the previous one signs too until ${rotated.endpoint.previousSecretUntil})\n`,
       );
     } else if (command === "enable" && rest.length === 0) {
-      const event = { type: "webhook" as const, outcome: "endpoint_updated", clientAddress: null, userId: null };
-      if (!(await store.updateWebhookEndpoint(endpointId, { enabled: true }, [event])))
+      if (
+        !(await store.updateWebhookEndpoint(endpointId, { enabled: true }, [
+          webhookAudit("endpoint_updated", null, null),
+        ]))
+      )
         throw new CliError(`no webhook endpoint with the id ${id}`);
       process.stdout.write(`enabled ${endpointId}\n`);
     } else if (command === "delete" && rest.length === 0) {
-      const event = { type: "webhook" as const, outcome: "endpoint_deleted", clientAddress: null, userId: null };
-      if (!(await store.removeWebhookEndpoint(endpointId, [event])))
+      if (!(await store.removeWebhookEndpoint(endpointId, [webhookAudit("endpoint_deleted", null, null)])))
         throw new CliError(`no webhook endpoint with the id ${id}`);
       process.stdout.write(`deleted ${endpointId}\n`);
     } else if (command === "deliveries" && rest.length === 0) {

@@ -19,16 +19,19 @@ import { buildApp } from "../src/app.ts";
 import type { Config } from "../src/config.ts";
 import { createMetrics } from "../src/metrics.ts";
 import { openPostgresStore } from "../src/store/postgres.ts";
+import { WEBHOOK_EVENT_TYPES } from "../src/webhooks/events.ts";
 import { postWebhook, REFUSED_ADDRESS } from "../src/webhooks/outbound.ts";
 import { webhookSecretSealer } from "../src/webhooks/secrets.ts";
 import { RETRY_SCHEDULE_MS } from "../src/webhooks/sender.ts";
 import {
   bearer,
   buildTestApp,
+  caller,
   loginToken,
   openPostgresSchema,
   openTestStore,
   passwords,
+  signedInUser,
   TEST_MFA_KEY,
   TEST_SECRET,
   type TestApp,
@@ -39,18 +42,7 @@ import { codeAt } from "./totp.ts";
 import { WebhookReceiver } from "./webhook-receiver.ts";
 
 const PASSWORD = "correct horse battery";
-const ALL_TYPES = [
-  "user.created",
-  "user.updated",
-  "user.deleted",
-  "user.deactivated",
-  "user.email_verified",
-  "user.password_changed",
-  "session.created",
-  "session.ended",
-  "mfa.enabled",
-  "mfa.disabled",
-];
+const ALL_TYPES: string[] = [...WEBHOOK_EVENT_TYPES];
 const WEBHOOKS: Config["webhooks"] = {
   refusePrivateAddresses: false,
   timeoutMs: 2000,
@@ -77,11 +69,8 @@ async function world(t: TestContext, types = ALL_TYPES, config: Partial<Config> 
   const testApp = await buildTestApp(t, { webhooks: WEBHOOKS, ...config });
   const { app, store } = testApp;
   const receiver = await receiverFor(t);
-  await store.create({ email: "admin@example.com", hashedPassword: await passwords.hash(PASSWORD), isAdmin: true });
-  const admin = { id: "", token: await loginToken(app, "admin@example.com", PASSWORD) };
-  admin.id = (await store.findByEmail("admin@example.com"))!.id;
-  const call: World["call"] = (method, url, token, payload) =>
-    app.inject({ method: method as "GET", url, headers: token ? bearer(token) : {}, ...(payload ? { payload } : {}) });
+  const admin = await signedInUser(app, store, "admin@example.com", PASSWORD, true);
+  const call = caller(app);
   const created = await call("POST", "/webhooks", admin.token, { url: receiver.url, event_types: types });
   assert.equal(created.statusCode, 201, created.body);
   const endpoint = { id: created.json().id, secret: created.json().secret };

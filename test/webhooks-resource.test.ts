@@ -9,7 +9,7 @@ import type { Config } from "../src/config.ts";
 import { COULD_NOT_VALIDATE_CREDENTIALS, NOT_ENOUGH_PRIVILEGES } from "../src/errors.ts";
 import { EVENT_NOT_FOUND, PRIVATE_URL, URL_WITH_CREDENTIALS, WEBHOOK_NOT_FOUND } from "../src/webhooks/endpoints.ts";
 import { isSpecialAddress } from "../src/webhooks/outbound.ts";
-import { bearer, buildTestApp, loginToken, passwords, type TestApp } from "./helpers.ts";
+import { buildTestApp, caller, signedInUser, type TestApp } from "./helpers.ts";
 
 const PASSWORD = "correct horse battery";
 const MISSING_ID = "01900000-0000-7000-8000-000000000000";
@@ -25,16 +25,9 @@ interface World extends TestApp {
 async function world(t: TestContext, config: Partial<Config> = {}): Promise<World> {
   const testApp = await buildTestApp(t, config);
   const { app, store } = testApp;
-  const hashedPassword = await passwords.hash(PASSWORD);
-  const make = async (email: string, isAdmin = false) => {
-    const user = await store.create({ email, hashedPassword, isAdmin });
-    return { id: user.id, token: await loginToken(app, email, PASSWORD) };
-  };
-  const admin = await make("admin@example.com", true);
-  const ada = await make("ada@example.com");
-  const call: World["call"] = (method, url, token, payload) =>
-    app.inject({ method: method as "GET", url, headers: token ? bearer(token) : {}, ...(payload ? { payload } : {}) });
-  return { ...testApp, admin, ada, call };
+  const admin = await signedInUser(app, store, "admin@example.com", PASSWORD, true);
+  const ada = await signedInUser(app, store, "ada@example.com", PASSWORD);
+  return { ...testApp, admin, ada, call: caller(app) };
 }
 
 function expectError(

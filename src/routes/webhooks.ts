@@ -9,8 +9,14 @@ import type { Guards } from "../auth/guard.ts";
 import { BEARER_SECURITY } from "../docs.ts";
 import { NOT_ENOUGH_PRIVILEGES, notFound } from "../errors.ts";
 import { errorResponse, UnauthorizedResponse } from "../schemas.ts";
-import type { AuditEntry, UserStore, WebhookEndpointRecord } from "../store/store.ts";
-import { EVENT_NOT_FOUND, PRIVATE_URL, WEBHOOK_NOT_FOUND, type WebhookEndpoints } from "../webhooks/endpoints.ts";
+import type { UserStore, WebhookEndpointRecord } from "../store/store.ts";
+import {
+  EVENT_NOT_FOUND,
+  PRIVATE_URL,
+  WEBHOOK_NOT_FOUND,
+  type WebhookEndpoints,
+  webhookAudit,
+} from "../webhooks/endpoints.ts";
 import {
   DeliveryPage,
   PageQuery,
@@ -242,7 +248,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRouteOptions> = asy
       },
     },
     async function deleteWebhook(request, reply) {
-      const events = [audit("endpoint_deleted", request.user!.id, request.ip)];
+      const events = [webhookAudit("endpoint_deleted", request.user!.id, request.ip)];
       if (!(await store.removeWebhookEndpoint(request.params.id, events))) throw notFound(WEBHOOK_NOT_FOUND);
       reply.code(204).send(null);
     },
@@ -366,8 +372,4 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRouteOptions> = asy
   }
 };
 
-function audit(outcome: string, actor: string, clientAddress: string): AuditEntry {
-  return { type: "webhook", outcome, clientAddress, userId: actor };
-}
-
-const changed = (actor: string, clientAddress: string) => audit("endpoint_updated", actor, clientAddress);
+const changed = (actor: string, clientAddress: string) => webhookAudit("endpoint_updated", actor, clientAddress);

@@ -16,6 +16,11 @@ export const URL_WITH_CREDENTIALS = "url: must not carry a user name or password
 export const PRIVATE_URL = "url: the host has no public address (WEBHOOK_REFUSE_PRIVATE_ADDRESSES is on)";
 export const UNRESOLVABLE_URL = "url: the host name does not resolve";
 
+/** The audit event of an admin's action on an endpoint: about the admin (null from the command line). */
+export function webhookAudit(outcome: string, actor: string | null, clientAddress: string | null): AuditEntry {
+  return { type: "webhook", outcome, clientAddress, userId: actor };
+}
+
 export interface WebhookEndpoints {
   /** 422 when the URL carries credentials, or (setting on) its host has no public address. */
   checkUrl(url: string): Promise<void>;
@@ -37,12 +42,6 @@ export function createWebhookEndpoints(
   settings: WebhookConfig,
   clock: () => number,
 ): WebhookEndpoints {
-  const event = (outcome: string, actor: string | null, clientAddress: string | null): AuditEntry => ({
-    type: "webhook",
-    outcome,
-    clientAddress,
-    userId: actor,
-  });
   return {
     async checkUrl(raw) {
       const url = new URL(raw);
@@ -57,7 +56,7 @@ export function createWebhookEndpoints(
     async create(fields, actor, clientAddress) {
       const secret = newWebhookSecret();
       const endpoint = await store.createWebhookEndpoint({ ...fields, sealedSecret: sealer.seal(secret) }, [
-        event("endpoint_created", actor, clientAddress),
+        webhookAudit("endpoint_created", actor, clientAddress),
       ]);
       return { endpoint, secret };
     },
@@ -65,7 +64,7 @@ export function createWebhookEndpoints(
       const secret = newWebhookSecret();
       const until = new Date(clock() + settings.secretGraceSeconds * 1000).toISOString();
       const endpoint = await store.rotateWebhookSecret(id, sealer.seal(secret), until, [
-        event("secret_rotated", actor, clientAddress),
+        webhookAudit("secret_rotated", actor, clientAddress),
       ]);
       return endpoint && { endpoint, secret };
     },

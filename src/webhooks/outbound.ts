@@ -109,7 +109,6 @@ export interface PostOptions {
   body: string;
   timeoutMs: number;
   refusePrivate: boolean;
-  clock?: () => number;
 }
 
 export async function postWebhook(target: string, { headers, body, timeoutMs, refusePrivate }: PostOptions) {

@@ -14,6 +14,7 @@ import type { WebhookConfig } from "../config.ts";
 import type { Sealer } from "../mail/seal.ts";
 import { createOutboxWorker, type DeliveryResult, type OutboxWorker } from "../outbox/worker.ts";
 import type { UserStore, WebhookMessage } from "../store/store.ts";
+import { webhookAudit } from "./endpoints.ts";
 import { type PostResult, postWebhook } from "./outbound.ts";
 import { signDelivery } from "./secrets.ts";
 
@@ -111,7 +112,7 @@ export function createWebhookSender({
         await store.completeWebhookMessage(message, owner, { status: "failed", error: outcome.error }, attempt);
         const reason = `event ${message.eventId} was not delivered after ${message.attempts} attempts: ${outcome.error}`;
         await store.updateWebhookEndpoint(message.endpointId, { enabled: false, disabledReason: reason }, [
-          { type: "webhook", outcome: "endpoint_disabled", clientAddress: null, userId: null },
+          webhookAudit("endpoint_disabled", null, null),
         ]);
         log.error(
           {
