@@ -133,6 +133,10 @@ export function createWebhookSender({
       ...(onDelivery ? { onAttempt: (message, result) => onDelivery(message.type, result) } : {}),
     },
   );
-  store.onWebhookEvents(worker.wake);
+  // Woken when this process publishes; the poll finds the rest (events of other instances), and is all
+  // there is when the store cannot tell.
+  Promise.resolve()
+    .then(() => store.onWebhookEvents(worker.wake))
+    .catch((error) => log.warn({ err: error }, "webhook events are found by polling only"));
   return worker;
 }
