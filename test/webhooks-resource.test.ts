@@ -8,6 +8,7 @@ import type { LightMyRequestResponse } from "fastify";
 import type { Config } from "../src/config.ts";
 import { COULD_NOT_VALIDATE_CREDENTIALS, NOT_ENOUGH_PRIVILEGES } from "../src/errors.ts";
 import { EVENT_NOT_FOUND, PRIVATE_URL, URL_WITH_CREDENTIALS, WEBHOOK_NOT_FOUND } from "../src/webhooks/endpoints.ts";
+import { WEBHOOK_EVENT_TYPES } from "../src/webhooks/events.ts";
 import { isSpecialAddress } from "../src/webhooks/outbound.ts";
 import { buildTestApp, caller, signedInUser, type TestApp } from "./helpers.ts";
 
@@ -255,6 +256,30 @@ describe("the /webhooks resource", () => {
       422,
       PRIVATE_URL,
     );
+  });
+
+  test("the OpenAPI document lists every event under its top-level webhooks, signed, with its body", async (t) => {
+    const { app } = await buildTestApp(t);
+    const document = (await app.inject({ method: "GET", url: "/openapi.json" })).json();
+    assert.equal(document.openapi, "3.1.0");
+    assert.deepEqual(Object.keys(document.webhooks), [...WEBHOOK_EVENT_TYPES]);
+    const created = document.webhooks["user.created"].post;
+    assert.deepEqual(
+      created.parameters.map((parameter: { name: string; in: string }) => `${parameter.in}:${parameter.name}`),
+      ["header:webhook-id", "header:webhook-timestamp", "header:webhook-signature"],
+    );
+    const body = created.requestBody.content["application/json"].schema;
+    assert.deepEqual(Object.keys(body.properties), ["type", "timestamp", "data"]);
+    assert.deepEqual(Object.keys(body.properties.data.properties), ["user_id", "email"]);
+    assert.deepEqual(
+      Object.keys(
+        document.webhooks["session.ended"].post.requestBody.content["application/json"].schema.properties.data
+          .properties,
+      ),
+      ["user_id", "session_id", "reason"],
+    );
+    for (const path of ["/webhooks", "/webhooks/{id}", "/webhooks/{id}/secrets", "/webhooks/{id}/deliveries"])
+      assert.ok(document.paths[path], path);
   });
 
   test("special addresses: the table", () => {
