@@ -28,6 +28,12 @@
 //   codes (replacing any old ones) and the events;
 // - acceptTotpStep, useRecoveryCode, removeTotp, replaceRecoveryCodes,
 //   resetSecondFactors: the change and its events.
+// - createWebhookEndpoint, updateWebhookEndpoint, rotateWebhookSecret,
+//   removeWebhookEndpoint: the change and its audit events;
+//   completeWebhookMessage: the attempt's log entry and its outcome.
+// Every write that records audit events also writes, in its transaction,
+// the webhook events they name (webhooks/events.ts) for each enabled,
+// subscribed endpoint (store/webhook-events.ts): the webhook outbox.
 // A verb that has committed answers from what it wrote: nothing after the
 // commit can turn its success into a failure.
 
