@@ -47,10 +47,14 @@ import { passkeyRoutes } from "./routes/passkeys.ts";
 import { secondFactorRoutes } from "./routes/second-factors.ts";
 import { tokenRoutes } from "./routes/token.ts";
 import { userRoutes } from "./routes/users.ts";
+import { webhookRoutes } from "./routes/webhooks.ts";
 import { wellKnownRoutes } from "./routes/well-known.ts";
 import { buildSerializersOnFirstUse } from "./serialization.ts";
 import type { UserStore } from "./store/store.ts";
 import { createValidatorCompiler } from "./validation.ts";
+import { createWebhookEndpoints } from "./webhooks/endpoints.ts";
+import { webhookSecretSealer } from "./webhooks/secrets.ts";
+import { createWebhookSender } from "./webhooks/sender.ts";
 
 /** Our largest legitimate body is a sign-up of about 600 bytes. */
 export const BODY_LIMIT_BYTES = 16 * 1024;
@@ -109,13 +113,14 @@ function housekeeping(app: FastifyInstance, store: UserStore, clock: Clock, rete
     try {
       const now = clock();
       const auditCutoff = new Date(now - retentionDays * 86_400_000).toISOString();
-      // Link tokens are kept a week past their expiry (so a late click still hears "expired"), sent mail
-      // as long as audit events.
+      // Link tokens are kept a week past their expiry (so a late click still hears "expired"), sent mail,
+      // delivered webhook events and the webhook delivery log as long as audit events.
       const tokenCutoff = new Date(now - 7 * 86_400_000).toISOString();
       while (
         (await store.purgeExpired(new Date(now).toISOString(), 1000)) +
           (await store.pruneEvents(auditCutoff, 1000)) +
-          (await store.pruneAccountRecords(tokenCutoff, auditCutoff, 1000)) >
+          (await store.pruneAccountRecords(tokenCutoff, auditCutoff, 1000)) +
+          (await store.pruneWebhookRecords(auditCutoff, 1000)) >
         0
       ) {
         await new Promise((resolve) => setImmediate(resolve));
@@ -375,6 +380,19 @@ export async function buildApp({
   app.addHook("onClose", async function stopMailSender() {
     await sender.stop();
   });
+  const webhookSealer = webhookSecretSealer(config.mfa.encryptionKeys, signingMaterial);
+  const webhookEndpoints = createWebhookEndpoints(store, webhookSealer, config.webhooks, clock);
+  const webhookSender = createWebhookSender({
+    store,
+    sealer: webhookSealer,
+    settings: config.webhooks,
+    clock,
+    log: app.log,
+    ...(metrics ? { onDelivery: (type, result) => metrics.observeWebhook(type, result) } : {}),
+  });
+  app.addHook("onClose", async function stopWebhookSender() {
+    await webhookSender.stop();
+  });
   const recovery = createAccountRecovery({
     store,
     passwords,
@@ -423,6 +441,13 @@ export async function buildApp({
     });
     await api.register(accountRoutes, { recovery, limits });
     await api.register(eventRoutes, { store, guards });
+    await api.register(webhookRoutes, {
+      store,
+      guards,
+      endpoints: webhookEndpoints,
+      clock,
+      wake: webhookSender.wake,
+    });
     await api.register(secondFactorRoutes, { store, guards, passwords, limits, audit, factors });
     await api.register(introspectRoutes, { store, guards, tokens, clients: config.introspectionClients, clock });
   });

@@ -18,6 +18,9 @@ import { migrations } from "./store/migrations.ts";
 import { openStore } from "./store/open.ts";
 import type { MailStatus, UserStore } from "./store/store.ts";
 import { normalizeEmail } from "./users/email.ts";
+import { createWebhookEndpoints, webhookAudit } from "./webhooks/endpoints.ts";
+import { WEBHOOK_EVENT_TYPES } from "./webhooks/events.ts";
+import { webhookSecretSealer } from "./webhooks/secrets.ts";
 
 const USAGE = `Usage: npm run cli -- <command>
 
@@ -49,6 +52,20 @@ Commands:
                          secret opens with none of the listed keys. Recovery codes are hashed, not
                          sealed: those made under an older key work while it is listed; users can
                          make new ones (POST /me/recovery-codes).
+  webhooks list          Every webhook endpoint: id, enabled, url, event types, why it was turned off.
+  webhooks create <url> <type>[,<type>...] [--description <text>]
+                         Create an endpoint for these event types (user.created, session.ended, ...)
+                         and print its id and signing secret (whsec_...): shown this once.
+  webhooks rotate <id>   Print a new signing secret (shown this once); the previous one keeps
+                         signing beside it for WEBHOOK_SECRET_GRACE_SECONDS.
+  webhooks enable <id>   Turn an endpoint on again (after the service turned it off): what waited
+                         in its queue is delivered, in order.
+  webhooks delete <id>   Delete an endpoint, its queue and its delivery log.
+  webhooks deliveries <id>
+                         Its delivery log, newest first (at most 100): time, event id, type, attempt,
+                         status code, duration, error.
+  webhooks redeliver <id> <event-id>
+                         Queue one event again for the endpoint, due now.
   migrate                Bring the database schema up to date and exit (the service also does
                          this at start-up; several instances at once apply each step once).
   secret generate        Print a new random signing secret (256 bits, base64url) for SIGNING_SECRET.
@@ -275,6 +292,85 @@ async function retryMail(args: string[]): Promise<void> {
   });
 }
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** The webhooks commands; `args` after the subcommand. Each names the endpoint by id. */
+async function webhooks(command: string | undefined, args: string[]): Promise<void> {
+  const [id, ...rest] = args;
+  const needsId = command !== "list" && command !== "create";
+  if (needsId && (id === undefined || !UUID.test(id))) throw new UsageError(`webhooks ${command} takes an endpoint id`);
+  const write = (line: (string | number | null)[]) => process.stdout.write(`${line.map((v) => v ?? "").join("\t")}\n`);
+  await withStore(async (store, config) => {
+    const sealer = webhookSecretSealer(config.mfa.encryptionKeys, [...config.signingSecrets, ...config.signingKeys]);
+    const endpoints = createWebhookEndpoints(store, sealer, config.webhooks, Date.now);
+    const endpointId = (id ?? "").toLowerCase();
+    if (command === "list") {
+      if (args.length > 0) throw new UsageError("webhooks list takes no arguments");
+      write(["id", "enabled", "url", "event_types", "disabled_reason"]);
+      for (const endpoint of await store.listWebhookEndpoints({ limit: 1000 })) {
+        write([
+          endpoint.id,
+          String(endpoint.enabled),
+          endpoint.url,
+          endpoint.eventTypes.join(","),
+          endpoint.disabledReason,
+        ]);
+      }
+    } else if (command === "create") {
+      const [url, types, flag, description, ...extra] = args;
+      if (
+        url === undefined ||
+        types === undefined ||
+        extra.length > 0 ||
+        (flag !== undefined && flag !== "--description")
+      )
+        throw new UsageError("webhooks create takes <url> <type>[,<type>...] [--description <text>]");
+      const eventTypes = [...new Set(types.split(","))];
+      const unknown = eventTypes.find((type) => !(WEBHOOK_EVENT_TYPES as readonly string[]).includes(type));
+      if (unknown) throw new CliError(`unknown event type ${unknown}; known: ${WEBHOOK_EVENT_TYPES.join(", ")}`);
+      if (!URL.canParse(url) || !/^https?:\/\//.test(url)) throw new CliError("the url must be an http or https URL");
+      await endpoints.checkUrl(url).catch((error: Error) => {
+        throw new CliError(error.message);
+      });
+      const created = await endpoints.create(
+        { url, eventTypes, enabled: true, description: description ?? null },
+        null,
+        null,
+      );
+      process.stdout.write(`created ${created.endpoint.id}\nsecret ${created.secret}\n(shown this once)\n`);
+    } else if (command === "rotate" && rest.length === 0) {
+      const rotated = await endpoints.rotate(endpointId, null, null);
+      if (!rotated) throw new CliError(`no webhook endpoint with the id ${id}`);
+      process.stdout.write(
+        `secret ${rotated.secret}\n(shown this once; the previous one signs too until ${rotated.endpoint.previousSecretUntil})\n`,
+      );
+    } else if (command === "enable" && rest.length === 0) {
+      if (
+        !(await store.updateWebhookEndpoint(endpointId, { enabled: true }, [
+          webhookAudit("endpoint_updated", null, null),
+        ]))
+      )
+        throw new CliError(`no webhook endpoint with the id ${id}`);
+      process.stdout.write(`enabled ${endpointId}\n`);
+    } else if (command === "delete" && rest.length === 0) {
+      if (!(await store.removeWebhookEndpoint(endpointId, [webhookAudit("endpoint_deleted", null, null)])))
+        throw new CliError(`no webhook endpoint with the id ${id}`);
+      process.stdout.write(`deleted ${endpointId}\n`);
+    } else if (command === "deliveries" && rest.length === 0) {
+      if (!(await store.findWebhookEndpoint(endpointId))) throw new CliError(`no webhook endpoint with the id ${id}`);
+      write(["created_at", "event_id", "type", "attempt", "status_code", "duration_ms", "error"]);
+      for (const a of await store.listWebhookAttempts(endpointId, { limit: 100 })) {
+        write([a.createdAt, a.eventId, a.type, a.attempt, a.statusCode, a.durationMs, a.error]);
+      }
+    } else if (command === "redeliver" && rest.length === 1 && UUID.test(rest[0] as string)) {
+      const eventId = (rest[0] as string).toLowerCase();
+      if (!(await store.redeliverWebhookEvent(endpointId, eventId, new Date().toISOString())))
+        throw new CliError(`no event ${eventId} for the webhook endpoint ${id}`);
+      process.stdout.write(`event ${eventId} queued again; the running service delivers it within seconds\n`);
+    } else throw new UsageError(`unknown command: webhooks ${[command, ...args].filter(Boolean).join(" ")}`);
+  });
+}
+
 /** A new signing key straight into an owner-only file: a private key never passes through a terminal. */
 function generateKeyFile(args: string[]): void {
   const [algorithm, file] = args;
@@ -388,6 +484,7 @@ async function main(argv: string[]): Promise<number> {
     else if (group === "mail" && command === "list") await listMail(args);
     else if (group === "mail" && command === "retry") await retryMail(args);
     else if (group === "mfa" && command === "reseal") await resealSecondFactors(args);
+    else if (group === "webhooks") await webhooks(command, args);
     else if (group === "migrate" && command === undefined) await migrate();
     else if (group === "secret" && command === "generate" && args.length === 0)
       process.stdout.write(`${generateSecret()}\n`);

@@ -98,6 +98,23 @@ export interface Config {
   passwordListCheck: boolean;
   /** Second factors (issue 14). */
   mfa: MfaConfig;
+  /** Webhooks (issue 26). */
+  webhooks: WebhookConfig;
+}
+
+export interface WebhookConfig {
+  /**
+   * WEBHOOK_REFUSE_PRIVATE_ADDRESSES: endpoints whose host has no public address (loopback, private,
+   * link-local, ...) are refused at creation (422) and at every delivery. Off by default, so that a
+   * receiver on this machine works in development; turn it on in production (docs/deployment.md).
+   */
+  refusePrivateAddresses: boolean;
+  /** One deadline for connecting, the answer and its body. */
+  timeoutMs: number;
+  /** How long a rotated-away secret keeps signing deliveries beside the new one. */
+  secretGraceSeconds: number;
+  /** How often the worker looks for due deliveries (it is also woken when this process publishes one). */
+  pollIntervalMs: number;
 }
 
 export interface MfaConfig {
@@ -267,6 +284,15 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): LoadedConfig 
     mfa: {
       encryptionKeys: resolveSecrets(MFA_KEY, setting(env, MFA_KEY.name), database, notices),
       totpIssuer: parseTotpIssuer(setting(env, "TOTP_ISSUER") ?? defaultTotpIssuer(linkBase)),
+    },
+    webhooks: {
+      refusePrivateAddresses: parseBoolean(
+        "WEBHOOK_REFUSE_PRIVATE_ADDRESSES",
+        setting(env, "WEBHOOK_REFUSE_PRIVATE_ADDRESSES") ?? "false",
+      ),
+      timeoutMs: parseInteger(env, "WEBHOOK_TIMEOUT_MS", 10_000, 100, 60_000),
+      secretGraceSeconds: parseInteger(env, "WEBHOOK_SECRET_GRACE_SECONDS", 86_400, 0, 30 * 86_400),
+      pollIntervalMs: 1000,
     },
   };
   if (config.firstAdmin) {

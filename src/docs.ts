@@ -11,6 +11,7 @@ import { STATUS_CODES } from "node:http";
 import swagger from "@fastify/swagger";
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
 import { HttpError } from "./errors.ts";
+import { openApiWebhooks } from "./webhooks/schemas.ts";
 
 export const SECURITY_SCHEME = "OAuth2PasswordBearer";
 export const BEARER_SECURITY = [{ [SECURITY_SCHEME]: [] as string[] }];
@@ -84,7 +85,15 @@ export async function registerDocs(app: FastifyInstance): Promise<void> {
           description: "Account recovery by e-mail: password reset and address verification links.",
         },
         { name: "health", description: "Liveness and readiness probes." },
+        {
+          name: "webhooks",
+          description:
+            "Endpoints that receive account events, signed by the Standard Webhooks scheme (admins); the events " +
+            "themselves are listed under Webhooks.",
+        },
       ],
+      // Plain JSON Schema objects (TypeBox); the plugin's types name its own object types.
+      webhooks: openApiWebhooks() as never,
       components: {
         securitySchemes: {
           [SECURITY_SCHEME]: {

@@ -2,7 +2,7 @@
 // served on that port only (see server.ts), never on the public API port.
 // Request counts and latency by route and status, login outcomes, rate-limit
 // refusals and store failures are all read off responses in one onResponse
-// hook; mail deliveries are counted by the outbox sender; hash durations come from a wrapper around the password hasher;
+// hook; mail and webhook deliveries are counted by their outbox workers; hash durations come from a wrapper around the password hasher;
 // the hash queue's depth is read when scraped, and its refusals (503) are told from a store's by the app's onError hook;
 // process metrics from prom-client's defaults.
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
@@ -43,6 +43,8 @@ export interface Metrics {
   observePasskey(purpose: string, result: string): void;
   /** Counts one delivery attempt of the mail outbox by kind and result (sent, retry, failed). */
   observeMail(kind: string, result: string): void;
+  /** Counts one webhook delivery attempt by event type and result (sent, retry, failed). */
+  observeWebhook(type: string, result: string): void;
 }
 
 export function createMetrics(): Metrics {
@@ -110,6 +112,12 @@ export function createMetrics(): Metrics {
     labelNames: ["kind", "result"] as const,
     registers: [registry],
   });
+  const webhooks = new Counter({
+    name: "webhook_deliveries_total",
+    help: "Webhook delivery attempts by event type and result: sent (a 2xx), retry (failed, will be tried again), failed (gave up; the endpoint is turned off).",
+    labelNames: ["type", "result"] as const,
+    registers: [registry],
+  });
   const passkeys = new Counter({
     name: "passkey_assertions_total",
     help: "Passkey assertions by purpose (login: a passkey alone; second_factor: after the password) and result: success, failure.",
@@ -159,6 +167,9 @@ export function createMetrics(): Metrics {
     },
     observeMail(kind, result) {
       mail.inc({ kind, result });
+    },
+    observeWebhook(type, result) {
+      webhooks.inc({ type, result });
     },
     observeConnectionError(status) {
       connectionErrors.inc({ status: String(status) });

@@ -106,6 +106,26 @@ describe("loadConfig", () => {
     assert.equal(limit({ PASSWORD_HASH_QUEUE_LIMIT: "5000" }), 5000);
   });
 
+  test("webhooks: private addresses allowed, a 10-second deadline and a day's grace unless set", (t) => {
+    const cwd = tempDir(t);
+    const webhooks = (env: Record<string, string>) =>
+      loadConfig({ SIGNING_SECRET: SECRET, ...env }, cwd).config.webhooks;
+    assert.deepEqual(webhooks({}), {
+      refusePrivateAddresses: false,
+      timeoutMs: 10_000,
+      secretGraceSeconds: 86_400,
+      pollIntervalMs: 1000,
+    });
+    assert.deepEqual(
+      webhooks({
+        WEBHOOK_REFUSE_PRIVATE_ADDRESSES: "true",
+        WEBHOOK_TIMEOUT_MS: "2500",
+        WEBHOOK_SECRET_GRACE_SECONDS: "0",
+      }),
+      { refusePrivateAddresses: true, timeoutMs: 2500, secretGraceSeconds: 0, pollIntervalMs: 1000 },
+    );
+  });
+
   const bad: [string, Record<string, string>, RegExp][] = [
     ["PORT", { PORT: "http" }, /^PORT: must be a whole number from 0 to 65535, got "http"$/],
     ["PORT", { PORT: "70000" }, /^PORT: /],
@@ -296,6 +316,10 @@ describe("loadConfig", () => {
     ["ACCOUNT_LINK_BASE_URL", { ACCOUNT_LINK_BASE_URL: "/account" }],
     ["PASSWORD_LIST_CHECK", { PASSWORD_LIST_CHECK: "maybe" }],
     ["MAIL_MAX_ATTEMPTS", { MAIL_MAX_ATTEMPTS: "0" }],
+    ["WEBHOOK_REFUSE_PRIVATE_ADDRESSES", { WEBHOOK_REFUSE_PRIVATE_ADDRESSES: "in production" }],
+    ["WEBHOOK_TIMEOUT_MS", { WEBHOOK_TIMEOUT_MS: "10" }],
+    ["WEBHOOK_TIMEOUT_MS", { WEBHOOK_TIMEOUT_MS: "600000" }],
+    ["WEBHOOK_SECRET_GRACE_SECONDS", { WEBHOOK_SECRET_GRACE_SECONDS: "-1" }],
     ["FIRST_ADMIN_PASSWORD", { FIRST_ADMIN_EMAIL: "root@example.com", FIRST_ADMIN_PASSWORD: "password123" }],
   ];
   for (const [name, env] of invalid) {

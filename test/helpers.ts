@@ -80,6 +80,7 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     },
     passwordListCheck: true,
     mfa: { encryptionKeys: [TEST_MFA_KEY], totpIssuer: "Service Test" },
+    webhooks: { refusePrivateAddresses: false, timeoutMs: 2000, secretGraceSeconds: 86_400, pollIntervalMs: 1000 },
     ...overrides,
   };
 }
@@ -159,6 +160,24 @@ export async function buildTestApp(t: TestContext, config: Partial<Config> = {})
 
 export async function createUser(store: UserStore, email: string, password: string): Promise<UserRecord> {
   return store.create({ email, hashedPassword: await passwords.hash(password) });
+}
+
+/** A user made straight in the store (an admin with isAdmin), with an access token from the token endpoint. */
+export async function signedInUser(
+  app: FastifyInstance,
+  store: UserStore,
+  email: string,
+  password: string,
+  isAdmin = false,
+): Promise<{ id: string; token: string }> {
+  const user = await store.create({ email, hashedPassword: await passwords.hash(password), isAdmin });
+  return { id: user.id, token: await loginToken(app, email, password) };
+}
+
+/** inject() by method and URL, with a bearer token and a JSON body when given. */
+export function caller(app: FastifyInstance) {
+  return (method: string, url: string, token?: string, payload?: object) =>
+    app.inject({ method: method as "GET", url, headers: token ? bearer(token) : {}, ...(payload ? { payload } : {}) });
 }
 
 export function bearer(token: string): { authorization: string } {

@@ -17,7 +17,16 @@ import {
   USER_NOT_FOUND,
 } from "../src/errors.ts";
 import { ensureFirstAdmin } from "../src/users/first-admin.ts";
-import { bearer, buildTestApp, createUser, loginToken, passwords, requestToken, type TestApp } from "./helpers.ts";
+import {
+  buildTestApp,
+  caller,
+  createUser,
+  loginToken,
+  passwords,
+  requestToken,
+  signedInUser,
+  type TestApp,
+} from "./helpers.ts";
 
 type InjectResponse = Awaited<ReturnType<typeof requestToken>>;
 
@@ -35,17 +44,10 @@ interface World extends TestApp {
 async function world(t: TestContext, config: Partial<Config> = {}): Promise<World> {
   const testApp = await buildTestApp(t, config);
   const { app, store } = testApp;
-  const hashedPassword = await passwords.hash(PASSWORD);
-  const make = async (email: string, isAdmin = false) => {
-    const user = await store.create({ email, hashedPassword, isAdmin });
-    return { id: user.id, token: await loginToken(app, email, PASSWORD) };
-  };
-  const admin = await make("admin@example.com", true);
-  const ada = await make("ada@example.com");
-  const bob = await make("bob@example.com");
-  const call: World["call"] = (method, url, token, payload) =>
-    app.inject({ method: method as "GET", url, headers: token ? bearer(token) : {}, ...(payload ? { payload } : {}) });
-  return { ...testApp, admin, ada, bob, call };
+  const admin = await signedInUser(app, store, "admin@example.com", PASSWORD, true);
+  const ada = await signedInUser(app, store, "ada@example.com", PASSWORD);
+  const bob = await signedInUser(app, store, "bob@example.com", PASSWORD);
+  return { ...testApp, admin, ada, bob, call: caller(app) };
 }
 
 function expectError(response: InjectResponse, status: number, detail?: string | RegExp): void {

@@ -1,23 +1,18 @@
-// Delivers the outbox. Each instance runs one sender: it claims due messages
-// with a lease (the store makes a claim exclusive across instances), sends
-// them one by one, and records the outcome. A failure is retried with
-// exponential backoff (base, 2x, 4x, ... capped at an hour) across restarts,
-// because the schedule lives in the table; after MAIL_MAX_ATTEMPTS the
-// message is marked failed: visible in the CLI, the metrics, the audit trail
-// and the log, and retried only when an operator says so. HTTP requests only
-// write to the outbox and wake the sender; they never wait for SMTP.
-//
-// Delivery is at least once: if the process dies after the server accepted a
-// message and before it was marked sent, the lease runs out and it goes again,
-// with the same Message-ID so that receivers can tell the repeat.
-import { randomUUID } from "node:crypto";
+// The mail kind of the outbox (src/outbox/worker.ts): renders a queued
+// message and sends it over SMTP (or into .eml files). A failure is retried
+// with exponential backoff (base, 2x, 4x, ... capped at an hour); after
+// MAIL_MAX_ATTEMPTS the message is marked failed: visible in the CLI, the
+// metrics, the audit trail and the log, and retried only when an operator
+// says so. A repeat after a lost lease carries the same Message-ID, so that
+// receivers can tell it apart.
 import type { FastifyBaseLogger } from "fastify";
 import type { Audit } from "../audit.ts";
+import { createOutboxWorker, type DeliveryResult, doublingBackoff, type OutboxWorker } from "../outbox/worker.ts";
 import type { MailKind, OutboxMessage, UserStore } from "../store/store.ts";
 import type { AccountMails } from "./messages.ts";
 import type { MailTransport } from "./transport.ts";
 
-export type DeliveryResult = "sent" | "retry" | "failed";
+export type { DeliveryResult } from "../outbox/worker.ts";
 
 export interface SenderSettings {
   maxAttempts: number;
@@ -25,17 +20,12 @@ export interface SenderSettings {
   pollIntervalMs: number;
 }
 
-export interface MailSender {
-  /** Looks at the outbox now (after a request queued a message) instead of at the next poll. */
-  wake(): void;
-  /** Stops polling and waits for the delivery in progress. */
-  stop(): Promise<void>;
-}
+export type MailSender = OutboxWorker;
 
 /** Longer than the transport's worst case (10 s to connect, 10 s greeting, 30 s idle), so a lease outlives a send. */
 const LEASE_MS = 5 * 60_000;
-const BATCH = 10;
 const MAX_BACKOFF_MS = 3_600_000;
+const UNRENDERABLE = "the link in this message can no longer be opened (the signing secret changed)";
 
 export interface SenderOptions {
   store: UserStore;
@@ -58,88 +48,54 @@ export function createMailSender({
   audit,
   onDelivery,
 }: SenderOptions): MailSender {
-  const owner = randomUUID();
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<void> | undefined;
-  let again = false;
-  let stopped = false;
-  const iso = (ms: number) => new Date(ms).toISOString();
-
-  async function deliver(message: OutboxMessage): Promise<void> {
-    const rendered = mails.render(message);
-    let error: string | undefined;
-    if (!rendered) error = "the link in this message can no longer be opened (the signing secret changed)";
-    else {
-      try {
-        await transport.send(rendered);
-      } catch (failure) {
-        error = (failure as Error).message;
-      }
-    }
-    if (error === undefined) {
-      await store.completeMail(message.id, owner, { status: "sent", at: iso(clock()) });
-      await audit.record("mail", message.userId, `${message.kind}_sent`, null);
-      onDelivery?.(message.kind, "sent");
-      return;
-    }
-    if (rendered && message.attempts < settings.maxAttempts) {
-      const delay = Math.min(MAX_BACKOFF_MS, settings.retryBaseSeconds * 1000 * 2 ** (message.attempts - 1));
-      await store.completeMail(message.id, owner, { status: "pending", nextAttemptAt: iso(clock() + delay), error });
-      log.warn(
-        { mailId: message.id, attempt: message.attempts, retryInMs: delay, error },
-        "mail delivery failed; will retry",
-      );
-      onDelivery?.(message.kind, "retry");
-      return;
-    }
-    await store.completeMail(message.id, owner, { status: "failed", error });
-    await audit.record("mail", message.userId, `${message.kind}_failed`, null);
-    log.error({ mailId: message.id, attempts: message.attempts, error }, "mail delivery failed for good");
-    onDelivery?.(message.kind, "failed");
-  }
-
-  async function drain(): Promise<void> {
-    do {
-      again = false;
-      let batch: OutboxMessage[];
-      do {
-        const now = clock();
-        batch = await store.claimMail(owner, iso(now), iso(now + LEASE_MS), BATCH);
-        for (const message of batch) {
-          if (stopped) return;
-          await deliver(message);
+  const worker = createOutboxWorker<OutboxMessage>(
+    {
+      name: "mail",
+      claim: (owner, now, leaseUntil, limit) => store.claimMail(owner, now, leaseUntil, limit),
+      async deliver(message) {
+        const rendered = mails.render(message);
+        if (!rendered) return { error: UNRENDERABLE, final: true };
+        try {
+          await transport.send(rendered);
+          return undefined;
+        } catch (failure) {
+          return { error: (failure as Error).message };
         }
-      } while (batch.length === BATCH && !stopped);
-    } while (again && !stopped);
-  }
-
-  function run(): void {
-    if (stopped) return;
-    if (running) {
-      again = true;
-      return;
-    }
-    clearTimeout(timer);
-    running = drain()
-      .catch((error) => log.warn({ err: error }, "mail outbox unavailable; will retry"))
-      .finally(() => {
-        running = undefined;
-        if (!stopped) {
-          timer = setTimeout(run, settings.pollIntervalMs);
-          timer.unref();
+      },
+      retryDelayMs: doublingBackoff(settings.retryBaseSeconds * 1000, MAX_BACKOFF_MS, settings.maxAttempts),
+      async record(message, owner, outcome) {
+        if (outcome.result === "sent") {
+          await store.completeMail(message.id, owner, { status: "sent", at: outcome.at });
+          await audit.record("mail", message.userId, `${message.kind}_sent`, null);
+        } else if (outcome.result === "retry") {
+          const { error, retryInMs, nextAttemptAt } = outcome;
+          await store.completeMail(message.id, owner, { status: "pending", nextAttemptAt, error });
+          log.warn(
+            { mailId: message.id, attempt: message.attempts, retryInMs, error },
+            "mail delivery failed; will retry",
+          );
+        } else {
+          await store.completeMail(message.id, owner, { status: "failed", error: outcome.error });
+          await audit.record("mail", message.userId, `${message.kind}_failed`, null);
+          log.error(
+            { mailId: message.id, attempts: message.attempts, error: outcome.error },
+            "mail delivery failed for good",
+          );
         }
-      });
-  }
-
-  timer = setTimeout(run, 0);
-  timer.unref();
-
+      },
+    },
+    {
+      clock,
+      log,
+      pollIntervalMs: settings.pollIntervalMs,
+      leaseMs: LEASE_MS,
+      ...(onDelivery ? { onAttempt: (message, result) => onDelivery(message.kind, result) } : {}),
+    },
+  );
   return {
-    wake: run,
+    wake: worker.wake,
     async stop() {
-      stopped = true;
-      clearTimeout(timer);
-      await running;
+      await worker.stop();
       transport.close();
     },
   };

@@ -260,6 +260,62 @@ export const migrations: readonly Migration[] = [
       DROP INDEX IF EXISTS sessions_by_expiry;
     `,
   ),
+  // Webhooks (issue 26): endpoints, their outbox (one row per event and endpoint, claimed with a lease
+  // like mail_outbox; the payload is the exact body, so every retry sends the same bytes) and the log of
+  // attempts that admins read. Secrets are sealed (webhooks/secrets.ts): they key an HMAC, so they cannot
+  // be hashed. event_types is a JSON array of names; user_id has no foreign key, because user.deleted
+  // outlives its user. The index by (endpoint_id, user_id, event_id) answers "is an earlier event of this
+  // user still pending for this endpoint?" (delivery in order per user).
+  migration(
+    10,
+    "webhook endpoints, their outbox and delivery log",
+    (t) => `
+      CREATE TABLE webhook_endpoints (
+        id ${t.id} PRIMARY KEY,
+        url ${t.text} NOT NULL,
+        description ${t.text},
+        event_types ${t.text} NOT NULL,
+        ${t.bool("enabled", true)},
+        disabled_reason ${t.text},
+        sealed_secret ${t.text} NOT NULL,
+        previous_sealed_secret ${t.text},
+        previous_secret_until ${t.time},
+        created_at ${t.time} NOT NULL,
+        updated_at ${t.time} NOT NULL
+      )${t.strict};
+      CREATE TABLE webhook_messages (
+        endpoint_id ${t.id} NOT NULL REFERENCES webhook_endpoints (id) ON DELETE CASCADE,
+        event_id ${t.id} NOT NULL,
+        user_id ${t.id} NOT NULL,
+        type ${t.text} NOT NULL,
+        payload ${t.text} NOT NULL,
+        status ${t.text} NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'delivered', 'failed')),
+        attempts ${t.integer} NOT NULL DEFAULT 0,
+        next_attempt_at ${t.time} NOT NULL,
+        lease_owner ${t.text},
+        lease_until ${t.time},
+        last_error ${t.text},
+        created_at ${t.time} NOT NULL,
+        delivered_at ${t.time},
+        PRIMARY KEY (endpoint_id, event_id)
+      )${t.strict};
+      CREATE INDEX webhook_messages_due ON webhook_messages (status, next_attempt_at);
+      CREATE INDEX webhook_messages_by_user ON webhook_messages (endpoint_id, user_id, event_id);
+      CREATE TABLE webhook_attempts (
+        id ${t.id} PRIMARY KEY,
+        endpoint_id ${t.id} NOT NULL REFERENCES webhook_endpoints (id) ON DELETE CASCADE,
+        event_id ${t.id} NOT NULL,
+        type ${t.text} NOT NULL,
+        attempt ${t.integer} NOT NULL,
+        status_code ${t.integer},
+        duration_ms ${t.integer} NOT NULL,
+        error ${t.text},
+        created_at ${t.time} NOT NULL
+      )${t.strict};
+      CREATE INDEX webhook_attempts_by_endpoint ON webhook_attempts (endpoint_id, id);
+      CREATE INDEX webhook_attempts_by_time ON webhook_attempts (created_at);
+    `,
+  ),
 ];
 
 /** The versions still to apply, in order. */

@@ -8,11 +8,13 @@
 // PostgreSQL refuses them in a uuid or text column.
 import { LastActiveAdmin } from "../errors.ts";
 import { normalizeEmail } from "../users/email.ts";
+import { type EventFacts, eventOfAudit, type WebhookEventType, webhookEvent } from "../webhooks/events.ts";
 import { ChangeListeners } from "./change-feed.ts";
 import { type Db, type Dialect, type Param, prepared, type Queryable, type Sql } from "./db.ts";
 import { newCredentialStamp, newId } from "./ids.ts";
 import { judgePresentedToken, parseAmr, type SessionTokenState } from "./rotation.ts";
 import type * as store from "./store.ts";
+import { createWebhookPublisher } from "./webhook-events.ts";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const isUuid = (...ids: string[]) => ids.every((id) => UUID.test(id));
@@ -78,6 +80,9 @@ const SESSION_LIMIT: store.AuditEntry = { type: "session_revocation", outcome: "
 /** What resetSecondFactors deletes of a user: its second factors and pending challenges. */
 const RESET = ["totp_factors", "recovery_codes", "webauthn_credentials", "webauthn_challenges", "mfa_challenges"];
 
+/** The fields of a user whose change publishes user.updated (a password or a verification does not). */
+const PROFILE_FIELDS = ["email", "fullName", "isActive", "isAdmin"] as const;
+
 /** The columns update() may set, by field: an allow-list, since the names go into the SQL. */
 const COLUMN_OF: Record<keyof store.UserChanges, string> = {
   email: "email",
@@ -109,6 +114,7 @@ export function sqlStore(db: Db, clock: () => number): store.UserStore {
   const now = () => new Date(clock()).toISOString();
   const sessionForRotation = prepared("sessions_for_rotation", `SELECT * FROM sessions WHERE id = $1${d.forUpdate}`);
   const pastCap = revokeSessionsPastCap(d);
+  const webhooks = createWebhookPublisher(clock);
 
   /** The record of the first row the statement answers, if any. */
   async function find<T>(sql: Sql, params: Param[], read: (row: Row) => T): Promise<T | undefined> {
@@ -116,14 +122,33 @@ export function sqlStore(db: Db, clock: () => number): store.UserStore {
     return row && read(row);
   }
 
-  /** Inserts audit events; those without a user id are about `subject`. */
-  async function record(q: Queryable, events: readonly store.AuditEntry[], subject: string | null): Promise<void> {
+  /**
+   * Inserts audit events; those without a user id are about `subject`. The webhook events they name
+   * (webhooks/events.ts) are published with them, in the same transaction; `facts` fill in their data.
+   */
+  async function record(
+    q: Queryable,
+    events: readonly store.AuditEntry[],
+    subject: string | null,
+    facts: EventFacts = {},
+  ): Promise<void> {
+    const published: store.WebhookEvent[] = [];
     for (const event of events) {
       const at = clock();
       const userId = event.userId === undefined ? subject : event.userId;
       const values = [newId(at), userId, event.type, event.outcome, event.clientAddress, new Date(at).toISOString()];
       await q.run(INSERT_EVENT, values);
+      const derived = userId === null ? undefined : eventOfAudit(event, facts);
+      if (derived && userId !== null && (await webhooks.wanted(q, derived.type))) {
+        published.push(webhookEvent(derived.type, userId, derived.data, at));
+      }
     }
+    await webhooks.publish(q, published);
+  }
+
+  /** Publishes one webhook event that no audit entry names (user.updated), when anyone subscribes. */
+  async function publish(q: Queryable, type: WebhookEventType, userId: string, data: Record<string, string>) {
+    if (await webhooks.wanted(q, type)) await webhooks.publish(q, [webhookEvent(type, userId, data, clock())]);
   }
 
   /**
@@ -135,10 +160,11 @@ export function sqlStore(db: Db, clock: () => number): store.UserStore {
     params: Param[],
     events: readonly store.AuditEntry[],
     subject?: string,
+    facts?: EventFacts,
   ): Promise<R | undefined> {
     return db.transaction(async (tx) => {
       const row = await tx.one<R>(sql, params);
-      if (row !== undefined) await record(tx, events, subject ?? row.user_id ?? null);
+      if (row !== undefined) await record(tx, events, subject ?? row.user_id ?? null, facts);
       return row;
     });
   }
@@ -215,6 +241,7 @@ export function sqlStore(db: Db, clock: () => number): store.UserStore {
   return {
     // Users (UserStore)
     userChanges: db.userChanges(changes),
+    onWebhookEvents: (listener) => webhooks.onPublished(listener),
     async findByEmail(email) {
       return email.includes("\0") ? undefined : find(USER_BY_EMAIL, [normalizeEmail(email)], readUser);
     },
@@ -235,7 +262,7 @@ export function sqlStore(db: Db, clock: () => number): store.UserStore {
         const { hashedPassword, fullName = null, isActive = true, isAdmin = false, emailVerifiedAt = null } = user;
         const values = [newId(at), normalizeEmail(user.email), hashedPassword, fullName, isActive, isAdmin, iso(at)];
         const row = (await tx.one<Row>(INSERT_USER, [...values, newCredentialStamp(), emailVerifiedAt])) as Row;
-        await record(tx, events, row.id as string);
+        await record(tx, events, row.id as string, { email: row.email as string });
         return readUser(row);
       });
     },
@@ -260,12 +287,22 @@ export function sqlStore(db: Db, clock: () => number): store.UserStore {
         const row = await tx.one<Row>(sql, params);
         if (row === undefined) return undefined;
         if (endSessions) {
-          await tx.run("UPDATE sessions SET revoked_at = $1 WHERE user_id = $2 AND revoked_at IS NULL", [at, id]);
+          const ended = await tx.all<{ id: string }>(
+            "UPDATE sessions SET revoked_at = $1 WHERE user_id = $2 AND revoked_at IS NULL RETURNING id",
+            [at, id],
+          );
           // A pending second-factor challenge proved the old password: it ends with the sessions.
           await tx.run("DELETE FROM mfa_challenges WHERE user_id = $1", [id]);
+          for (const session of ended) {
+            await publish(tx, "session.ended", id, { session_id: session.id, reason: "credentials_changed" });
+          }
         }
-        await record(tx, events, id);
-        return readUser(row);
+        const user = readUser(row);
+        await record(tx, events, id, { email: user.email });
+        if (PROFILE_FIELDS.some((field) => fields[field] !== undefined)) {
+          await publish(tx, "user.updated", id, { email: user.email });
+        }
+        return user;
       });
     },
     async remove(id, { events = [] } = {}) {
@@ -286,9 +323,10 @@ export function sqlStore(db: Db, clock: () => number): store.UserStore {
         const { id, userId, expiresAt, clientAddress, userAgent, tokenHash, tokenExpiresAt } = session;
         const values = [id, userId, at, expiresAt, clientAddress, userAgent, tokenHash, tokenExpiresAt];
         await tx.run(INSERT_SESSION, [...values, JSON.stringify(amr)]);
-        await record(tx, events, userId);
-        const ended = (await tx.all(pastCap, [userId, at, maxPerUser])).map(() => SESSION_LIMIT);
-        await record(tx, ended, userId);
+        await record(tx, events, userId, { sessionId: id });
+        for (const ended of await tx.all<{ id: string }>(pastCap, [userId, at, maxPerUser])) {
+          await record(tx, [SESSION_LIMIT], userId, { sessionId: ended.id });
+        }
         // Built from what was written rather than read back: a login is this store's hottest write.
         return { id, userId, createdAt: at, lastUsedAt: at, expiresAt, revokedAt: null, clientAddress, userAgent, amr };
       });
@@ -324,7 +362,7 @@ export function sqlStore(db: Db, clock: () => number): store.UserStore {
     async revokeSession(id, at, events = []) {
       if (!isUuid(id)) return false;
       const sql = "UPDATE sessions SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL RETURNING user_id";
-      return (await eventful(sql, [at, id], events)) !== undefined;
+      return (await eventful(sql, [at, id], events, undefined, { sessionId: id })) !== undefined;
     },
     async revokeSessionByToken(presented, at, events = []) {
       if (!isUuid(presented.sessionId)) return undefined;
@@ -334,6 +372,8 @@ export function sqlStore(db: Db, clock: () => number): store.UserStore {
          RETURNING user_id`,
         [at, presented.sessionId, presented.generation, presented.tokenHash],
         events,
+        undefined,
+        { sessionId: presented.sessionId },
       );
       return revoked?.user_id;
     },
@@ -569,7 +609,8 @@ export function sqlStore(db: Db, clock: () => number): store.UserStore {
         );
         const user = readUser(row as Row);
         if (previous.email !== user.email) await insertMail(tx, notice(previous.email, user));
-        await record(tx, [event(previous.email !== user.email)], user.id);
+        await record(tx, [event(previous.email !== user.email)], user.id, { email: user.email });
+        if (previous.email !== user.email) await publish(tx, "user.updated", user.id, { email: user.email });
         await notify(tx, user.id);
         return { ...redemption, user };
       });
@@ -622,6 +663,144 @@ export function sqlStore(db: Db, clock: () => number): store.UserStore {
       const tokens = await deleteSome("account_tokens", "token_hash", "expires_at < $1", tokensBefore, limit);
       const mail = await deleteSome("mail_outbox", "id", "status = 'sent' AND sent_at < $1", sentBefore, limit);
       return tokens + mail;
+    },
+
+    // Webhooks (WebhookStore)
+    async createWebhookEndpoint(endpoint, events = []) {
+      const at = clock();
+      const { url, description, eventTypes, enabled, sealedSecret } = endpoint;
+      const row = await db.transaction(async (tx) => {
+        const created = (await tx.one<Row>(
+          `INSERT INTO webhook_endpoints (id, url, description, event_types, enabled, sealed_secret, created_at, updated_at)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $7) RETURNING *`,
+          [newId(at), url, description, JSON.stringify(eventTypes), enabled, sealedSecret, iso(at)],
+        )) as Row;
+        await record(tx, events, null);
+        return created;
+      });
+      webhooks.invalidate();
+      return readEndpoint(row);
+    },
+    async listWebhookEndpoints({ limit, after }) {
+      const query = filtered("SELECT * FROM webhook_endpoints", [["id >", after]], "id", limit);
+      return (await db.all<Row>(...query)).map(readEndpoint);
+    },
+    async findWebhookEndpoint(id) {
+      return isUuid(id) ? find("SELECT * FROM webhook_endpoints WHERE id = $1", [id], readEndpoint) : undefined;
+    },
+    async updateWebhookEndpoint(id, changes, events = []) {
+      if (!isUuid(id)) return undefined;
+      const params: Param[] = [now()];
+      const assignments = ["updated_at = $1"];
+      const values: [string, Param | undefined][] = [
+        ["url", changes.url],
+        ["description", changes.description],
+        ["event_types", changes.eventTypes && JSON.stringify(changes.eventTypes)],
+        ["enabled", changes.enabled],
+        // Turning an endpoint on (again) forgets why it was turned off.
+        ["disabled_reason", changes.enabled === true ? null : changes.disabledReason],
+      ];
+      for (const [column, value] of values) {
+        if (value === undefined) continue;
+        params.push(value);
+        assignments.push(`${column} = $${params.length}`);
+      }
+      params.push(id);
+      const sql = `UPDATE webhook_endpoints SET ${assignments.join(", ")} WHERE id = $${params.length} RETURNING *`;
+      const row = await eventful<Row>(sql, params, events);
+      webhooks.invalidate();
+      return row && readEndpoint(row);
+    },
+    async rotateWebhookSecret(id, sealedSecret, previousUntil, events = []) {
+      if (!isUuid(id)) return undefined;
+      const row = await eventful<Row>(
+        `UPDATE webhook_endpoints SET previous_sealed_secret = sealed_secret, previous_secret_until = $1,
+           sealed_secret = $2, updated_at = $3 WHERE id = $4 RETURNING *`,
+        [previousUntil, sealedSecret, now(), id],
+        events,
+      );
+      return row && readEndpoint(row);
+    },
+    async removeWebhookEndpoint(id, events = []) {
+      if (!isUuid(id)) return false;
+      const sql = "DELETE FROM webhook_endpoints WHERE id = $1 RETURNING id";
+      const removed = (await eventful(sql, [id], events)) !== undefined;
+      webhooks.invalidate();
+      return removed;
+    },
+    async claimWebhookMessages(owner, at, leaseUntil, limit) {
+      // As claimMail, and in order per user: a message waits while an earlier one of its user for its
+      // endpoint is pending (due later, or leased by a sender in any instance).
+      const rows = await db.claiming((tx) =>
+        tx.all<Row>(
+          `UPDATE webhook_messages SET lease_owner = $1, lease_until = $2, attempts = attempts + 1
+           WHERE (endpoint_id, event_id) IN (
+             SELECT m.endpoint_id, m.event_id FROM webhook_messages m
+             WHERE m.status = 'pending' AND m.next_attempt_at <= $3 AND (m.lease_until IS NULL OR m.lease_until <= $3)
+               AND EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.id = m.endpoint_id AND e.enabled = $5)
+               AND NOT EXISTS (SELECT 1 FROM webhook_messages earlier WHERE earlier.endpoint_id = m.endpoint_id
+                 AND earlier.user_id = m.user_id AND earlier.status = 'pending' AND earlier.event_id < m.event_id)
+             ORDER BY m.event_id LIMIT $4 ${d.skipLocked}) RETURNING *`,
+          [owner, leaseUntil, at, limit, true],
+        ),
+      );
+      return rows.map(readWebhookMessage).sort((a, b) => (a.eventId < b.eventId ? -1 : 1));
+    },
+    async completeWebhookMessage({ endpointId, eventId }, owner, outcome, attempt) {
+      const at = clock();
+      const [set, params]: [string, Param[]] =
+        outcome.status === "sent"
+          ? ["status = 'delivered', delivered_at = $4, last_error = NULL", [outcome.at]]
+          : outcome.status === "pending"
+            ? ["next_attempt_at = $4, last_error = $5", [outcome.nextAttemptAt, outcome.error]]
+            : ["status = 'failed', last_error = $4", [outcome.error]];
+      await db.transaction(async (tx) => {
+        await tx.run(
+          `INSERT INTO webhook_attempts (id, endpoint_id, event_id, type, attempt, status_code, duration_ms, error, created_at)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+          [
+            newId(at),
+            endpointId,
+            eventId,
+            attempt.type,
+            attempt.attempt,
+            attempt.statusCode,
+            attempt.durationMs,
+            attempt.error,
+            iso(at),
+          ],
+        );
+        await tx.run(
+          `UPDATE webhook_messages SET ${set}, lease_owner = NULL, lease_until = NULL
+           WHERE endpoint_id = $1 AND event_id = $2 AND lease_owner = $3`,
+          [endpointId, eventId, owner, ...params],
+        );
+      });
+    },
+    async listWebhookAttempts(endpointId, { limit, before }) {
+      if (!isUuid(endpointId)) return [];
+      const rows = await db.all<Row>(
+        `SELECT * FROM webhook_attempts WHERE endpoint_id = $1 ${before ? "AND id < $3" : ""} ORDER BY id DESC LIMIT $2`,
+        [endpointId, limit, ...(before ? [before] : [])],
+      );
+      return rows.map(readWebhookAttempt);
+    },
+    async redeliverWebhookEvent(endpointId, eventId, at) {
+      if (!isUuid(endpointId, eventId)) return undefined;
+      const row = await db.one<Row>(
+        `UPDATE webhook_messages SET status = 'pending', attempts = 0, next_attempt_at = $1, last_error = NULL,
+           lease_owner = NULL, lease_until = NULL WHERE endpoint_id = $2 AND event_id = $3 RETURNING *`,
+        [at, endpointId, eventId],
+      );
+      return row && readWebhookMessage(row);
+    },
+    async pruneWebhookRecords(before, limit) {
+      const messages = await db.run(
+        `DELETE FROM webhook_messages WHERE (endpoint_id, event_id) IN (SELECT endpoint_id, event_id
+           FROM webhook_messages WHERE status = 'delivered' AND delivered_at < $1 LIMIT $2)`,
+        [before, limit],
+      );
+      return messages + (await deleteSome("webhook_attempts", "id", "created_at < $1", before, limit));
     },
 
     // The database itself
@@ -689,3 +868,9 @@ const readOutbox = reader<store.OutboxMessage>({}, ["lease_owner", "lease_until"
 const readEvent = reader<store.AuditEvent>();
 const readTotp = reader<store.TotpFactor>();
 const readMfaChallenge = reader<store.MfaChallenge>();
+const readEndpoint = reader<store.WebhookEndpointRecord>({
+  eventTypes: (value) => JSON.parse(value as string) as string[],
+  enabled: flag,
+});
+const readWebhookMessage = reader<store.WebhookMessage>({}, ["lease_owner", "lease_until"]);
+const readWebhookAttempt = reader<store.WebhookAttempt>();

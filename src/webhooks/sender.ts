@@ -1,0 +1,142 @@
+// The webhook kind of the outbox (src/outbox/worker.ts): signs each queued
+// event for its endpoint and POSTs it (outbound.ts). At least once, in order
+// per user and endpoint (the store's claim), on Standard Webhooks' retry
+// schedule: at once, then after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h
+// (eight attempts over about 27 hours). A 2xx is delivered; anything else,
+// a timeout or a refused address is a failure. Every attempt goes into the
+// endpoint's delivery log. When an event's attempts are spent the service
+// turns its endpoint off (saying why, with an audit event): an endpoint that
+// fails for a day is gone or broken, and its queue waits, in order, until
+// an admin turns it on again. `webhook-id` is the event's id on every
+// attempt, so a receiver drops repeats by it.
+import type { FastifyBaseLogger } from "fastify";
+import type { WebhookConfig } from "../config.ts";
+import type { Sealer } from "../mail/seal.ts";
+import { createOutboxWorker, type DeliveryResult, type OutboxWorker } from "../outbox/worker.ts";
+import type { UserStore, WebhookMessage } from "../store/store.ts";
+import { webhookAudit } from "./endpoints.ts";
+import { type PostResult, postWebhook } from "./outbound.ts";
+import { signDelivery } from "./secrets.ts";
+
+/** The waits after the 1st, 2nd, ... failed attempt (Standard Webhooks' schedule); then it gives up. */
+export const RETRY_SCHEDULE_MS = [5, 300, 1800, 7200, 18_000, 36_000, 36_000].map((seconds) => seconds * 1000);
+/** Longer than one attempt can take (WEBHOOK_TIMEOUT_MS is at most a minute). */
+const LEASE_MS = 5 * 60_000;
+const UNOPENABLE =
+  "the endpoint's secret can no longer be opened (MFA_ENCRYPTION_KEY or the signing keys changed): rotate it";
+
+export interface WebhookSenderOptions {
+  store: UserStore;
+  sealer: Sealer;
+  settings: WebhookConfig;
+  clock: () => number;
+  log: FastifyBaseLogger;
+  onDelivery?: (type: string, result: DeliveryResult) => void;
+}
+
+export function createWebhookSender({
+  store,
+  sealer,
+  settings,
+  clock,
+  log,
+  onDelivery,
+}: WebhookSenderOptions): OutboxWorker {
+  /** What the last attempt of a message saw, for its log entry. */
+  const seen = new WeakMap<WebhookMessage, PostResult>();
+
+  /** The secrets that sign now: the current one, and the previous one during its grace period. */
+  async function secretsOf(endpointId: string) {
+    const endpoint = await store.findWebhookEndpoint(endpointId);
+    if (!endpoint) return undefined;
+    const current = sealer.open(endpoint.sealedSecret);
+    const inGrace =
+      endpoint.previousSealedSecret !== null &&
+      endpoint.previousSecretUntil !== null &&
+      Date.parse(endpoint.previousSecretUntil) > clock();
+    const previous = inGrace ? sealer.open(endpoint.previousSealedSecret as string) : undefined;
+    return { endpoint, secrets: current === undefined ? [] : [current, ...(previous ? [previous] : [])] };
+  }
+
+  const worker = createOutboxWorker<WebhookMessage>(
+    {
+      name: "webhook",
+      claim: (owner, now, leaseUntil, limit) => store.claimWebhookMessages(owner, now, leaseUntil, limit),
+      async deliver(message) {
+        const found = await secretsOf(message.endpointId);
+        // A deleted endpoint's queue is deleted with it; this one was claimed just before.
+        if (!found) return { error: "the endpoint was deleted", final: true };
+        if (found.secrets.length === 0) {
+          seen.set(message, { error: UNOPENABLE, durationMs: 0 });
+          return { error: UNOPENABLE, final: true };
+        }
+        const timestamp = Math.floor(clock() / 1000);
+        const result = await postWebhook(found.endpoint.url, {
+          headers: {
+            "content-type": "application/json",
+            "user-agent": "user-token-service-webhooks",
+            "webhook-id": message.eventId,
+            "webhook-timestamp": String(timestamp),
+            "webhook-signature": signDelivery(found.secrets, message.eventId, timestamp, message.payload),
+          },
+          body: message.payload,
+          timeoutMs: settings.timeoutMs,
+          refusePrivate: settings.refusePrivateAddresses,
+        });
+        seen.set(message, result);
+        return result.error === undefined ? undefined : { error: result.error };
+      },
+      retryDelayMs: (attempts) => RETRY_SCHEDULE_MS[attempts - 1],
+      async record(message, owner, outcome) {
+        const result = seen.get(message);
+        const attempt = {
+          type: message.type,
+          attempt: message.attempts,
+          statusCode: result?.statusCode ?? null,
+          durationMs: result?.durationMs ?? 0,
+          error: outcome.result === "sent" ? null : outcome.error,
+        };
+        if (outcome.result === "sent") {
+          await store.completeWebhookMessage(message, owner, { status: "sent", at: outcome.at }, attempt);
+          return;
+        }
+        if (outcome.result === "retry") {
+          const { error, nextAttemptAt, retryInMs } = outcome;
+          await store.completeWebhookMessage(message, owner, { status: "pending", nextAttemptAt, error }, attempt);
+          log.warn(
+            { endpointId: message.endpointId, eventId: message.eventId, attempt: message.attempts, retryInMs, error },
+            "webhook delivery failed; will retry",
+          );
+          return;
+        }
+        await store.completeWebhookMessage(message, owner, { status: "failed", error: outcome.error }, attempt);
+        const reason = `event ${message.eventId} was not delivered after ${message.attempts} attempts: ${outcome.error}`;
+        await store.updateWebhookEndpoint(message.endpointId, { enabled: false, disabledReason: reason }, [
+          webhookAudit("endpoint_disabled", null, null),
+        ]);
+        log.error(
+          {
+            endpointId: message.endpointId,
+            eventId: message.eventId,
+            attempts: message.attempts,
+            error: outcome.error,
+          },
+          "webhook delivery failed for good; endpoint turned off",
+        );
+      },
+    },
+    {
+      clock,
+      log,
+      pollIntervalMs: settings.pollIntervalMs,
+      leaseMs: LEASE_MS,
+      ...(onDelivery ? { onAttempt: (message, result) => onDelivery(message.type, result) } : {}),
+    },
+  );
+  // Woken when this process publishes; the poll finds the rest (events of other instances), and is all
+  // there is when the store cannot tell.
+  Promise.resolve()
+    .then(() => store.onWebhookEvents(worker.wake))
+    .catch((error) => log.warn({ err: error }, "webhook events are found by polling only"));
+  return worker;
+}
