@@ -9,6 +9,7 @@ import type { FastifyBaseLogger } from "fastify";
 import { type AccountRecovery, EXPIRED_LINK, INVALID_LINK } from "../auth/account-recovery.ts";
 import { COMMON_PASSWORD } from "../auth/password-policy.ts";
 import { type RateLimits, TOO_MANY_MAIL_REQUESTS } from "../auth/rate-limits.ts";
+import { clientOf } from "../auth/sessions.ts";
 import { NO_SECURITY } from "../docs.ts";
 import {
   Accepted,
@@ -113,7 +114,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox<AccountRouteOptions> = asy
       },
     },
     async function resetPassword(request, reply) {
-      await recovery.confirmPasswordReset(request.body.token, request.body.new_password, request.ip);
+      await recovery.confirmPasswordReset(request.body.token, request.body.new_password, clientOf(request));
       reply.code(204).send(null);
     },
   );
@@ -169,7 +170,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox<AccountRouteOptions> = asy
       },
     },
     async function verifyEmail(request) {
-      const user = await recovery.confirmVerification(request.body.token, request.ip);
+      const user = await recovery.confirmVerification(request.body.token, clientOf(request));
       return { email: user.email, email_verified_at: user.emailVerifiedAt as string };
     },
   );

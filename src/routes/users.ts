@@ -3,11 +3,13 @@
 // DELETE 204. Who may do what is decided here, step by step, before the
 // store is touched: 401 answers "who are you?", 403 "you may not".
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import type { FastifyRequest } from "fastify";
 import type { AccountRecovery } from "../auth/account-recovery.ts";
 import type { Guards } from "../auth/guard.ts";
 import type { PasswordPolicy } from "../auth/password-policy.ts";
 import type { PasswordHasher } from "../auth/passwords.ts";
 import { type RateLimits, TOO_MANY_SIGNUPS } from "../auth/rate-limits.ts";
+import { type ClientInfo, clientOf } from "../auth/sessions.ts";
 import { BEARER_SECURITY, NO_SECURITY } from "../docs.ts";
 import {
   EMAIL_TAKEN,
@@ -18,6 +20,7 @@ import {
   SIGNUP_CLOSED,
   USER_NOT_FOUND,
 } from "../errors.ts";
+import type { Notices } from "../mail/notices.ts";
 import {
   errorResponse,
   PasswordRouteUnavailable,
@@ -44,6 +47,7 @@ export interface UserRouteOptions {
   signupOpen: boolean;
   policy: PasswordPolicy;
   recovery: AccountRecovery;
+  notices: Notices;
 }
 
 const ONLY_ADMINS_SET_ROLES = "Only admins can set is_active or is_admin";
@@ -62,14 +66,27 @@ const errors = {
  * and deactivations are recorded, and a deactivation ends every session and every access token
  * issued so far.
  */
-function consequencesOf(before: UserRecord, changes: UserChanges, clientAddress: string): WriteOptions {
+function consequencesOf(
+  before: UserRecord,
+  changes: UserChanges,
+  clientAddress: string,
+  notices: Notices,
+): WriteOptions {
   const events: AuditEntry[] = [];
   if (changes.isAdmin !== undefined && changes.isAdmin !== before.isAdmin) {
     events.push({ type: "role_change", outcome: changes.isAdmin ? "granted_admin" : "revoked_admin", clientAddress });
   }
   const deactivated = before.isActive && changes.isActive === false;
-  if (deactivated) events.push({ type: "deactivation", outcome: "success", clientAddress });
+  if (deactivated) {
+    const notice = notices.about("account_deactivated", before, null, { byAdmin: true });
+    events.push({ type: "deactivation", outcome: "success", clientAddress, notice });
+  }
   return { endSessions: deactivated, events };
+}
+
+/** The caller's device and address, for a notice about its own account; an admin's are not shown. */
+function ownClient(request: FastifyRequest, target: UserRecord): ClientInfo | null {
+  return request.user?.id === target.id ? clientOf(request) : null;
 }
 
 /** Admins may act on anyone; other users only on themselves. */
@@ -79,7 +96,7 @@ function assertSelfOrAdmin(caller: UserRecord, id: string): void {
 
 export const userRoutes: FastifyPluginAsyncTypebox<UserRouteOptions> = async (
   app,
-  { store, guards, passwords, limits, signupOpen, policy, recovery },
+  { store, guards, passwords, limits, signupOpen, policy, recovery, notices },
 ) => {
   const { authenticate, authenticateIfPresent, requireAdmin } = guards;
 
@@ -238,9 +255,10 @@ export const userRoutes: FastifyPluginAsyncTypebox<UserRouteOptions> = async (
         isActive: is_active ?? true,
         isAdmin: is_admin ?? false,
       };
-      const user = await store.update(request.params.id, changes, consequencesOf(before, changes, request.ip));
+      const user = await store.update(request.params.id, changes, consequencesOf(before, changes, request.ip, notices));
       if (!user) throw notFound();
-      await afterCommit(request, () => recovery.afterUpdate(before, user));
+      if (before.isActive && !user.isActive) notices.wake();
+      await afterCommit(request, () => recovery.afterUpdate(before, user, ownClient(request, before)));
       return toUserOut(user);
     },
   );
@@ -285,9 +303,10 @@ export const userRoutes: FastifyPluginAsyncTypebox<UserRouteOptions> = async (
         isActive: is_active,
         isAdmin: is_admin,
       };
-      const user = await store.update(request.params.id, changes, consequencesOf(before, changes, request.ip));
+      const user = await store.update(request.params.id, changes, consequencesOf(before, changes, request.ip, notices));
       if (!user) throw notFound();
-      await afterCommit(request, () => recovery.afterUpdate(before, user));
+      if (before.isActive && !user.isActive) notices.wake();
+      await afterCommit(request, () => recovery.afterUpdate(before, user, ownClient(request, before)));
       return toUserOut(user);
     },
   );
