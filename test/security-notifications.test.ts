@@ -6,7 +6,7 @@
 // caller's answer is the same whether or not a notice was queued; and each
 // notice can be switched off on its own (SECURITY_NOTIFICATIONS).
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
@@ -266,20 +266,25 @@ const ACTIONS: Record<NoticeKind, Action> = {
     subject: "Your account was deactivated",
     summary: /^An administrator deactivated your account: it no longer signs in, and every session was ended\.$/m,
     review: false,
-    async run({ app, store }, who) {
-      const admin = await store.create({
-        email: address("admin"),
-        hashedPassword: await passwords.hash(PASSWORD),
-        isAdmin: true,
-      });
-      const login = expectStatus(await grant(app, { username: admin.email, password: PASSWORD }), 200);
-      const payload = { is_active: false };
-      const token = login.json().access_token as string;
+    async run(fixture, who) {
+      const token = await adminToken(fixture);
       who.secrets.push(token);
-      expectStatus(await call(app, "PATCH", `/users/${who.user.id}`, { token, payload }), 200);
+      const payload = { is_active: false };
+      expectStatus(await call(fixture.app, "PATCH", `/users/${who.user.id}`, { token, payload }), 200);
     },
   },
 };
+
+/** An administrator's access token. */
+async function adminToken({ app, store }: TestApp): Promise<string> {
+  const admin = await store.create({
+    email: address("admin"),
+    hashedPassword: await passwords.hash(PASSWORD),
+    isAdmin: true,
+  });
+  const login = expectStatus(await grant(app, { username: admin.email, password: PASSWORD }), 200);
+  return login.json().access_token as string;
+}
 
 /** The outbox's messages of one kind for one user (written in the same transaction as the change). */
 async function queued(fixture: TestApp, userId: string, kind: NoticeKind) {
@@ -470,6 +475,50 @@ describe("security notification mails", () => {
         assert.equal((await queued(on, someone.user.id, kind)).length, 1, `${kind} is on by default`);
       });
     }
+  });
+
+  test("an administrator's reset of the second factors: told, without the administrator's device or address", async (t) => {
+    const fixture = await setUp(t);
+    const who = await person(fixture);
+    await withAuthenticator(fixture, who);
+    const admin = await adminToken(fixture);
+    expectStatus(await call(fixture.app, "DELETE", `/users/${who.user.id}/mfa`, { token: admin }), 204);
+    const mail = await mailWithSubject(who.user.email, "The second factors of your account were removed");
+    assert.match(
+      mail.text,
+      /^An administrator removed every second factor of your account \(authenticator app, recovery codes and passkeys\): your password alone signs in until you set up a new one\.\n\nWhen: [^\n]+ UTC\n\nIf you think this is a mistake, contact the people who run this service\.\n\nhttp:\/\/service\.test\/account\/security\n$/,
+    );
+    assert.ok(!mail.raw.includes(ORIGIN_ADDRESS));
+    for (const secret of [...who.secrets, admin]) assert.ok(!mail.raw.includes(secret));
+  });
+
+  test("without MAIL_URL, notices go where every mail goes: .eml files", async (t) => {
+    const directory = mkdtempSync(join(tmpdir(), "notices-"));
+    t.after(() => rmSync(directory, { recursive: true, force: true }));
+    const base = testConfig();
+    const fixture = await buildTestApp(t, {
+      mail: { ...base.mail, transport: { kind: "file", directory }, pollIntervalMs: 100 },
+    });
+    const who = await person(fixture);
+    await ACTIONS.password_changed.run(fixture, who);
+    const deadline = Date.now() + 10_000;
+    let files: string[] = [];
+    while (files.length === 0 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      files = readdirSync(directory).filter((name) => name.endsWith(".eml"));
+    }
+    assert.equal(files.length, 1);
+    const eml = readFileSync(join(directory, files[0] as string), "utf8");
+    assert.match(eml, new RegExp(`^To: ${who.user.email.replaceAll(".", "\\.")}$`, "m"));
+    assert.match(eml, /^Subject: Your password was changed$/m);
+  });
+
+  test("a notice that cannot be delivered never fails the request it reports", async (t) => {
+    // The default test transport is an SMTP port where nothing listens: the change answers as ever.
+    const fixture = await buildTestApp(t);
+    const who = await person(fixture);
+    await ACTIONS.password_changed.run(fixture, who);
+    assert.equal((await queued(fixture, who.user.id, "password_changed")).length, 1);
   });
 
   test("none: no notice at all, and every request answers as before", async (t) => {
