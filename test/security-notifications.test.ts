@@ -371,7 +371,7 @@ describe("security notification mails", () => {
     assert.match(
       setCookie,
       new RegExp(
-        `^${DEVICE_COOKIE}=[\\w-]{22}\\.[\\w-]{22}; Path=/auth/token; Max-Age=34560000; HttpOnly; SameSite=Strict; Secure$`,
+        `^${DEVICE_COOKIE}=[\\w-]{22}\\.[\\w-]{22}; Path=/; Max-Age=34560000; HttpOnly; SameSite=Strict; Secure$`,
       ),
     );
     const cookie = setCookie.split(";")[0] as string;

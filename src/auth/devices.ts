@@ -1,6 +1,6 @@
 // What "a device the account has not used before" means, for the new-device
 // notice. A browser that opens the hosted sign-in page gets a long-lived,
-// signed, HttpOnly device cookie (random, scoped to the token endpoint's path):
+// signed, HttpOnly, SameSite=Strict device cookie (random, no meaning of its own):
 // its sign-ins there are that device. Any other caller of the token endpoint
 // (an app, a script, a browser app on another origin, a browser without the
 // cookie) is known by its browser family and system from the User-Agent
@@ -19,8 +19,11 @@ import { parseUserAgent } from "./user-agent.ts";
 export const DEVICE_COOKIE = "uts_device";
 /** The browsers' longest allowed lifetime for a cookie (400 days, RFC 6265bis). */
 const DEVICE_COOKIE_MAX_AGE_SECONDS = 400 * 86_400;
-/** Sent with sign-ins only: the token endpoint is the one reader. */
-const DEVICE_COOKIE_PATH = "/auth/token";
+/**
+ * The token endpoint reads it and the sign-in page must see it too (or it would hand out a new one on
+ * every visit, making every sign-in a new device): the one path both share is the root.
+ */
+const DEVICE_COOKIE_PATH = "/";
 /** Devices remembered per user; the least recently seen are forgotten past it. */
 export const KNOWN_DEVICES_PER_USER = 30;
 /** A known device's last-seen time is written again at most this often, so that a login rarely writes. */
