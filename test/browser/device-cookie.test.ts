@@ -8,35 +8,27 @@ import assert from "node:assert/strict";
 import { after, before, describe, type TestContext, test } from "node:test";
 import type { FastifyInstance } from "fastify";
 import type { Browser, Page } from "playwright-core";
-import { buildApp } from "../../src/app.ts";
 import { DEVICE_COOKIE } from "../../src/auth/devices.ts";
 import type { UserStore } from "../../src/store/store.ts";
-import { createUser, openTestStore, testConfig } from "../helpers.ts";
-import { freePort, launchChromium, STEP_TIMEOUT, skipWithoutChromium } from "./chromium.ts";
+import { createUser } from "../helpers.ts";
+import { type BrowserFixture, STEP_TIMEOUT, serveToChromium, skipWithoutChromium } from "./chromium.ts";
 
 const PASSWORD = "correct horse battery";
 const EMAIL = "ada@example.com";
 
 describe("the device cookie in Chromium", { skip: skipWithoutChromium("device-cookie") }, () => {
+  let fixture: BrowserFixture;
   let browser: Browser;
   let app: FastifyInstance;
   let store: UserStore;
   let baseUrl: string;
 
   before(async (t) => {
-    const port = await freePort();
-    baseUrl = `http://localhost:${port}`;
-    store = await openTestStore(t as unknown as TestContext);
-    app = await buildApp({ config: { ...testConfig(), publicUrl: baseUrl }, store });
-    await app.listen({ host: "127.0.0.1", port });
-    browser = await launchChromium();
+    fixture = await serveToChromium(t as unknown as TestContext);
+    ({ browser, app, store, baseUrl } = fixture);
   });
 
-  after(async () => {
-    await browser?.close();
-    await app?.close();
-    await store?.close();
-  });
+  after(() => fixture?.close());
 
   async function signIn(page: Page): Promise<void> {
     await page.goto(`${baseUrl}/sign-in`);
