@@ -102,7 +102,8 @@ export const accountRoutes: FastifyPluginAsyncTypebox<AccountRouteOptions> = asy
           "The token is the `token` value in the link's fragment (`#token=...`). On success (204) the password " +
           "is set, the link and any older ones are spent, and every session and every access token issued " +
           "before it end: log in with the new password. 400 says whether the link is unknown, expired or used; " +
-          "422 when the new password is refused (too short or long, common or breached, or containing the e-mail).",
+          "422 when the new password is refused (too short or long, common or breached, or containing the e-mail). " +
+          "The account's address is told (security notification `password_reset_completed`).",
         body: PasswordResetConfirm,
         response: {
           204: { type: "null", description: "The password is set." },

@@ -152,7 +152,8 @@ export const meRoutes: FastifyPluginAsyncTypebox<MeRouteOptions> = async (
         description:
           "Takes the current password and the new one in the body (never in the URL). 204 on success. Every " +
           "session of the user ends: refresh tokens are revoked and access tokens issued before the change stop " +
-          "working, this call's own included; log in again with the new password.",
+          "working, this call's own included; log in again with the new password. The account's address is told " +
+          "(security notification `password_changed`).",
         security: BEARER_SECURITY,
         body: PasswordChange,
         response: {

@@ -94,7 +94,7 @@ export const passkeyRoutes: FastifyPluginAsyncTypebox<PasskeyRouteOptions> = asy
           "on the account has a second factor: the password grant asks for it. When you have no recovery codes " +
           "left (your first second factor), the answer carries ten in `recovery_codes`: shown this once, store " +
           "them safely; they sign you in if you lose the device. Otherwise `recovery_codes` is empty and the ones " +
-          "you have stay valid.",
+          "you have stay valid. The account's address is told (security notification `passkey_added`).",
         security: BEARER_SECURITY,
         body: PasskeyCreate,
         response: {
@@ -182,7 +182,7 @@ export const passkeyRoutes: FastifyPluginAsyncTypebox<PasskeyRouteOptions> = asy
         summary: "Remove one of your passkeys",
         description:
           "204 with no body. It no longer signs in; sessions it started go on until they end (end them at " +
-          "`/me/sessions`).",
+          "`/me/sessions`). The account's address is told (security notification `passkey_removed`).",
         security: BEARER_SECURITY,
         params: PasskeyIdParams,
         response: {

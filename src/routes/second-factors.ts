@@ -147,7 +147,8 @@ export const secondFactorRoutes: FastifyPluginAsyncTypebox<SecondFactorRouteOpti
         description:
           "Turns the app on: from now on a password alone no longer logs in (see POST /auth/token). When you " +
           "have no recovery codes yet (your first factor), the answer carries ten: shown this once, store " +
-          "them safely. Otherwise `recovery_codes` is empty and the ones you have stay valid.",
+          "them safely. Otherwise `recovery_codes` is empty and the ones you have stay valid. The account's " +
+          "address is told (security notification `second_factor_added`).",
         security: BEARER_SECURITY,
         body: TotpConfirm,
         response: {
@@ -180,7 +181,8 @@ export const secondFactorRoutes: FastifyPluginAsyncTypebox<SecondFactorRouteOpti
         summary: "Turn the authenticator app off",
         description:
           "Needs your password and either a current code of the app (`code`) or a recovery code " +
-          "(`recovery_code`). 204 with no body. Without another factor left, your recovery codes go too.",
+          "(`recovery_code`). 204 with no body. Without another factor left, your recovery codes go too. The " +
+          "account's address is told (`second_factor_removed`).",
         security: BEARER_SECURITY,
         body: TotpDisable,
         response: {
@@ -251,7 +253,8 @@ export const secondFactorRoutes: FastifyPluginAsyncTypebox<SecondFactorRouteOpti
         summary: "Make ten new recovery codes",
         description:
           "Needs your password. Replaces all your recovery codes, used or not, with ten new ones, shown this once. " +
-          "409 without a second factor (recovery codes stand in for one).",
+          "409 without a second factor (recovery codes stand in for one). The account's address is told " +
+          "(`recovery_codes_regenerated`).",
         security: BEARER_SECURITY,
         body: PasswordConfirmation,
         response: {
@@ -296,8 +299,9 @@ export const secondFactorRoutes: FastifyPluginAsyncTypebox<SecondFactorRouteOpti
         description:
           "Removes every second factor of the user (authenticator app, recovery codes, passkeys) and pending " +
           "login challenges, for a user who lost them: the password alone logs in again until they set up a " +
-          "new one, at once (the account's count of failed second-factor checks is cleared too). Audited. 204 " +
-          "with no body.",
+          "new one, at once (the account's count of failed second-factor checks is cleared too). Audited; the " +
+          "user's address is told (security notification `second_factor_removed`, without the admin's device or " +
+          "address). 204 with no body.",
         security: BEARER_SECURITY,
         params: UserIdParams,
         response: {

@@ -273,7 +273,11 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<TokenRouteOptions> = async (
           `**Passkey alone.** \`grant_type=${WEBAUTHN_GRANT}\` with \`challenge_id\` and \`webauthn_response\` ` +
           "(the assertion of a discoverable passkey with user verification, after " +
           "`POST /auth/webauthn/authentication-options` with `{}`) signs in without a password; `amr` " +
-          '`["hwk","user"]`.',
+          '`["hwk","user"]`.\n\n' +
+          "**New devices.** A sign-in (any grant that starts a session) from a device the account has not used " +
+          "before is mailed to the account (security notification `new_device`); the answer is the same whether " +
+          "or not the device was new. A device is the hosted sign-in page's device cookie when the request " +
+          "carries one, else the User-Agent's browser family and system.",
         consumes: ["application/x-www-form-urlencoded"],
         body: TokenForm,
         response: {

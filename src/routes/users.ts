@@ -50,6 +50,10 @@ export interface UserRouteOptions {
   notices: Notices;
 }
 
+const DEACTIVATION_AND_EMAIL_NOTICES =
+  "A deactivation is mailed to the account, and an e-mail change to the previous address (security " +
+  "notifications `account_deactivated`, `email_changed`; an admin's device and address are not shown).";
+
 const ONLY_ADMINS_SET_ROLES = "Only admins can set is_active or is_admin";
 
 const errors = {
@@ -230,7 +234,8 @@ export const userRoutes: FastifyPluginAsyncTypebox<UserRouteOptions> = async (
         description:
           "Replaces the whole record: a field left out takes its default (`full_name` null, `is_active` true, " +
           "`is_admin` false). The password is not part of the record; see `PUT /me/password`. " +
-          `409 when the e-mail is taken or when the change would leave no active admin (${LAST_ACTIVE_ADMIN}).`,
+          `409 when the e-mail is taken or when the change would leave no active admin (${LAST_ACTIVE_ADMIN}). ` +
+          DEACTIVATION_AND_EMAIL_NOTICES,
         security: BEARER_SECURITY,
         params: UserIdParams,
         body: UserReplace,
@@ -274,7 +279,8 @@ export const userRoutes: FastifyPluginAsyncTypebox<UserRouteOptions> = async (
         summary: "Update some fields of a user (admins, or the user itself)",
         description:
           "Only the fields sent change. A user may change its own `email` and `full_name`; `is_active` and " +
-          "`is_admin` are for admins (403 otherwise). Changing the e-mail ends the tokens issued for the old one.",
+          "`is_admin` are for admins (403 otherwise). Changing the e-mail ends the tokens issued for the old one. " +
+          DEACTIVATION_AND_EMAIL_NOTICES,
         security: BEARER_SECURITY,
         params: UserIdParams,
         body: UserPatch,
