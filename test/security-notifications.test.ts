@@ -221,7 +221,7 @@ const ACTIONS: Record<NoticeKind, Action> = {
   },
   passkey_added: {
     subject: "A passkey was added to your account",
-    summary: /^A passkey "Work laptop" was added to your account: it can now sign in\.$/m,
+    summary: /^A passkey was added to your account: it can now sign in\.$/m,
     review: true,
     async run(fixture, who) {
       await withPasskey(fixture, who);

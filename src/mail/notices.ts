@@ -18,8 +18,6 @@ export interface NoticeFacts {
   at: string;
   device: string | null;
   address: string | null;
-  /** The passkey's name, for passkey notices. */
-  name?: string;
   /** The change was an administrator's: the admin's device and address are not the person's business. */
   byAdmin?: boolean;
 }
@@ -47,16 +45,16 @@ const LOCKED_OUT =
   "If this was not you, someone else has your account: contact the people who run this service at once.";
 const ASK_OPERATORS = "If you think this is a mistake, contact the people who run this service.";
 
-const quoted = (name: string | undefined) => (name ? ` "${name}"` : "");
-
 /** The words of each notice; undefined for the kinds that are not notices. */
 export function noticeContent(kind: string, facts: NoticeFacts): NoticeContent | undefined {
   switch (kind as NoticeKind) {
     case "password_changed":
       return {
         subject: "Your password was changed",
-        summary: "The password of your account was changed, and every signed-in session was ended.",
-        advice: LOCKED_OUT,
+        summary: facts.byAdmin
+          ? "An administrator set a new password for your account, and every signed-in session was ended."
+          : "The password of your account was changed, and every signed-in session was ended.",
+        advice: facts.byAdmin ? ASK_OPERATORS : LOCKED_OUT,
         review: false,
       };
     case "password_reset_completed":
@@ -101,7 +99,7 @@ export function noticeContent(kind: string, facts: NoticeFacts): NoticeContent |
     case "passkey_added":
       return {
         subject: "A passkey was added to your account",
-        summary: `A passkey${quoted(facts.name)} was added to your account: it can now sign in.`,
+        summary: "A passkey was added to your account: it can now sign in.",
         advice: SECURE_ACCOUNT,
         review: true,
       };
@@ -159,7 +157,7 @@ export interface Notices {
     kind: NoticeKind,
     user: { id: string; email: string },
     client: NoticeClient | null,
-    details?: Pick<NoticeFacts, "name" | "byAdmin">,
+    details?: Pick<NoticeFacts, "byAdmin">,
   ): NewOutboxMessage | undefined;
   /** The notice to the previous address of a changed e-mail; undefined when switched off. */
   emailChanged(
@@ -183,7 +181,7 @@ export interface NoticeOptions {
 
 export function createNotices({ enabled, message, emailChanged, wake, clock }: NoticeOptions): Notices {
   // An administrator's device and address are not shown to the person the admin acted on.
-  const factsOf = (client: NoticeClient | null, details: Pick<NoticeFacts, "name" | "byAdmin">): NoticeFacts => {
+  const factsOf = (client: NoticeClient | null, details: Pick<NoticeFacts, "byAdmin">): NoticeFacts => {
     const shown = details.byAdmin ? null : client;
     return {
       at: new Date(clock()).toISOString(),

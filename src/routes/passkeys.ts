@@ -115,7 +115,8 @@ export const passkeyRoutes: FastifyPluginAsyncTypebox<PasskeyRouteOptions> = asy
       const user = request.user!;
       // A first factor of any kind comes with recovery codes: losing the device must not lock the user out.
       const fresh = await factors.codesForNewFactor(user.id, request.ip);
-      const notice = notices.about("passkey_added", user, clientOf(request), { name });
+      // Not its name: text chosen by whoever added it has no place in a mail that may warn of them.
+      const notice = notices.about("passkey_added", user, clientOf(request));
       const passkey = await passkeys.register(user, challenge_id, name, response, request.ip, fresh, notice);
       notices.wake();
       reply.code(201);
