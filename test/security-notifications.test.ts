@@ -460,6 +460,63 @@ describe("security notification mails", () => {
     assert.equal(rows.at(-1)?.last_seen_at, new Date(clock.now).toISOString());
   });
 
+  test("secret rotation keeps known devices known (moved to the new key); last seen is written at most daily", async (t) => {
+    const dir = mkdtempSync(join(tmpdir(), "devices-"));
+    t.after(() => rmSync(dir, { recursive: true, force: true }));
+    const clock = new TestClock();
+    const store = openSqliteStore(join(dir, "users.db"), clock.read);
+    t.after(() => store.close());
+    const db = new DatabaseSync(join(dir, "users.db"), { readOnly: true });
+    t.after(() => db.close());
+    const user = await createUser(store, address(), PASSWORD);
+    const rows = () =>
+      db.prepare("SELECT device_hash, last_seen_at FROM known_devices ORDER BY first_seen_at").all() as {
+        device_hash: string;
+        last_seen_at: string;
+      }[];
+    const notices = async () => (await store.listMail({ limit: 100 })).filter((m) => m.kind === "new_device").length;
+    const withSecrets = async (signingSecrets: string[], work: (app: FastifyInstance) => Promise<void>) => {
+      const app = await buildApp({ config: testConfig({ signingSecrets }), store, clock: clock.read });
+      try {
+        await work(app);
+      } finally {
+        await app.close();
+      }
+    };
+    const signIn = async (app: FastifyInstance, agent: string) =>
+      expectStatus(await grant(app, { username: user.email, password: PASSWORD }, agent), 200);
+    const [oldSecret, newSecret] = ["o".repeat(32), "n".repeat(32)];
+
+    await withSecrets([oldSecret], async (app) => {
+      await signIn(app, FIREFOX);
+      clock.advanceSeconds(1); // first seen in this order, which rows() reads them in
+      await signIn(app, CHROME_ANDROID);
+    });
+    assert.equal(await notices(), 1);
+    const [firefox, chrome] = rows();
+    await withSecrets([newSecret, oldSecret], async (app) => {
+      await signIn(app, CHROME_ANDROID);
+    });
+    assert.equal(await notices(), 1, "known under the old secret, still listed");
+    assert.equal(rows()[0]?.device_hash, firefox?.device_hash, "not seen: as it was");
+    assert.notEqual(rows()[1]?.device_hash, chrome?.device_hash, "seen: moved to the new secret's hash");
+    await withSecrets([newSecret], async (app) => {
+      await signIn(app, CHROME_ANDROID);
+      assert.equal(await notices(), 1, "the moved device survives the old secret's removal");
+      await signIn(app, FIREFOX);
+      assert.equal(await notices(), 2, "one not seen during the rotation is new again");
+
+      const lastSeen = () => rows().map((row) => row.last_seen_at);
+      const before = lastSeen();
+      clock.advanceSeconds(3600);
+      await signIn(app, CHROME_ANDROID);
+      assert.deepEqual(lastSeen(), before, "seen an hour later: nothing written");
+      clock.advanceSeconds(2 * 86_400);
+      await signIn(app, CHROME_ANDROID);
+      assert.equal(rows()[1]?.last_seen_at, new Date(clock.now).toISOString(), "two days later: written");
+    });
+  });
+
   test("SECURITY_NOTIFICATIONS turns each notice off on its own", async (t) => {
     for (const [kind, action] of Object.entries(ACTIONS) as [NoticeKind, Action][]) {
       await t.test(`${kind} off`, async (t) => {
