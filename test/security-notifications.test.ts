@@ -631,4 +631,9 @@ describe("the User-Agent reader", () => {
       assert.equal(describeDevice(agent), `${browser} on ${system}`);
     });
   }
+  test("a client it does not know keeps its name apart, but a mail does not show words its sender chose", () => {
+    const agent = "Call-support-at-555-0100/1.0";
+    assert.deepEqual(parseUserAgent(agent), { browser: "Call-support-at-555-0100", system: "an unknown system" });
+    assert.equal(describeDevice(agent), "an app or script on an unknown system");
+  });
 });

@@ -35,6 +35,30 @@ const SYSTEMS: readonly [RegExp, string][] = [
 ];
 
 export const UNKNOWN_BROWSER = "an unknown browser or app";
+const OTHER_APP = "an app or script";
+
+/**
+ * Clients a notification names: any other product token tells devices apart (devices.ts) but is not
+ * shown, since whoever sends the header chose it, and a mail that may warn of them is no place for it.
+ */
+const KNOWN_TOOLS = new Set([
+  "curl",
+  "Wget",
+  "HTTPie",
+  "python-requests",
+  "python-httpx",
+  "aiohttp",
+  "okhttp",
+  "Go-http-client",
+  "axios",
+  "node-fetch",
+  "undici",
+  "node",
+  "Dart",
+  "Java",
+  "PostmanRuntime",
+  "insomnia",
+]);
 export const UNKNOWN_SYSTEM = "an unknown system";
 
 /** A product token's name, for clients that are not browsers: "curl/8.5" is "curl". */
@@ -48,8 +72,10 @@ export function parseUserAgent(header: string | null | undefined): UserAgentFami
   return { browser: browser ?? UNKNOWN_BROWSER, system: named(SYSTEMS) ?? UNKNOWN_SYSTEM };
 }
 
-/** "Firefox on Windows", as a notification shows it. */
+/** "Firefox on Windows", as a notification shows it; a client it does not know is "an app or script". */
 export function describeDevice(header: string | null | undefined): string {
   const { browser, system } = parseUserAgent(header);
-  return `${browser} on ${system}`;
+  const agent = header ?? "";
+  const shown = agent.startsWith("Mozilla/") || browser === UNKNOWN_BROWSER || KNOWN_TOOLS.has(browser);
+  return `${shown ? browser : OTHER_APP} on ${system}`;
 }
