@@ -14,6 +14,7 @@ import { accessLogHook, loggedUrl } from "./access-log.ts";
 import { createAddresses } from "./addresses.ts";
 import { createAudit } from "./audit.ts";
 import { createAccountRecovery } from "./auth/account-recovery.ts";
+import { createDeviceCookie, createDevices } from "./auth/devices.ts";
 import { createGuards } from "./auth/guard.ts";
 import { keySetFromPrivateKeys, keySetFromSecrets } from "./auth/keys.ts";
 import { createPasskeys, relyingPartyFor } from "./auth/passkeys.ts";
@@ -31,6 +32,7 @@ import { registerDocs } from "./docs.ts";
 import { handleError, handleNotFound } from "./error-handler.ts";
 import { HttpError, MALFORMED_JSON, PasswordHashQueueFull } from "./errors.ts";
 import { createAccountMails } from "./mail/messages.ts";
+import { createNotices } from "./mail/notices.ts";
 import { createSealer } from "./mail/seal.ts";
 import { createMailSender } from "./mail/sender.ts";
 import { createMailTransport } from "./mail/transport.ts";
@@ -299,9 +301,15 @@ export async function buildApp({
     });
   }
 
+  // The deployment's secret material: secrets under HS256, private keys under EdDSA and ES256 (one of the
+  // two is empty). It keys the recovery codes made without MFA_ENCRYPTION_KEY, seals mailed links, and
+  // signs device cookies and keys the known devices' hashes.
+  const signingMaterial = [...config.signingSecrets, ...config.signingKeys];
+  const deviceCookie = createDeviceCookie(signingMaterial, config.publicUrl?.startsWith("https:") === true);
+
   await registerDocs(app);
   await registerAccountPages(app);
-  await registerSecurityPages(app);
+  await registerSecurityPages(app, deviceCookie);
   documentResponseHeaders(app);
 
   const keys =
@@ -350,9 +358,6 @@ export async function buildApp({
   const guards = createGuards(tokens, createUserLookup(store, config.userCache, clock));
   const audit = createAudit(store);
   const sessions = createSessions(store, config.sessions, clock);
-  // The deployment's secret material: secrets under HS256, private keys under EdDSA and ES256 (one of the
-  // two is empty). It keys the recovery codes made without MFA_ENCRYPTION_KEY and seals mailed links.
-  const signingMaterial = [...config.signingSecrets, ...config.signingKeys];
   const factors = createSecondFactors({
     store,
     keys: config.mfa.encryptionKeys,
@@ -393,12 +398,21 @@ export async function buildApp({
   app.addHook("onClose", async function stopWebhookSender() {
     await webhookSender.stop();
   });
+  const notices = createNotices({
+    enabled: config.securityNotifications,
+    message: mails.notice,
+    emailChanged: mails.emailChanged,
+    wake: sender.wake,
+    clock,
+  });
+  const devices = createDevices({ signingMaterial, cookie: deviceCookie, notices, clock });
   const recovery = createAccountRecovery({
     store,
     passwords,
     policy,
     mails,
     sender,
+    notices,
     settings: config.accountRecovery,
     clock,
   });
@@ -427,9 +441,11 @@ export async function buildApp({
       verificationRequired: config.accountRecovery.verificationRequired,
       passkeys,
       oauthErrorFields: config.oauthErrorFields,
+      devices,
+      notices,
     });
-    await api.register(passkeyRoutes, { store, guards, passkeys, factors });
-    await api.register(meRoutes, { store, guards, passwords, sessions, audit, policy, recovery });
+    await api.register(passkeyRoutes, { store, guards, passkeys, factors, notices });
+    await api.register(meRoutes, { store, guards, passwords, sessions, audit, policy, recovery, notices });
     await api.register(userRoutes, {
       store,
       guards,
@@ -438,6 +454,7 @@ export async function buildApp({
       signupOpen: config.signupOpen,
       policy,
       recovery,
+      notices,
     });
     await api.register(accountRoutes, { recovery, limits });
     await api.register(eventRoutes, { store, guards });
@@ -448,7 +465,7 @@ export async function buildApp({
       clock,
       wake: webhookSender.wake,
     });
-    await api.register(secondFactorRoutes, { store, guards, passwords, limits, audit, factors });
+    await api.register(secondFactorRoutes, { store, guards, passwords, limits, audit, factors, notices });
     await api.register(introspectRoutes, { store, guards, tokens, clients: config.introspectionClients, clock });
   });
 

@@ -13,6 +13,9 @@ import { createSecondFactors } from "./auth/second-factors.ts";
 import { type Config, DEFAULT_DATABASE_URL, generateSecret, loadConfig } from "./config.ts";
 import { readEnvironment } from "./env.ts";
 import { ConfigError, EmailTaken, LastActiveAdmin } from "./errors.ts";
+import { createAccountMails } from "./mail/messages.ts";
+import { createNotices, type Notices } from "./mail/notices.ts";
+import { createSealer } from "./mail/seal.ts";
 import { UserCreate } from "./schemas.ts";
 import { migrations } from "./store/migrations.ts";
 import { openStore } from "./store/open.ts";
@@ -198,6 +201,26 @@ async function withStore<T>(work: (store: UserStore, config: Config) => Promise<
   }
 }
 
+/**
+ * The security notifications of an operator's change: queued in its transaction, delivered by the
+ * running service's sender (any instance), as the service's own are.
+ */
+function operatorNotices(config: Config): Notices {
+  const signingMaterial = [...config.signingSecrets, ...config.signingKeys];
+  const mails = createAccountMails(
+    { from: config.mail.from, ...config.accountRecovery },
+    createSealer(signingMaterial),
+  );
+  const { notice: message, emailChanged } = mails;
+  return createNotices({
+    enabled: config.securityNotifications,
+    message,
+    emailChanged,
+    wake: () => {},
+    clock: Date.now,
+  });
+}
+
 function oneEmail(args: string[], command: string): string {
   const [email, ...rest] = args;
   if (email === undefined || rest.length > 0) throw new UsageError(`${command} takes exactly one e-mail`);
@@ -229,10 +252,14 @@ async function setPassword(args: string[]): Promise<void> {
     const user = await store.findByEmail(email);
     if (!user) throw new CliError(`no user with the e-mail ${normalizeEmail(email)}`);
     checkPolicy(config, password, user.email);
+    const notice = operatorNotices(config).about("password_changed", user, null, { byAdmin: true });
     await store.update(
       user.id,
       { hashedPassword: await createPasswordHasher(config.argon2).hash(password) },
-      { endSessions: true, events: [{ type: "password_change", outcome: "set_by_operator", clientAddress: null }] },
+      {
+        endSessions: true,
+        events: [{ type: "password_change", outcome: "set_by_operator", clientAddress: null, notice }],
+      },
     );
     process.stdout.write(`password set for ${user.email}; its sessions have ended\n`);
   });
@@ -240,14 +267,15 @@ async function setPassword(args: string[]): Promise<void> {
 
 async function deactivate(args: string[]): Promise<void> {
   const email = oneEmail(args, "users deactivate");
-  await withStore(async (store) => {
+  await withStore(async (store, config) => {
     const user = await store.findByEmail(email);
     if (!user) throw new CliError(`no user with the e-mail ${normalizeEmail(email)}`);
+    const notice = operatorNotices(config).about("account_deactivated", user, null, { byAdmin: true });
     try {
       await store.update(
         user.id,
         { isActive: false },
-        { endSessions: true, events: [{ type: "deactivation", outcome: "by_operator", clientAddress: null }] },
+        { endSessions: true, events: [{ type: "deactivation", outcome: "by_operator", clientAddress: null, notice }] },
       );
     } catch (error) {
       if (error instanceof LastActiveAdmin) throw new CliError(`${user.email} is the last active admin`);

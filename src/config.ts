@@ -18,6 +18,7 @@ import {
 import { createPasswordPolicy } from "./auth/password-policy.ts";
 import { DEFAULT_HASH_QUEUE_LIMIT } from "./auth/passwords.ts";
 import { ConfigError } from "./errors.ts";
+import { NOTICE_KINDS, type NoticeKind } from "./store/store.ts";
 
 export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -96,6 +97,8 @@ export interface Config {
   accountRecovery: AccountRecoveryConfig;
   /** NIST SP 800-63B 3.1.1.2: refuse passwords found on the shipped list of common and breached ones. */
   passwordListCheck: boolean;
+  /** SECURITY_NOTIFICATIONS: the security notification mails that go out (mail/notices.ts); all by default. */
+  securityNotifications: ReadonlySet<NoticeKind>;
   /** Second factors (issue 14). */
   mfa: MfaConfig;
   /** Webhooks (issue 26). */
@@ -281,6 +284,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): LoadedConfig 
       linkBaseUrl: parseBaseUrl("ACCOUNT_LINK_BASE_URL", setting(env, "ACCOUNT_LINK_BASE_URL") ?? linkBase),
     },
     passwordListCheck: parseBoolean("PASSWORD_LIST_CHECK", setting(env, "PASSWORD_LIST_CHECK") ?? "on"),
+    securityNotifications: parseNotices(setting(env, "SECURITY_NOTIFICATIONS") ?? "all"),
     mfa: {
       encryptionKeys: resolveSecrets(MFA_KEY, setting(env, MFA_KEY.name), database, notices),
       totpIssuer: parseTotpIssuer(setting(env, "TOTP_ISSUER") ?? defaultTotpIssuer(linkBase)),
@@ -428,6 +432,22 @@ function parseBoolean(name: string, raw: string): boolean {
   if (["true", "1", "yes", "on"].includes(value)) return true;
   if (["false", "0", "no", "off"].includes(value)) return false;
   throw new ConfigError(name, `must be true or false, got "${raw}"`);
+}
+
+/** `all`, `none`, or a comma list of notice kinds (mail/notices.ts). */
+export function parseNotices(raw: string): ReadonlySet<NoticeKind> {
+  const value = raw.trim().toLowerCase();
+  if (value === "all") return new Set(NOTICE_KINDS);
+  if (value === "none") return new Set();
+  const kinds = value.split(",").map((kind) => kind.trim());
+  const unknown = kinds.find((kind) => !(NOTICE_KINDS as readonly string[]).includes(kind));
+  if (unknown !== undefined) {
+    throw new ConfigError(
+      "SECURITY_NOTIFICATIONS",
+      `must be "all", "none" or a comma list of ${NOTICE_KINDS.join(", ")}; got "${unknown}"`,
+    );
+  }
+  return new Set(kinds as NoticeKind[]);
 }
 
 /** Both or neither; the password is taken exactly as given and never echoed. */

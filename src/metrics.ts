@@ -108,7 +108,7 @@ export function createMetrics(): Metrics {
 
   const mail = new Counter({
     name: "mail_messages_total",
-    help: "Outbox deliveries by kind (password_reset, email_verification, email_changed) and result: sent, retry (failed, will be tried again), failed (gave up).",
+    help: "Outbox deliveries by kind (password_reset, email_verification, and each security notification: email_changed, new_device, ...) and result: sent, retry (failed, will be tried again), failed (gave up).",
     labelNames: ["kind", "result"] as const,
     registers: [registry],
   });

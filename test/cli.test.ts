@@ -229,6 +229,10 @@ describe("npm run cli", () => {
     const ada = await store.findByEmail("ada@example.com");
     assert.ok(ada && (await passwords.verify(ada.hashedPassword, "a brand new passphrase")));
     assert.ok(ada?.credentialsChangedAt, "older access tokens stop working");
+    // The security notification, queued for the service's sender, naming no operator device or address.
+    const [notice, ...others] = await store.listMail({ limit: 10 });
+    assert.deepEqual([notice?.kind, notice?.recipient, others], ["password_changed", "ada@example.com", []]);
+    assert.deepEqual(Object.keys(JSON.parse(notice?.payload ?? "{}")), ["at", "device", "address", "byAdmin"]);
     const unknown = await run([CLI, "users", "set-password", "nobody@example.com"], {
       cwd,
       input: "a brand new passphrase\n",
@@ -253,6 +257,8 @@ describe("npm run cli", () => {
     t.after(() => store.close());
     assert.equal((await store.findByEmail("ada@example.com"))?.isActive, false);
     assert.equal((await store.findByEmail("root@example.com"))?.isActive, true);
+    const notices = (await store.listMail({ limit: 10 })).map((message) => [message.kind, message.recipient]);
+    assert.deepEqual(notices, [["account_deactivated", "ada@example.com"]], "the refused one queued nothing");
   });
 
   test("mail list shows the outbox with failed messages visible; mail retry queues them again", async (t) => {

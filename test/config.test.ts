@@ -8,6 +8,7 @@ import { describe, test } from "node:test";
 import { generatePrivateKeyPem } from "../src/auth/keys.ts";
 import { loadConfig } from "../src/config.ts";
 import { ConfigError } from "../src/errors.ts";
+import { NOTICE_KINDS } from "../src/store/store.ts";
 
 function tempDir(t: { after: (fn: () => void) => void }): string {
   const dir = mkdtempSync(join(tmpdir(), "config-test-"));
@@ -128,6 +129,12 @@ describe("loadConfig", () => {
 
   const bad: [string, Record<string, string>, RegExp][] = [
     ["PORT", { PORT: "http" }, /^PORT: must be a whole number from 0 to 65535, got "http"$/],
+    [
+      "SECURITY_NOTIFICATIONS",
+      { SECURITY_NOTIFICATIONS: "password_changed, lunch" },
+      /^SECURITY_NOTIFICATIONS: must be "all", "none" or a comma list of password_changed, .*account_deactivated; got "lunch"$/,
+    ],
+    ["SECURITY_NOTIFICATIONS", { SECURITY_NOTIFICATIONS: "new_device,,passkey_added" }, /got ""$/],
     ["PORT", { PORT: "70000" }, /^PORT: /],
     ["PORT", { PORT: "-1" }, /^PORT: /],
     ["PORT", { PORT: "80.5" }, /^PORT: /],
@@ -276,6 +283,12 @@ describe("loadConfig", () => {
     assert.equal(config.accountRecovery.verificationRequired, false);
     assert.equal(config.accountRecovery.linkBaseUrl, "http://127.0.0.1:8000");
     assert.equal(config.passwordListCheck, true);
+    assert.deepEqual(config.securityNotifications, new Set(NOTICE_KINDS), "every security notification by default");
+    const notices = (value: string) =>
+      loadConfig({ SIGNING_SECRET: SECRET, SECURITY_NOTIFICATIONS: value }, cwd).config.securityNotifications;
+    assert.deepEqual(notices("NONE"), new Set());
+    assert.deepEqual(notices("all"), new Set(NOTICE_KINDS));
+    assert.deepEqual(notices(" new_device , password_changed"), new Set(["new_device", "password_changed"]));
 
     const custom = loadConfig(
       {

@@ -12,7 +12,7 @@ import { keyId } from "../src/auth/tokens.ts";
 import type { Config } from "../src/config.ts";
 import { openPostgresStore } from "../src/store/postgres.ts";
 import { openSqliteStore } from "../src/store/sqlite.ts";
-import type { UserRecord, UserStore } from "../src/store/store.ts";
+import { NOTICE_KINDS, type UserRecord, type UserStore } from "../src/store/store.ts";
 
 export const TEST_SECRET = "test-signing-secret-of-at-least-32-bytes!";
 export const TEST_MFA_KEY = "test-mfa-encryption-key-of-at-least-32-bytes";
@@ -79,6 +79,7 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
       linkBaseUrl: "http://service.test",
     },
     passwordListCheck: true,
+    securityNotifications: new Set(NOTICE_KINDS),
     mfa: { encryptionKeys: [TEST_MFA_KEY], totpIssuer: "Service Test" },
     webhooks: { refusePrivateAddresses: false, timeoutMs: 2000, secretGraceSeconds: 86_400, pollIntervalMs: 1000 },
     ...overrides,

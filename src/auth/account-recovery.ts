@@ -9,11 +9,13 @@
 import { createHash, randomBytes } from "node:crypto";
 import { HttpError } from "../errors.ts";
 import type { AccountMails } from "../mail/messages.ts";
+import type { Notices } from "../mail/notices.ts";
 import type { MailSender } from "../mail/sender.ts";
-import type { AuditEntry, Redemption, UserChanges, UserRecord, UserStore } from "../store/store.ts";
+import type { AuditEntry, NewOutboxMessage, Redemption, UserChanges, UserRecord, UserStore } from "../store/store.ts";
 import { normalizeEmail } from "../users/email.ts";
 import type { PasswordPolicy } from "./password-policy.ts";
 import type { PasswordHasher } from "./passwords.ts";
+import type { ClientInfo } from "./sessions.ts";
 
 export const INVALID_LINK = "This link is not valid: check that you copied the whole address, or ask for a new link";
 export const EXPIRED_LINK = "This link has expired: ask for a new one";
@@ -28,22 +30,28 @@ export interface RecoverySettings {
 export interface AccountRecovery {
   /** Queues a reset link when the e-mail belongs to an active account; does nothing otherwise. */
   requestPasswordReset(email: string, clientAddress: string | null): Promise<void>;
-  /** Sets the new password and ends every session; throws 400 (bad link) or 422 (password refused). */
-  confirmPasswordReset(token: string, newPassword: string, clientAddress: string | null): Promise<void>;
+  /**
+   * Sets the new password and ends every session, telling the account's address; throws 400 (bad link)
+   * or 422 (password refused).
+   */
+  confirmPasswordReset(token: string, newPassword: string, client: ClientInfo): Promise<void>;
   /** Queues a verification link for the user's current address. */
   sendVerification(user: UserRecord): Promise<void>;
   /** Resend: queues a link when the e-mail belongs to an active account that is not verified yet. */
   requestVerification(email: string): Promise<void>;
   /** Verifies the address the link was sent to (taking it as the account's e-mail if it was a change). */
-  confirmVerification(token: string, clientAddress: string | null): Promise<UserRecord>;
+  confirmVerification(token: string, client: ClientInfo): Promise<UserRecord>;
   /**
    * The e-mail part of an update. With verification required, a user's own change waits for the new
    * address to confirm (the confirmation link goes out now) and nothing changes yet; otherwise the
    * address changes at once and becomes unverified.
    */
   emailChanges(target: UserRecord, email: string | undefined, bySelf: boolean): Promise<UserChanges>;
-  /** After an update: a changed address gets a verification link and the old one is told. */
-  afterUpdate(before: UserRecord, after: UserRecord): Promise<void>;
+  /**
+   * After an update: a changed address gets a verification link and the old one is told (with the
+   * device and address of `client`, the account's owner; null when an admin made the change).
+   */
+  afterUpdate(before: UserRecord, after: UserRecord, client: ClientInfo | null): Promise<void>;
 }
 
 export function hashLinkToken(token: string): string {
@@ -59,10 +67,11 @@ export async function setPasswordEndingSessions(
   userId: string,
   changes: { hashedPassword: string; emailVerifiedAt?: string },
   clientAddress: string | null,
+  notice?: NewOutboxMessage,
 ): Promise<void> {
   await store.update(userId, changes, {
     endSessions: true,
-    events: [{ type: "password_reset", outcome: "success", clientAddress }],
+    events: [{ type: "password_reset", outcome: "success", clientAddress, notice }],
   });
 }
 
@@ -79,6 +88,7 @@ export interface RecoveryOptions {
   policy: PasswordPolicy;
   mails: AccountMails;
   sender: MailSender;
+  notices: Notices;
   settings: RecoverySettings;
   clock: () => number;
 }
@@ -89,6 +99,7 @@ export function createAccountRecovery({
   policy,
   mails,
   sender,
+  notices,
   settings,
   clock,
 }: RecoveryOptions): AccountRecovery {
@@ -135,7 +146,7 @@ export function createAccountRecovery({
       sender.wake();
     },
 
-    async confirmPasswordReset(token, newPassword, clientAddress) {
+    async confirmPasswordReset(token, newPassword, client) {
       const tokenHash = hashLinkToken(token);
       const found = await store.findAccountToken(tokenHash);
       const now = iso();
@@ -155,8 +166,10 @@ export function createAccountRecovery({
         store,
         user.id,
         { hashedPassword, ...(proves ? { emailVerifiedAt: iso() } : {}) },
-        clientAddress,
+        client.address,
+        notices.about("password_reset_completed", user, client),
       );
+      sender.wake();
     },
 
     sendVerification: (user) => issueVerification(user, user.email, false),
@@ -167,14 +180,15 @@ export function createAccountRecovery({
       await issueVerification(user, user.email, false);
     },
 
-    async confirmVerification(token, clientAddress) {
+    async confirmVerification(token, client) {
+      const clientAddress = client.address;
       let changed = false;
       const redemption = await store.confirmEmail(
         hashLinkToken(token),
         iso(),
         (previousEmail, user) => {
           changed = true;
-          return mails.emailChanged(previousEmail, user);
+          return notices.emailChanged(previousEmail, user, client);
         },
         // In the confirming transaction: a confirmed address always has its event.
         (emailChanged) =>
@@ -200,9 +214,10 @@ export function createAccountRecovery({
       return { email, emailVerifiedAt: null };
     },
 
-    async afterUpdate(before, after) {
+    async afterUpdate(before, after, client) {
       if (before.email === after.email) return;
-      await store.enqueueMail(mails.emailChanged(before.email, after));
+      const notice = notices.emailChanged(before.email, after, client);
+      if (notice !== undefined) await store.enqueueMail(notice);
       await issueVerification(after, after.email, false);
     },
   };

@@ -23,7 +23,14 @@ import type {
 import type { Audit } from "../audit.ts";
 import { HttpError, unauthorized } from "../errors.ts";
 import { newId } from "../store/ids.ts";
-import type { AuditEntry, PasskeyRecord, UserRecord, UserStore, WebAuthnPurpose } from "../store/store.ts";
+import type {
+  AuditEntry,
+  NewOutboxMessage,
+  PasskeyRecord,
+  UserRecord,
+  UserStore,
+  WebAuthnPurpose,
+} from "../store/store.ts";
 
 /**
  * The WebAuthn library (and the CBOR and ASN.1 code it brings) is loaded on the first ceremony, not at
@@ -106,6 +113,8 @@ export interface Passkeys {
     response: unknown,
     clientAddress: string | null,
     recoveryCodes?: { hashes: readonly string[]; events: readonly AuditEntry[] },
+    /** The passkey-added notice, queued with the passkey. */
+    notice?: NewOutboxMessage,
   ): Promise<PasskeyRecord>;
   /** Options for a discoverable sign-in (userId null) or for one user's second factor. */
   authenticationOptions(
@@ -251,7 +260,7 @@ export function createPasskeys({
       return { challenge_id: id, options };
     },
 
-    async register(user, challengeId, name, response, clientAddress, recoveryCodes) {
+    async register(user, challengeId, name, response, clientAddress, recoveryCodes, notice) {
       if (!isRegistrationResponse(response)) throw new HttpError(422, MALFORMED_WEBAUTHN_RESPONSE);
       const challenge = await store.takeWebAuthnChallenge({ id: challengeId }, "registration", iso());
       if (!challenge || challenge.userId !== user.id) throw new HttpError(400, WEBAUTHN_CHALLENGE_SPENT);
@@ -288,7 +297,7 @@ export function createPasskeys({
           backedUp: credentialBackedUp,
           aaguid: aaguid ?? null,
         },
-        [{ type: "passkey", outcome: "added", clientAddress }, ...(recoveryCodes?.events ?? [])],
+        [{ type: "passkey", outcome: "added", clientAddress, notice }, ...(recoveryCodes?.events ?? [])],
         recoveryCodes?.hashes,
       );
       if (!added) throw new HttpError(409, PASSKEY_ALREADY_REGISTERED);

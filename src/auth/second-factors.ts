@@ -23,7 +23,13 @@ import { createHash, createHmac, hkdfSync, randomBytes } from "node:crypto";
 import { Secret, TOTP } from "otpauth";
 import { HttpError } from "../errors.ts";
 import { createSealer } from "../mail/seal.ts";
-import type { AuditEntry, SecondFactors as FactorCounts, UserRecord, UserStore } from "../store/store.ts";
+import type {
+  AuditEntry,
+  SecondFactors as FactorCounts,
+  NewOutboxMessage,
+  UserRecord,
+  UserStore,
+} from "../store/store.ts";
 import type { RateLimits } from "./rate-limits.ts";
 
 export const MFA_TOKEN_LIFETIME_SECONDS = 300;
@@ -86,7 +92,7 @@ export interface SecondFactorService {
    * Confirms the pending enrolment with a code; answers new recovery codes when the user has none
    * left (first factor), else an empty list. 400 on a wrong code, 409 with nothing pending.
    */
-  confirmTotp(user: UserRecord, code: string, clientAddress: string): Promise<string[]>;
+  confirmTotp(user: UserRecord, code: string, clientAddress: string, notice?: NewOutboxMessage): Promise<string[]>;
   /** A code of the confirmed factor, accepted once; the events are recorded with the acceptance. */
   checkTotp(userId: string, code: string, events: readonly AuditEntry[]): Promise<boolean>;
   /** Spends a recovery code; the events are recorded with it. */
@@ -230,7 +236,7 @@ export function createSecondFactors({
       return { secret, otpauthUri, qrCode: await QRCode.toDataURL(otpauthUri, { errorCorrectionLevel: "M" }) };
     },
 
-    async confirmTotp(user, code, clientAddress) {
+    async confirmTotp(user, code, clientAddress, notice) {
       await limits.checkSecondFactor(user.id);
       const factor = await store.findTotp(user.id);
       if (!factor || factor.confirmedAt !== null) {
@@ -239,7 +245,7 @@ export function createSecondFactors({
       const step = stepOf(openSecret(factor.sealedSecret), code);
       const fresh = await service.codesForNewFactor(user.id, clientAddress);
       const events: AuditEntry[] = [
-        { type: "second_factor", outcome: "totp_added", clientAddress },
+        { type: "second_factor", outcome: "totp_added", clientAddress, notice },
         ...(fresh?.events ?? []),
       ];
       if (step === undefined || !(await store.confirmTotp(user.id, step, fresh?.hashes, events))) {

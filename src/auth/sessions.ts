@@ -11,10 +11,18 @@
 // session of a user (password change, deactivation) is the store's
 // update(..., { endSessions: true }), in the same transaction as the change.
 import { hash } from "node:crypto";
+import type { FastifyRequest } from "fastify";
 import { type HttpError, unauthorized } from "../errors.ts";
 import { randomBase64url } from "../random-pool.ts";
 import { newId } from "../store/ids.ts";
-import type { AuditEntry, PresentedRefreshToken, SessionRecord, UserRecord, UserStore } from "../store/store.ts";
+import type {
+  AuditEntry,
+  DeviceSighting,
+  PresentedRefreshToken,
+  SessionRecord,
+  UserRecord,
+  UserStore,
+} from "../store/store.ts";
 
 export const INVALID_REFRESH_TOKEN = "Invalid or expired refresh token";
 
@@ -46,18 +54,33 @@ export interface ClientInfo {
   userAgent: string | null;
 }
 
+/** Who sent the request: its address as Fastify sees it (honouring TRUST_PROXY) and its User-Agent. */
+export function clientOf(request: FastifyRequest): ClientInfo {
+  const agent = request.headers["user-agent"];
+  return { address: request.ip, userAgent: typeof agent === "string" ? agent.slice(0, 512) : null };
+}
+
 export interface Issued {
   session: SessionRecord;
   refreshToken: string;
+  /** A sign-in from a new device queued its notice (start with a device only). */
+  newDeviceNoticed?: boolean;
 }
 
 export interface Sessions {
   /**
    * Starts a session for a user who just proved their password (and second factor), recording
    * `events` (the login) in the same transaction; returns the first refresh token. `amr` says how
-   * the user authenticated (RFC 8176); every refresh of the session keeps it.
+   * the user authenticated (RFC 8176); every refresh of the session keeps it. With `device`, the
+   * sign-in's device is checked and remembered in the same transaction (auth/devices.ts).
    */
-  start(userId: string, client: ClientInfo, events?: readonly AuditEntry[], amr?: readonly string[]): Promise<Issued>;
+  start(
+    userId: string,
+    client: ClientInfo,
+    events?: readonly AuditEntry[],
+    amr?: readonly string[],
+    device?: DeviceSighting,
+  ): Promise<Issued>;
   /** Spends a refresh token and returns its successor with the session's owner, or throws the 401 of an invalid grant. */
   refresh(refreshToken: string, client: ClientInfo): Promise<Issued & { user: UserRecord }>;
   /**
@@ -101,7 +124,7 @@ export function createSessions(store: UserStore, settings: SessionSettings, cloc
   const iso = (offsetSeconds = 0) => new Date(clock() + offsetSeconds * 1000).toISOString();
 
   return {
-    async start(userId, client, events = [], amr = PASSWORD_ONLY) {
+    async start(userId, client, events = [], amr = PASSWORD_ONLY, device) {
       const sessionId = newId(clock());
       const refreshToken = newRefreshToken(sessionId, 0);
       const session = await store.createSession(
@@ -115,9 +138,9 @@ export function createSessions(store: UserStore, settings: SessionSettings, cloc
           tokenExpiresAt: iso(Math.min(settings.idleSeconds, settings.absoluteSeconds)),
           amr,
         },
-        { maxPerUser: settings.maxPerUser, events },
+        { maxPerUser: settings.maxPerUser, events, ...(device ? { device } : {}) },
       );
-      return { session, refreshToken };
+      return { session, refreshToken, newDeviceNoticed: session.newDeviceNoticed === true };
     },
 
     async refresh(presented, client) {

@@ -4,7 +4,8 @@
 // link starts with the configured base (ACCOUNT_LINK_BASE_URL, by default
 // PUBLIC_URL), never with anything from a request, and carries its token in
 // the fragment, which browsers do not send to servers or put in access logs.
-import type { MailKind, NewOutboxMessage, OutboxMessage } from "../store/store.ts";
+import type { MailKind, NewOutboxMessage, NoticeKind, OutboxMessage } from "../store/store.ts";
+import { factLines, type NoticeFacts, noticeContent, REVIEW_PAGE_PATH } from "./notices.ts";
 import type { Sealer } from "./seal.ts";
 import type { RenderedMail } from "./transport.ts";
 
@@ -22,8 +23,10 @@ export interface AccountMails {
   passwordReset(user: { id: string; email: string }, token: string): NewOutboxMessage;
   /** `change` is true when the address is a new one the user asked to switch to. */
   verification(user: { id: string }, email: string, token: string, change: boolean): NewOutboxMessage;
-  /** Tells the previous address that the account's e-mail changed. */
-  emailChanged(previousEmail: string, user: { id: string; email: string }): NewOutboxMessage;
+  /** Tells the previous address that the account's e-mail changed (when, and from what where known). */
+  emailChanged(previousEmail: string, user: { id: string; email: string }, facts?: NoticeFacts): NewOutboxMessage;
+  /** A security notification (mail/notices.ts) to the user's address. */
+  notice(kind: NoticeKind, recipient: string, userId: string, facts: NoticeFacts): NewOutboxMessage;
   /** The message as it goes out; undefined when its sealed token can no longer be opened. */
   render(message: OutboxMessage): RenderedMail | undefined;
 }
@@ -43,23 +46,28 @@ function minutes(seconds: number): string {
 
 interface Content {
   subject: string;
-  /** Paragraphs; the link, when there is one, goes between the first and the rest. */
+  /** Paragraphs (a line break in one stays a line break); the link, when there is one, follows the `linkAfter`th. */
   paragraphs: string[];
   link?: { url: string; label: string };
+  /** How many paragraphs come before the link: 1 unless said. */
+  linkAfter?: number;
 }
 
+const htmlParagraph = (paragraph: string) => `<p>${escapeHtml(paragraph).replaceAll("\n", "<br>")}</p>`;
+
 function toRendered(content: Content): { subject: string; text: string; html: string } {
-  const [first = "", ...rest] = content.paragraphs;
-  const textParts = [first, ...(content.link ? [content.link.url] : []), ...rest];
+  const split = content.linkAfter ?? 1;
+  const [first, rest] = [content.paragraphs.slice(0, split), content.paragraphs.slice(split)];
+  const textParts = [...first, ...(content.link ? [content.link.url] : []), ...rest];
   const htmlParts = [
-    `<p>${escapeHtml(first)}</p>`,
+    ...first.map(htmlParagraph),
     ...(content.link
       ? [
           `<p><a href="${escapeHtml(content.link.url)}">${escapeHtml(content.link.label)}</a></p>`,
           `<p style="font-size:small">Or copy this address into your browser:<br>${escapeHtml(content.link.url)}</p>`,
         ]
       : []),
-    ...rest.map((paragraph) => `<p>${escapeHtml(paragraph)}</p>`),
+    ...rest.map(htmlParagraph),
   ];
   return {
     subject: content.subject,
@@ -85,9 +93,22 @@ export function createAccountMails(settings: MailSettings, sealer: Sealer): Acco
         subject: "The e-mail address of your account changed",
         paragraphs: [
           `The e-mail address of your account is now ${String(payload.masked)}. This address no longer signs in.`,
+          // Messages queued before notices carried facts have none.
+          ...(typeof payload.at === "string" ? [factLines(payload as unknown as NoticeFacts).join("\n")] : []),
           "If you did not ask for this change, someone else may have your password: reset it from the new " +
             "address if you can, or contact the people who run this service.",
         ],
+      };
+    }
+    const notice = noticeContent(kind, payload as unknown as NoticeFacts);
+    if (notice !== undefined) {
+      return {
+        subject: notice.subject,
+        paragraphs: [notice.summary, factLines(payload as unknown as NoticeFacts).join("\n"), notice.advice],
+        ...(notice.review
+          ? { link: { url: `${settings.linkBaseUrl}${REVIEW_PAGE_PATH}`, label: "Review your account's security" } }
+          : {}),
+        linkAfter: 3,
       };
     }
     const token = typeof payload.token === "string" ? sealer.open(payload.token) : undefined;
@@ -122,8 +143,9 @@ export function createAccountMails(settings: MailSettings, sealer: Sealer): Acco
     passwordReset: (user, token) => message("password_reset", user.email, user.id, { token: sealer.seal(token) }),
     verification: (user, email, token, change) =>
       message("email_verification", email, user.id, { token: sealer.seal(token), change }),
-    emailChanged: (previousEmail, user) =>
-      message("email_changed", previousEmail, user.id, { masked: maskEmail(user.email) }),
+    emailChanged: (previousEmail, user, facts) =>
+      message("email_changed", previousEmail, user.id, { masked: maskEmail(user.email), ...facts }),
+    notice: (kind, recipient, userId, facts) => message(kind, recipient, userId, facts),
     render(outbox) {
       const rendered = content(outbox.kind, JSON.parse(outbox.payload) as Record<string, unknown>);
       if (!rendered) return undefined;

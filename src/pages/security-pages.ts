@@ -6,10 +6,13 @@
 // authenticator app's QR code, which the API sends as a data: URL.
 import { readFileSync } from "node:fs";
 import type { FastifyInstance } from "fastify";
+import type { DeviceCookie } from "../auth/devices.ts";
+import { REVIEW_PAGE_PATH } from "../mail/notices.ts";
 import { PAGES_CONTENT_SECURITY_POLICY, pageDocument, sendPage } from "./account-pages.ts";
 
 export const SIGN_IN_PAGE_PATH = "/sign-in";
-export const SECURITY_PAGE_PATH = "/account/security";
+/** The address security notifications point to (mail/notices.ts). */
+export const SECURITY_PAGE_PATH = REVIEW_PAGE_PATH;
 export const SECURITY_PAGE_CONTENT_SECURITY_POLICY = PAGES_CONTENT_SECURITY_POLICY.replace(
   "img-src 'self'",
   "img-src 'self' data:",
@@ -128,8 +131,12 @@ const SECURITY_PAGE = page(
 </div>`,
 );
 
-export async function registerSecurityPages(app: FastifyInstance): Promise<void> {
-  app.get(SIGN_IN_PAGE_PATH, { schema: { hide: true } }, async function signInPage(_request, reply) {
+export async function registerSecurityPages(app: FastifyInstance, deviceCookie: DeviceCookie): Promise<void> {
+  app.get(SIGN_IN_PAGE_PATH, { schema: { hide: true } }, async function signInPage(request, reply) {
+    // The browser's device cookie, for the new-device notice (auth/devices.ts): set here, read by the
+    // token endpoint, so that the token endpoint's answers stay exactly the spec's.
+    const cookie = deviceCookie.issueFor(request.headers.cookie);
+    if (cookie !== undefined) reply.header("set-cookie", cookie);
     return sendPage(reply, SIGN_IN_PAGE);
   });
   app.get(SECURITY_PAGE_PATH, { schema: { hide: true } }, async function securityPage(_request, reply) {

@@ -9,6 +9,7 @@ import type { FastifyBaseLogger } from "fastify";
 import { type AccountRecovery, EXPIRED_LINK, INVALID_LINK } from "../auth/account-recovery.ts";
 import { COMMON_PASSWORD } from "../auth/password-policy.ts";
 import { type RateLimits, TOO_MANY_MAIL_REQUESTS } from "../auth/rate-limits.ts";
+import { clientOf } from "../auth/sessions.ts";
 import { NO_SECURITY } from "../docs.ts";
 import {
   Accepted,
@@ -101,7 +102,8 @@ export const accountRoutes: FastifyPluginAsyncTypebox<AccountRouteOptions> = asy
           "The token is the `token` value in the link's fragment (`#token=...`). On success (204) the password " +
           "is set, the link and any older ones are spent, and every session and every access token issued " +
           "before it end: log in with the new password. 400 says whether the link is unknown, expired or used; " +
-          "422 when the new password is refused (too short or long, common or breached, or containing the e-mail).",
+          "422 when the new password is refused (too short or long, common or breached, or containing the e-mail). " +
+          "The account's address is told (security notification `password_reset_completed`).",
         body: PasswordResetConfirm,
         response: {
           204: { type: "null", description: "The password is set." },
@@ -113,7 +115,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox<AccountRouteOptions> = asy
       },
     },
     async function resetPassword(request, reply) {
-      await recovery.confirmPasswordReset(request.body.token, request.body.new_password, request.ip);
+      await recovery.confirmPasswordReset(request.body.token, request.body.new_password, clientOf(request));
       reply.code(204).send(null);
     },
   );
@@ -169,7 +171,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox<AccountRouteOptions> = asy
       },
     },
     async function verifyEmail(request) {
-      const user = await recovery.confirmVerification(request.body.token, request.ip);
+      const user = await recovery.confirmVerification(request.body.token, clientOf(request));
       return { email: user.email, email_verified_at: user.emailVerifiedAt as string };
     },
   );

@@ -8,9 +8,10 @@ import type { AccountRecovery } from "../auth/account-recovery.ts";
 import type { Guards } from "../auth/guard.ts";
 import { COMMON_PASSWORD, type PasswordPolicy } from "../auth/password-policy.ts";
 import type { PasswordHasher } from "../auth/passwords.ts";
-import type { Sessions } from "../auth/sessions.ts";
+import { clientOf, type Sessions } from "../auth/sessions.ts";
 import { BEARER_SECURITY } from "../docs.ts";
 import { EMAIL_TAKEN, HttpError, INCORRECT_CURRENT_PASSWORD, LAST_ACTIVE_ADMIN } from "../errors.ts";
+import type { Notices } from "../mail/notices.ts";
 import {
   errorResponse,
   PasswordChange,
@@ -36,6 +37,7 @@ export interface MeRouteOptions {
   audit: Audit;
   policy: PasswordPolicy;
   recovery: AccountRecovery;
+  notices: Notices;
 }
 
 const SESSION_NOT_FOUND = "Session not found";
@@ -44,7 +46,7 @@ const notJsonResponse = errorResponse("The body is not JSON.", "Unsupported Medi
 
 export const meRoutes: FastifyPluginAsyncTypebox<MeRouteOptions> = async (
   app,
-  { store, guards, passwords, sessions, audit, policy, recovery },
+  { store, guards, passwords, sessions, audit, policy, recovery, notices },
 ) => {
   const { authenticate } = guards;
   // A user record from the token check's cache is the same object until the user changes (then the
@@ -109,7 +111,7 @@ export const meRoutes: FastifyPluginAsyncTypebox<MeRouteOptions> = async (
       const emailChanges = await recovery.emailChanges(before, email, true);
       const user = await store.update(before.id, { ...emailChanges, fullName: full_name });
       if (!user) throw new HttpError(409, "The user was deleted meanwhile");
-      await afterCommit(request, () => recovery.afterUpdate(before, user));
+      await afterCommit(request, () => recovery.afterUpdate(before, user, clientOf(request)));
       return toUserOut(user);
     },
   );
@@ -150,7 +152,8 @@ export const meRoutes: FastifyPluginAsyncTypebox<MeRouteOptions> = async (
         description:
           "Takes the current password and the new one in the body (never in the URL). 204 on success. Every " +
           "session of the user ends: refresh tokens are revoked and access tokens issued before the change stop " +
-          "working, this call's own included; log in again with the new password.",
+          "working, this call's own included; log in again with the new password. The account's address is told " +
+          "(security notification `password_changed`).",
         security: BEARER_SECURITY,
         body: PasswordChange,
         response: {
@@ -176,11 +179,16 @@ export const meRoutes: FastifyPluginAsyncTypebox<MeRouteOptions> = async (
       }
       // One transaction: the new password, the end of every session and of every access token issued
       // before it, and the audit event. A cut anywhere leaves the old password and sessions intact.
+      const notice = notices.about("password_changed", caller, clientOf(request));
       await store.update(
         caller.id,
         { hashedPassword: await passwords.hash(new_password) },
-        { endSessions: true, events: [{ type: "password_change", outcome: "success", clientAddress: request.ip }] },
+        {
+          endSessions: true,
+          events: [{ type: "password_change", outcome: "success", clientAddress: request.ip, notice }],
+        },
       );
+      notices.wake();
       reply.code(204).send(null);
     },
   );

@@ -12,8 +12,10 @@ import {
   type Passkeys,
 } from "../auth/passkeys.ts";
 import { INVALID_MFA_TOKEN, type SecondFactorService } from "../auth/second-factors.ts";
+import { clientOf } from "../auth/sessions.ts";
 import { BEARER_SECURITY, NO_SECURITY } from "../docs.ts";
 import { HttpError } from "../errors.ts";
+import type { Notices } from "../mail/notices.ts";
 import {
   AuthenticationOptionsIn,
   AuthenticationOptionsOut,
@@ -35,6 +37,7 @@ export interface PasskeyRouteOptions {
   passkeys: Passkeys;
   /** The password grant's second-factor challenges (whose mfa_token it is); a first factor's recovery codes. */
   factors: SecondFactorService;
+  notices: Notices;
 }
 
 export const PASSKEY_NOT_FOUND = "Passkey not found";
@@ -52,7 +55,7 @@ function toPasskeyOut(passkey: PasskeyRecord) {
 
 export const passkeyRoutes: FastifyPluginAsyncTypebox<PasskeyRouteOptions> = async (
   app,
-  { store, guards, passkeys, factors },
+  { store, guards, passkeys, factors, notices },
 ) => {
   const { authenticate } = guards;
 
@@ -91,7 +94,7 @@ export const passkeyRoutes: FastifyPluginAsyncTypebox<PasskeyRouteOptions> = asy
           "on the account has a second factor: the password grant asks for it. When you have no recovery codes " +
           "left (your first second factor), the answer carries ten in `recovery_codes`: shown this once, store " +
           "them safely; they sign you in if you lose the device. Otherwise `recovery_codes` is empty and the ones " +
-          "you have stay valid.",
+          "you have stay valid. The account's address is told (security notification `passkey_added`).",
         security: BEARER_SECURITY,
         body: PasskeyCreate,
         response: {
@@ -112,7 +115,10 @@ export const passkeyRoutes: FastifyPluginAsyncTypebox<PasskeyRouteOptions> = asy
       const user = request.user!;
       // A first factor of any kind comes with recovery codes: losing the device must not lock the user out.
       const fresh = await factors.codesForNewFactor(user.id, request.ip);
-      const passkey = await passkeys.register(user, challenge_id, name, response, request.ip, fresh);
+      // Not its name: text chosen by whoever added it has no place in a mail that may warn of them.
+      const notice = notices.about("passkey_added", user, clientOf(request));
+      const passkey = await passkeys.register(user, challenge_id, name, response, request.ip, fresh, notice);
+      notices.wake();
       reply.code(201);
       return { ...toPasskeyOut(passkey), recovery_codes: fresh?.codes ?? [] };
     },
@@ -177,7 +183,7 @@ export const passkeyRoutes: FastifyPluginAsyncTypebox<PasskeyRouteOptions> = asy
         summary: "Remove one of your passkeys",
         description:
           "204 with no body. It no longer signs in; sessions it started go on until they end (end them at " +
-          "`/me/sessions`).",
+          "`/me/sessions`). The account's address is told (security notification `passkey_removed`).",
         security: BEARER_SECURITY,
         params: PasskeyIdParams,
         response: {
@@ -189,10 +195,12 @@ export const passkeyRoutes: FastifyPluginAsyncTypebox<PasskeyRouteOptions> = asy
       },
     },
     async function removePasskey(request, reply) {
+      const notice = notices.about("passkey_removed", request.user!, clientOf(request));
       const removed = await store.removePasskey(request.user!.id, request.params.id, [
-        { type: "passkey", outcome: "removed", clientAddress: request.ip },
+        { type: "passkey", outcome: "removed", clientAddress: request.ip, notice },
       ]);
       if (!removed) throw new HttpError(404, PASSKEY_NOT_FOUND);
+      notices.wake();
       reply.code(204).send(null);
     },
   );

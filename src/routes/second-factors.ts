@@ -21,8 +21,10 @@ import {
   TOTP_ALREADY_ENABLED,
   TOTP_NOT_ENABLED,
 } from "../auth/second-factors.ts";
+import { clientOf } from "../auth/sessions.ts";
 import { BEARER_SECURITY } from "../docs.ts";
 import { HttpError, INCORRECT_CURRENT_PASSWORD, NOT_ENOUGH_PRIVILEGES, notFound, USER_NOT_FOUND } from "../errors.ts";
+import type { Notices } from "../mail/notices.ts";
 import {
   errorResponse,
   MfaStatus,
@@ -44,6 +46,7 @@ export interface SecondFactorRouteOptions {
   limits: RateLimits;
   audit: Audit;
   factors: SecondFactorService;
+  notices: Notices;
 }
 
 export const ONE_OF_CODE_OR_RECOVERY_CODE = "body: send either code or recovery_code, not both";
@@ -61,7 +64,7 @@ const appsOff = errorResponse(
 
 export const secondFactorRoutes: FastifyPluginAsyncTypebox<SecondFactorRouteOptions> = async (
   app,
-  { store, guards, passwords, limits, audit, factors },
+  { store, guards, passwords, limits, audit, factors, notices },
 ) => {
   const { authenticate, requireAdmin } = guards;
 
@@ -144,7 +147,8 @@ export const secondFactorRoutes: FastifyPluginAsyncTypebox<SecondFactorRouteOpti
         description:
           "Turns the app on: from now on a password alone no longer logs in (see POST /auth/token). When you " +
           "have no recovery codes yet (your first factor), the answer carries ten: shown this once, store " +
-          "them safely. Otherwise `recovery_codes` is empty and the ones you have stay valid.",
+          "them safely. Otherwise `recovery_codes` is empty and the ones you have stay valid. The account's " +
+          "address is told (security notification `second_factor_added`).",
         security: BEARER_SECURITY,
         body: TotpConfirm,
         response: {
@@ -159,7 +163,11 @@ export const secondFactorRoutes: FastifyPluginAsyncTypebox<SecondFactorRouteOpti
       },
     },
     async function confirmTotp(request) {
-      return { recovery_codes: await factors.confirmTotp(request.user!, request.body.code, request.ip) };
+      const user = request.user!;
+      const notice = notices.about("second_factor_added", user, clientOf(request));
+      const codes = await factors.confirmTotp(user, request.body.code, request.ip, notice);
+      notices.wake();
+      return { recovery_codes: codes };
     },
   );
 
@@ -173,7 +181,8 @@ export const secondFactorRoutes: FastifyPluginAsyncTypebox<SecondFactorRouteOpti
         summary: "Turn the authenticator app off",
         description:
           "Needs your password and either a current code of the app (`code`) or a recovery code " +
-          "(`recovery_code`). 204 with no body. Without another factor left, your recovery codes go too.",
+          "(`recovery_code`). 204 with no body. Without another factor left, your recovery codes go too. The " +
+          "account's address is told (`second_factor_removed`).",
         security: BEARER_SECURITY,
         body: TotpDisable,
         response: {
@@ -220,8 +229,16 @@ export const secondFactorRoutes: FastifyPluginAsyncTypebox<SecondFactorRouteOpti
       await store.removeTotp(user.id, {
         // Recovery codes stand in for a factor; with none left they would only be a way around the password.
         dropRecoveryCodes: before.passkeys === 0,
-        events: [{ type: "second_factor", outcome: "totp_removed", clientAddress: request.ip }],
+        events: [
+          {
+            type: "second_factor",
+            outcome: "totp_removed",
+            clientAddress: request.ip,
+            notice: notices.about("second_factor_removed", user, clientOf(request)),
+          },
+        ],
       });
+      notices.wake();
       reply.code(204).send(null);
     },
   );
@@ -236,7 +253,8 @@ export const secondFactorRoutes: FastifyPluginAsyncTypebox<SecondFactorRouteOpti
         summary: "Make ten new recovery codes",
         description:
           "Needs your password. Replaces all your recovery codes, used or not, with ten new ones, shown this once. " +
-          "409 without a second factor (recovery codes stand in for one).",
+          "409 without a second factor (recovery codes stand in for one). The account's address is told " +
+          "(`recovery_codes_regenerated`).",
         security: BEARER_SECURITY,
         body: PasswordConfirmation,
         response: {
@@ -258,8 +276,14 @@ export const secondFactorRoutes: FastifyPluginAsyncTypebox<SecondFactorRouteOpti
       await limits.recordSecondFactorSuccess(user.id);
       const { codes, hashes } = factors.newRecoveryCodes();
       await store.replaceRecoveryCodes(user.id, hashes, [
-        { type: "second_factor", outcome: "recovery_codes_generated", clientAddress: request.ip },
+        {
+          type: "second_factor",
+          outcome: "recovery_codes_generated",
+          clientAddress: request.ip,
+          notice: notices.about("recovery_codes_regenerated", user, clientOf(request)),
+        },
       ]);
+      notices.wake();
       return { recovery_codes: codes };
     },
   );
@@ -275,8 +299,9 @@ export const secondFactorRoutes: FastifyPluginAsyncTypebox<SecondFactorRouteOpti
         description:
           "Removes every second factor of the user (authenticator app, recovery codes, passkeys) and pending " +
           "login challenges, for a user who lost them: the password alone logs in again until they set up a " +
-          "new one, at once (the account's count of failed second-factor checks is cleared too). Audited. 204 " +
-          "with no body.",
+          "new one, at once (the account's count of failed second-factor checks is cleared too). Audited; the " +
+          "user's address is told (security notification `second_factor_removed`, without the admin's device or " +
+          "address). 204 with no body.",
         security: BEARER_SECURITY,
         params: UserIdParams,
         response: {
@@ -290,10 +315,17 @@ export const secondFactorRoutes: FastifyPluginAsyncTypebox<SecondFactorRouteOpti
     },
     async function resetSecondFactors(request, reply) {
       const { id } = request.params;
-      if (!(await store.findById(id))) throw notFound();
+      const target = await store.findById(id);
+      if (!target) throw notFound();
       await store.resetSecondFactors(id, [
-        { type: "second_factor", outcome: "reset_by_admin", clientAddress: request.ip },
+        {
+          type: "second_factor",
+          outcome: "reset_by_admin",
+          clientAddress: request.ip,
+          notice: notices.about("second_factor_removed", target, null, { byAdmin: true }),
+        },
       ]);
+      notices.wake();
       // The password step answers 429 while the account is at its second-factor limit; the user the
       // admin is helping back in signs in with the password at once.
       await limits.recordSecondFactorSuccess(id);

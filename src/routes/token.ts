@@ -13,6 +13,7 @@ import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { FastifyRequest } from "fastify";
 import { Type } from "typebox";
 import type { Audit } from "../audit.ts";
+import type { Devices } from "../auth/devices.ts";
 import {
   AMR_PASSKEY,
   MALFORMED_WEBAUTHN_RESPONSE,
@@ -24,7 +25,7 @@ import type { PasswordHasher } from "../auth/passwords.ts";
 import { type RateLimits, TOO_MANY_LOGIN_ATTEMPTS } from "../auth/rate-limits.ts";
 import { type FactorName, invalidMfaToken, type SecondFactorService, WRONG_ANSWER } from "../auth/second-factors.ts";
 import {
-  type ClientInfo,
+  clientOf,
   type Issued,
   invalidGrant,
   parseRefreshToken,
@@ -43,6 +44,7 @@ import {
   unauthorized,
 } from "../errors.ts";
 import { acceptFormBodies } from "../forms.ts";
+import type { Notices } from "../mail/notices.ts";
 import { handleOAuthError, type OAuthErrorCode } from "../oauth-errors.ts";
 import {
   MFA_OTP_GRANT,
@@ -72,6 +74,9 @@ export interface TokenRouteOptions {
   passkeys: Passkeys;
   /** OAUTH_ERROR_FIELDS: errors also carry RFC 6749's `error` and `error_description`. */
   oauthErrorFields: boolean;
+  /** Each sign-in's device, for the new-device notice. */
+  devices: Devices;
+  notices: Notices;
 }
 
 export const MFA_REQUIRED = "A second factor is required";
@@ -84,14 +89,29 @@ function required(field: string): HttpError {
   return new HttpError(422, `body.${field}: field required`);
 }
 
-function clientOf(request: FastifyRequest): ClientInfo {
-  const agent = request.headers["user-agent"];
-  return { address: request.ip, userAgent: typeof agent === "string" ? agent.slice(0, 512) : null };
-}
+/** The audit event of a successful sign-in. */
+const LOGIN = (request: FastifyRequest): AuditEntry => ({
+  type: "login",
+  outcome: "success",
+  clientAddress: request.ip,
+});
 
 export const tokenRoutes: FastifyPluginAsyncTypebox<TokenRouteOptions> = async (
   app,
-  { store, tokens, passwords, limits, sessions, audit, factors, verificationRequired, passkeys, oauthErrorFields },
+  {
+    store,
+    tokens,
+    passwords,
+    limits,
+    sessions,
+    audit,
+    factors,
+    verificationRequired,
+    passkeys,
+    oauthErrorFields,
+    devices,
+    notices,
+  },
 ) => {
   app.removeAllContentTypeParsers();
   acceptFormBodies(app);
@@ -155,6 +175,24 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<TokenRouteOptions> = async (
     return user;
   }
 
+  /**
+   * Starts the session of a sign-in, its device checked in the same transaction: a new device (for a
+   * user who has known ones) queues its notice. The answer is the same either way; only the sender is
+   * woken.
+   */
+  async function signIn(
+    request: FastifyRequest,
+    user: UserRecord,
+    events: readonly AuditEntry[],
+    amr?: readonly string[],
+  ): Promise<Issued> {
+    const client = clientOf(request);
+    const device = devices.sighting(user, { ...client, cookies: request.headers.cookie });
+    const issued = await sessions.start(user.id, client, events, amr, device);
+    if (issued.newDeviceNoticed) notices.wake();
+    return issued;
+  }
+
   /** The assertion in the form field, parsed; its shape is the passkey verifier's to check. */
   function webauthnResponse(text: string | undefined): unknown {
     if (text === undefined) throw required("webauthn_response");
@@ -191,26 +229,19 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<TokenRouteOptions> = async (
     await limits.checkSecondFactor(userId);
     const user = await store.findById(userId);
     if (!user?.isActive) throw invalidMfaToken();
-    if (!(await verify(userId, [{ type: "second_factor", outcome: `${factor}_used`, clientAddress: request.ip }]))) {
+    // A recovery code stands in for a lost factor: its owner hears of every use.
+    const notice =
+      factor === "recovery_code" ? notices.about("recovery_code_used", user, clientOf(request)) : undefined;
+    const used: AuditEntry = { type: "second_factor", outcome: `${factor}_used`, clientAddress: request.ip, notice };
+    if (!(await verify(userId, [used]))) {
       await factors.recordFailure(mfaToken, userId);
       await audit.record("second_factor", userId, `${factor}_failed`, request.ip);
       throw unauthorized(WRONG_ANSWER[factor]);
     }
     await factors.spendChallenge(mfaToken);
     await limits.recordSecondFactorSuccess(userId);
-    const issued = await sessions.start(
-      user.id,
-      clientOf(request),
-      [{ type: "login", outcome: "success", clientAddress: request.ip }],
-      SECOND_FACTOR_AMR[factor],
-    );
+    const issued = await signIn(request, user, [LOGIN(request)], SECOND_FACTOR_AMR[factor]);
     return { user, issued };
-  }
-
-  /** The session of a login by passkey alone and its login event, in one transaction. */
-  function startLogin(request: FastifyRequest, userId: string, amr: readonly string[]): Promise<Issued> {
-    const events: AuditEntry[] = [{ type: "login", outcome: "success", clientAddress: request.ip }];
-    return sessions.start(userId, clientOf(request), events, amr);
   }
 
   app.post(
@@ -242,7 +273,11 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<TokenRouteOptions> = async (
           `**Passkey alone.** \`grant_type=${WEBAUTHN_GRANT}\` with \`challenge_id\` and \`webauthn_response\` ` +
           "(the assertion of a discoverable passkey with user verification, after " +
           "`POST /auth/webauthn/authentication-options` with `{}`) signs in without a password; `amr` " +
-          '`["hwk","user"]`.',
+          '`["hwk","user"]`.\n\n' +
+          "**New devices.** A sign-in (any grant that starts a session) from a device the account has not used " +
+          "before is mailed to the account (security notification `new_device`); the answer is the same whether " +
+          "or not the device was new. A device is the hosted sign-in page's device cookie when the request " +
+          "carries one, else the User-Agent's browser family and system.",
         consumes: ["application/x-www-form-urlencoded"],
         body: TokenForm,
         response: {
@@ -336,9 +371,7 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<TokenRouteOptions> = async (
         }
         // The session, its refresh token and the login event commit together; the answer is built
         // from what was written, with no read after the commit.
-        issued = await sessions.start(user.id, clientOf(request), [
-          { type: "login", outcome: "success", clientAddress: request.ip },
-        ]);
+        issued = await signIn(request, user, [LOGIN(request)]);
       } else if (grant_type === "refresh_token") {
         if (refresh_token === undefined) throw required("refresh_token");
         const rotated = await sessions.refresh(refresh_token, clientOf(request));
@@ -371,7 +404,7 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<TokenRouteOptions> = async (
         if (request.body.challenge_id === undefined) throw required("challenge_id");
         user = await passkeys.verify("login", response, request.ip, { challengeId: request.body.challenge_id });
         await refuseUnverified(request, user);
-        issued = await startLogin(request, user.id, AMR_PASSKEY);
+        issued = await signIn(request, user, [LOGIN(request)], AMR_PASSKEY);
       } else {
         throw new HttpError(400, UNSUPPORTED_GRANT_TYPE);
       }

@@ -3,11 +3,13 @@
 // DELETE 204. Who may do what is decided here, step by step, before the
 // store is touched: 401 answers "who are you?", 403 "you may not".
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import type { FastifyRequest } from "fastify";
 import type { AccountRecovery } from "../auth/account-recovery.ts";
 import type { Guards } from "../auth/guard.ts";
 import type { PasswordPolicy } from "../auth/password-policy.ts";
 import type { PasswordHasher } from "../auth/passwords.ts";
 import { type RateLimits, TOO_MANY_SIGNUPS } from "../auth/rate-limits.ts";
+import { type ClientInfo, clientOf } from "../auth/sessions.ts";
 import { BEARER_SECURITY, NO_SECURITY } from "../docs.ts";
 import {
   EMAIL_TAKEN,
@@ -18,6 +20,7 @@ import {
   SIGNUP_CLOSED,
   USER_NOT_FOUND,
 } from "../errors.ts";
+import type { Notices } from "../mail/notices.ts";
 import {
   errorResponse,
   PasswordRouteUnavailable,
@@ -44,7 +47,12 @@ export interface UserRouteOptions {
   signupOpen: boolean;
   policy: PasswordPolicy;
   recovery: AccountRecovery;
+  notices: Notices;
 }
+
+const DEACTIVATION_AND_EMAIL_NOTICES =
+  "A deactivation is mailed to the account, and an e-mail change to the previous address (security " +
+  "notifications `account_deactivated`, `email_changed`; an admin's device and address are not shown).";
 
 const ONLY_ADMINS_SET_ROLES = "Only admins can set is_active or is_admin";
 
@@ -62,14 +70,27 @@ const errors = {
  * and deactivations are recorded, and a deactivation ends every session and every access token
  * issued so far.
  */
-function consequencesOf(before: UserRecord, changes: UserChanges, clientAddress: string): WriteOptions {
+function consequencesOf(
+  before: UserRecord,
+  changes: UserChanges,
+  clientAddress: string,
+  notices: Notices,
+): WriteOptions {
   const events: AuditEntry[] = [];
   if (changes.isAdmin !== undefined && changes.isAdmin !== before.isAdmin) {
     events.push({ type: "role_change", outcome: changes.isAdmin ? "granted_admin" : "revoked_admin", clientAddress });
   }
   const deactivated = before.isActive && changes.isActive === false;
-  if (deactivated) events.push({ type: "deactivation", outcome: "success", clientAddress });
+  if (deactivated) {
+    const notice = notices.about("account_deactivated", before, null, { byAdmin: true });
+    events.push({ type: "deactivation", outcome: "success", clientAddress, notice });
+  }
   return { endSessions: deactivated, events };
+}
+
+/** The caller's device and address, for a notice about its own account; an admin's are not shown. */
+function ownClient(request: FastifyRequest, target: UserRecord): ClientInfo | null {
+  return request.user?.id === target.id ? clientOf(request) : null;
 }
 
 /** Admins may act on anyone; other users only on themselves. */
@@ -79,7 +100,7 @@ function assertSelfOrAdmin(caller: UserRecord, id: string): void {
 
 export const userRoutes: FastifyPluginAsyncTypebox<UserRouteOptions> = async (
   app,
-  { store, guards, passwords, limits, signupOpen, policy, recovery },
+  { store, guards, passwords, limits, signupOpen, policy, recovery, notices },
 ) => {
   const { authenticate, authenticateIfPresent, requireAdmin } = guards;
 
@@ -213,7 +234,8 @@ export const userRoutes: FastifyPluginAsyncTypebox<UserRouteOptions> = async (
         description:
           "Replaces the whole record: a field left out takes its default (`full_name` null, `is_active` true, " +
           "`is_admin` false). The password is not part of the record; see `PUT /me/password`. " +
-          `409 when the e-mail is taken or when the change would leave no active admin (${LAST_ACTIVE_ADMIN}).`,
+          `409 when the e-mail is taken or when the change would leave no active admin (${LAST_ACTIVE_ADMIN}). ` +
+          DEACTIVATION_AND_EMAIL_NOTICES,
         security: BEARER_SECURITY,
         params: UserIdParams,
         body: UserReplace,
@@ -238,9 +260,10 @@ export const userRoutes: FastifyPluginAsyncTypebox<UserRouteOptions> = async (
         isActive: is_active ?? true,
         isAdmin: is_admin ?? false,
       };
-      const user = await store.update(request.params.id, changes, consequencesOf(before, changes, request.ip));
+      const user = await store.update(request.params.id, changes, consequencesOf(before, changes, request.ip, notices));
       if (!user) throw notFound();
-      await afterCommit(request, () => recovery.afterUpdate(before, user));
+      if (before.isActive && !user.isActive) notices.wake();
+      await afterCommit(request, () => recovery.afterUpdate(before, user, ownClient(request, before)));
       return toUserOut(user);
     },
   );
@@ -256,7 +279,8 @@ export const userRoutes: FastifyPluginAsyncTypebox<UserRouteOptions> = async (
         summary: "Update some fields of a user (admins, or the user itself)",
         description:
           "Only the fields sent change. A user may change its own `email` and `full_name`; `is_active` and " +
-          "`is_admin` are for admins (403 otherwise). Changing the e-mail ends the tokens issued for the old one.",
+          "`is_admin` are for admins (403 otherwise). Changing the e-mail ends the tokens issued for the old one. " +
+          DEACTIVATION_AND_EMAIL_NOTICES,
         security: BEARER_SECURITY,
         params: UserIdParams,
         body: UserPatch,
@@ -285,9 +309,10 @@ export const userRoutes: FastifyPluginAsyncTypebox<UserRouteOptions> = async (
         isActive: is_active,
         isAdmin: is_admin,
       };
-      const user = await store.update(request.params.id, changes, consequencesOf(before, changes, request.ip));
+      const user = await store.update(request.params.id, changes, consequencesOf(before, changes, request.ip, notices));
       if (!user) throw notFound();
-      await afterCommit(request, () => recovery.afterUpdate(before, user));
+      if (before.isActive && !user.isActive) notices.wake();
+      await afterCommit(request, () => recovery.afterUpdate(before, user, ownClient(request, before)));
       return toUserOut(user);
     },
   );

@@ -316,6 +316,22 @@ export const migrations: readonly Migration[] = [
       CREATE INDEX webhook_attempts_by_time ON webhook_attempts (created_at);
     `,
   ),
+  // Security notifications (issue 26): the devices each user has signed in from, so that a sign-in
+  // from a new one is told once. A device is a keyed hash (auth/devices.ts), never a raw User-Agent
+  // or cookie; the primary key is the one index a login reads.
+  migration(
+    20,
+    "known devices for new-device notifications",
+    (t) => `
+      CREATE TABLE known_devices (
+        user_id ${t.id} NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+        device_hash ${t.text} NOT NULL,
+        first_seen_at ${t.time} NOT NULL,
+        last_seen_at ${t.time} NOT NULL,
+        PRIMARY KEY (user_id, device_hash)
+      )${t.strict};
+    `,
+  ),
 ];
 
 /** The versions still to apply, in order. */

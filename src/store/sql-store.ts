@@ -49,6 +49,7 @@ const INSERT_EVENT = prepared(
   "audit_events_insert",
   "INSERT INTO audit_events (id, user_id, type, outcome, client_address, created_at) VALUES ($1, $2, $3, $4, $5, $6)",
 );
+const DEVICES_OF = "SELECT count(*) AS n FROM known_devices WHERE user_id = $1";
 const SPEND_ACCOUNT_TOKENS =
   "UPDATE account_tokens SET spent_at = $1 WHERE user_id = $2 AND purpose = $3 AND spent_at IS NULL";
 // Equalities (not bare columns), so that SQLite too answers from the index users_active_admins.
@@ -115,6 +116,12 @@ export function sqlStore(db: Db, clock: () => number): store.UserStore {
   const sessionForRotation = prepared("sessions_for_rotation", `SELECT * FROM sessions WHERE id = $1${d.forUpdate}`);
   const pastCap = revokeSessionsPastCap(d);
   const webhooks = createWebhookPublisher(clock);
+  // The primary key (user_id, device_hash) answers it; one hash per key in use.
+  const knownDevice = prepared(
+    "known_devices_find",
+    `SELECT device_hash, last_seen_at FROM known_devices
+     WHERE user_id = $1 AND device_hash IN (SELECT value FROM ${d.elements("$2")})`,
+  );
 
   /** The record of the first row the statement answers, if any. */
   async function find<T>(sql: Sql, params: Param[], read: (row: Row) => T): Promise<T | undefined> {
@@ -123,8 +130,9 @@ export function sqlStore(db: Db, clock: () => number): store.UserStore {
   }
 
   /**
-   * Inserts audit events; those without a user id are about `subject`. The webhook events they name
-   * (webhooks/events.ts) are published with them, in the same transaction; `facts` fill in their data.
+   * Inserts audit events, and the notices they carry; those without a user id are about `subject`.
+   * The webhook events they name (webhooks/events.ts) are published with them, in the same
+   * transaction; `facts` fill in their data.
    */
   async function record(
     q: Queryable,
@@ -142,6 +150,7 @@ export function sqlStore(db: Db, clock: () => number): store.UserStore {
       if (derived && userId !== null && (await webhooks.wanted(q, derived.type))) {
         published.push(webhookEvent(derived.type, userId, derived.data, at));
       }
+      if (event.notice !== undefined) await insertMail(q, event.notice);
     }
     await webhooks.publish(q, published);
   }
@@ -149,6 +158,40 @@ export function sqlStore(db: Db, clock: () => number): store.UserStore {
   /** Publishes one webhook event that no audit entry names (user.updated), when anyone subscribes. */
   async function publish(q: Queryable, type: WebhookEventType, userId: string, data: Record<string, string>) {
     if (await webhooks.wanted(q, type)) await webhooks.publish(q, [webhookEvent(type, userId, data, clock())]);
+  }
+
+  /**
+   * Inside a login's transaction: whether the device is new to the user, remembering it either way.
+   * A known device costs one read of the primary key (and a write at most once a day, for its
+   * last-seen time); only a new one writes, and forgets the least recently seen past the cap.
+   */
+  async function sighted(tx: Queryable, userId: string, device: store.DeviceSighting, at: string) {
+    const [current] = device.hashes as [string];
+    const known = await tx.one<{ device_hash: string; last_seen_at: string }>(knownDevice, [userId, device.hashes]);
+    if (known !== undefined) {
+      // A hash under an older key is moved to the current one, so that it survives that key's removal.
+      if (known.last_seen_at < device.refreshBefore || known.device_hash !== current) {
+        await tx.run(
+          "UPDATE known_devices SET device_hash = $1, last_seen_at = $2 WHERE user_id = $3 AND device_hash = $4",
+          [current, at, userId, known.device_hash],
+        );
+      }
+      return false;
+    }
+    const others = Number((await tx.one<{ n: number | string }>(DEVICES_OF, [userId]))?.n ?? 0);
+    await tx.run(
+      "INSERT INTO known_devices (user_id, device_hash, first_seen_at, last_seen_at) VALUES ($1, $2, $3, $3)",
+      [userId, current, at],
+    );
+    if (others >= device.maxPerUser) {
+      await tx.run(
+        `DELETE FROM known_devices WHERE user_id = $1 AND device_hash IN (SELECT device_hash FROM known_devices
+           WHERE user_id = $1 ORDER BY last_seen_at DESC, device_hash ${d.noLimit} OFFSET $2)`,
+        [userId, device.maxPerUser],
+      );
+    }
+    // A user's first device is not news: the sign-in right after sign-up, or the first after an upgrade.
+    return others > 0;
   }
 
   /**
@@ -314,7 +357,7 @@ export function sqlStore(db: Db, clock: () => number): store.UserStore {
     },
 
     // Sessions (SessionStore)
-    async createSession(session, { maxPerUser, events = [] }) {
+    async createSession(session, { maxPerUser, events = [], device }) {
       const at = now();
       const amr = [...(session.amr ?? ["pwd"])];
       return db.transaction(async (tx) => {
@@ -327,8 +370,11 @@ export function sqlStore(db: Db, clock: () => number): store.UserStore {
         for (const ended of await tx.all<{ id: string }>(pastCap, [userId, at, maxPerUser])) {
           await record(tx, [SESSION_LIMIT], userId, { sessionId: ended.id });
         }
+        const notice = device !== undefined && (await sighted(tx, userId, device, at)) ? device.notice : undefined;
+        if (notice !== undefined) await insertMail(tx, notice);
         // Built from what was written rather than read back: a login is this store's hottest write.
-        return { id, userId, createdAt: at, lastUsedAt: at, expiresAt, revokedAt: null, clientAddress, userAgent, amr };
+        const started = { id, userId, createdAt: at, lastUsedAt: at, expiresAt, revokedAt: null, clientAddress };
+        return { ...started, userAgent, amr, newDeviceNoticed: notice !== undefined };
       });
     },
     async rotateRefreshToken(presented, successor, at, client) {
@@ -608,7 +654,8 @@ export function sqlStore(db: Db, clock: () => number): store.UserStore {
           [redemption.token.email, at, stamp, previous.id],
         );
         const user = readUser(row as Row);
-        if (previous.email !== user.email) await insertMail(tx, notice(previous.email, user));
+        const mail = previous.email === user.email ? undefined : notice(previous.email, user);
+        if (mail !== undefined) await insertMail(tx, mail);
         await record(tx, [event(previous.email !== user.email)], user.id, { email: user.email });
         if (previous.email !== user.email) await publish(tx, "user.updated", user.id, { email: user.email });
         await notify(tx, user.id);

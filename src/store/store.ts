@@ -16,7 +16,8 @@
 // - remove: the user, its sessions (cascade) and its deletion event;
 // - createSession: the session with its first refresh token, the ending of
 //   the oldest sessions past the per-user cap, and the login event with one
-//   event per session ended;
+//   event per session ended; the known device and its new-device notice;
+// - any verb's audit event that carries a notice: the event and its mail;
 // - rotateRefreshToken: spending the presented generation and storing the
 //   next, with the session's last use; it answers with the owner, so no
 //   read follows the commit;
@@ -75,6 +76,8 @@ export interface AuditEntry {
   clientAddress: string | null;
   /** Defaults to the user the write is about (created, changed, removed, or the session's owner). */
   userId?: string | null;
+  /** A security notification about this event, queued in the outbox in the same transaction. */
+  notice?: NewOutboxMessage;
 }
 
 export interface WriteOptions {
@@ -114,6 +117,20 @@ export interface NewSession {
   tokenExpiresAt: string;
   /** How the user authenticated; ["pwd"] when left out. */
   amr?: readonly string[];
+}
+
+/**
+ * The device a sign-in comes from (auth/devices.ts), checked in the session's transaction against the
+ * user's known devices: one indexed read for a known one, written again only when its last-seen time is
+ * older than `refreshBefore`; a new one is remembered (the least recently seen past `maxPerUser` are
+ * forgotten) and, when the user already had known devices, `notice` is queued.
+ */
+export interface DeviceSighting {
+  /** The device's keyed hashes, one per key in use; the first is the current key's, the one stored. */
+  hashes: readonly string[];
+  refreshBefore: string;
+  maxPerUser: number;
+  notice?: NewOutboxMessage;
 }
 
 /** What a presented refresh token claims to be: a generation of a session, and its hash. */
@@ -189,12 +206,14 @@ export interface AuditStore {
 export interface SessionStore {
   /**
    * Starts a session; when the user then has more than `maxPerUser` live sessions, the oldest end
-   * (each recorded as a session_revocation with outcome session_limit). One transaction.
+   * (each recorded as a session_revocation with outcome session_limit). With `device`, the device is
+   * checked and remembered (see DeviceSighting); newDeviceNoticed says a notice was queued. One
+   * transaction.
    */
   createSession(
     session: NewSession,
-    options: { maxPerUser: number; events?: readonly AuditEntry[] },
-  ): Promise<SessionRecord>;
+    options: { maxPerUser: number; events?: readonly AuditEntry[]; device?: DeviceSighting },
+  ): Promise<SessionRecord & { newDeviceNoticed?: boolean }>;
   /**
    * Atomically replaces the presented generation with its successor (generation + 1); only one of
    * several concurrent rotations of one token can win. `now` and the expiries are ISO timestamps.
@@ -239,7 +258,27 @@ export interface AccountTokenRecord {
 
 export type NewAccountToken = Omit<AccountTokenRecord, "createdAt" | "spentAt">;
 
-export type MailKind = "password_reset" | "email_verification" | "email_changed";
+/**
+ * The security notifications (mail/notices.ts): each tells a person that something happened to their
+ * account, and each can be switched off by the operator (SECURITY_NOTIFICATIONS). email_changed goes to
+ * the previous address.
+ */
+export const NOTICE_KINDS = [
+  "password_changed",
+  "password_reset_completed",
+  "email_changed",
+  "new_device",
+  "second_factor_added",
+  "second_factor_removed",
+  "passkey_added",
+  "passkey_removed",
+  "recovery_code_used",
+  "recovery_codes_regenerated",
+  "account_deactivated",
+] as const;
+export type NoticeKind = (typeof NOTICE_KINDS)[number];
+
+export type MailKind = "password_reset" | "email_verification" | NoticeKind;
 export type MailStatus = "pending" | "sent" | "failed";
 
 export interface NewOutboxMessage {
@@ -288,13 +327,13 @@ export interface AccountTokenStore {
   redeemAccountToken(tokenHash: string, purpose: AccountTokenPurpose, now: string): Promise<Redemption>;
   /**
    * One transaction: redeems a verification token, makes its address the user's verified e-mail,
-   * queues `notice(previous e-mail)` when the address changed, and records `event(changed)`.
+   * queues `notice(previous e-mail)` (when there is one) if the address changed, and records `event(changed)`.
    * Throws EmailTaken.
    */
   confirmEmail(
     tokenHash: string,
     now: string,
-    notice: (previousEmail: string, user: UserRecord) => NewOutboxMessage,
+    notice: (previousEmail: string, user: UserRecord) => NewOutboxMessage | undefined,
     event: (emailChanged: boolean) => AuditEntry,
   ): Promise<Redemption>;
 }

@@ -4,7 +4,13 @@
 // tests are skipped with a message, except under CI=true, where that fails.
 import { existsSync } from "node:fs";
 import { createServer } from "node:net";
+import type { TestContext } from "node:test";
+import type { FastifyInstance } from "fastify";
 import { type Browser, chromium } from "playwright-core";
+import { buildApp } from "../../src/app.ts";
+import type { Config } from "../../src/config.ts";
+import type { UserStore } from "../../src/store/store.ts";
+import { openTestStore, testConfig } from "../helpers.ts";
 
 export const CHROMIUM = "/usr/bin/chromium";
 /** Where the browser tests leave their screenshots. */
@@ -41,4 +47,36 @@ export async function freePort(): Promise<number> {
   const { port } = server.address() as { port: number };
   await new Promise((resolve) => server.close(resolve));
   return port;
+}
+
+export interface BrowserFixture {
+  browser: Browser;
+  app: FastifyInstance;
+  store: UserStore;
+  baseUrl: string;
+  close(): Promise<void>;
+}
+
+/**
+ * The service on a free port of localhost (which WebAuthn accepts as a relying party, unlike an IP
+ * address), its PUBLIC_URL naming that port, on a fresh test store; and Chromium.
+ */
+export async function serveToChromium(t: TestContext, config: Partial<Config> = {}): Promise<BrowserFixture> {
+  const port = await freePort();
+  const baseUrl = `http://localhost:${port}`;
+  const store = await openTestStore(t);
+  const app = await buildApp({ config: { ...testConfig(), publicUrl: baseUrl, ...config }, store });
+  await app.listen({ host: "127.0.0.1", port });
+  const browser = await launchChromium();
+  return {
+    browser,
+    app,
+    store,
+    baseUrl,
+    async close() {
+      await browser.close();
+      await app.close();
+      await store.close();
+    },
+  };
 }
