@@ -35,6 +35,7 @@ import { createSealer } from "./mail/seal.ts";
 import { createMailSender } from "./mail/sender.ts";
 import { createMailTransport } from "./mail/transport.ts";
 import type { Metrics } from "./metrics.ts";
+import { createClientRegistry } from "./oidc/clients.ts";
 import { registerAccountPages } from "./pages/account-pages.ts";
 import { registerSecurityPages } from "./pages/security-pages.ts";
 import { requestLoggerOnFirstUse } from "./request-logger.ts";
@@ -357,6 +358,7 @@ export async function buildApp({
     clock,
   });
   housekeeping(app, store, clock, config.auditRetentionDays);
+  const clients = createClientRegistry(store, clock);
   const policy = createPasswordPolicy({ listCheck: config.passwordListCheck });
   const mails = createAccountMails(
     { from: config.mail.from, ...config.accountRecovery },
@@ -408,6 +410,7 @@ export async function buildApp({
       factors,
       verificationRequired: config.accountRecovery.verificationRequired,
       passkeys,
+      clients,
       oauthErrorFields: config.oauthErrorFields,
     });
     await api.register(passkeyRoutes, { store, guards, passkeys, factors });
