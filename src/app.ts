@@ -40,6 +40,7 @@ import { registerAccountPages } from "./pages/account-pages.ts";
 import { registerSecurityPages } from "./pages/security-pages.ts";
 import { requestLoggerOnFirstUse } from "./request-logger.ts";
 import { accountRoutes } from "./routes/account.ts";
+import { clientRoutes } from "./routes/clients.ts";
 import { eventRoutes } from "./routes/events.ts";
 import { healthRoutes } from "./routes/health.ts";
 import { introspectRoutes } from "./routes/introspect.ts";
@@ -427,6 +428,7 @@ export async function buildApp({
     await api.register(accountRoutes, { recovery, limits });
     await api.register(eventRoutes, { store, guards });
     await api.register(secondFactorRoutes, { store, guards, passwords, limits, audit, factors });
+    await api.register(clientRoutes, { clients, guards });
     await api.register(introspectRoutes, { store, guards, tokens, clients: config.introspectionClients, clock });
   });
 
