@@ -429,7 +429,14 @@ export async function buildApp({
     await api.register(eventRoutes, { store, guards });
     await api.register(secondFactorRoutes, { store, guards, passwords, limits, audit, factors });
     await api.register(clientRoutes, { clients, guards });
-    await api.register(introspectRoutes, { store, guards, tokens, clients: config.introspectionClients, clock });
+    await api.register(introspectRoutes, {
+      store,
+      guards,
+      tokens,
+      clients: config.introspectionClients,
+      registry: clients,
+      clock,
+    });
   });
 
   await app.ready();
