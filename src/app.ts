@@ -36,6 +36,7 @@ import { createMailSender } from "./mail/sender.ts";
 import { createMailTransport } from "./mail/transport.ts";
 import type { Metrics } from "./metrics.ts";
 import { createClientRegistry } from "./oidc/clients.ts";
+import { createClientCors } from "./oidc/cors.ts";
 import { registerAccountPages } from "./pages/account-pages.ts";
 import { registerSecurityPages } from "./pages/security-pages.ts";
 import { requestLoggerOnFirstUse } from "./request-logger.ts";
@@ -360,6 +361,8 @@ export async function buildApp({
   });
   housekeeping(app, store, clock, config.auditRetentionDays);
   const clients = createClientRegistry(store, clock);
+  // The token and revocation endpoints (and discovery, JWKS, userinfo) answer browser apps of public clients.
+  const clientCors = createClientCors(clients, config.corsOrigins);
   const policy = createPasswordPolicy({ listCheck: config.passwordListCheck });
   const mails = createAccountMails(
     { from: config.mail.from, ...config.accountRecovery },
@@ -412,6 +415,7 @@ export async function buildApp({
       verificationRequired: config.accountRecovery.verificationRequired,
       passkeys,
       clients,
+      cors: clientCors,
       oauthErrorFields: config.oauthErrorFields,
     });
     await api.register(passkeyRoutes, { store, guards, passkeys, factors });
