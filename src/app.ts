@@ -361,7 +361,11 @@ export async function buildApp({
     clock,
   });
   housekeeping(app, store, clock, config.auditRetentionDays);
-  const clients = createClientRegistry(store, clock);
+  const clients = createClientRegistry(
+    store,
+    clock,
+    metrics ? (method, result) => metrics.observeClientAuthentication(method, result) : undefined,
+  );
   // The token and revocation endpoints (and discovery, JWKS, userinfo) answer browser apps of public clients.
   const clientCors = createClientCors(clients, config.corsOrigins);
   const policy = createPasswordPolicy({ listCheck: config.passwordListCheck });

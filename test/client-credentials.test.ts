@@ -363,3 +363,21 @@ describe("client_credentials with client libraries over HTTP", () => {
     });
   });
 });
+
+test("client authentications are counted by method and result (Prometheus)", async (t) => {
+  const { createMetrics } = await import("../src/metrics.ts");
+  const store = await openTestStore(t);
+  const metrics = createMetrics();
+  const app = await buildApp({ config: testConfig(), store, metrics });
+  t.after(async () => {
+    await app.close();
+    await store.close();
+  });
+  const { id, secret } = await register(store, SERVICE);
+  await requestToken(app, { grant_type: "client_credentials" }, basic(id, secret));
+  await requestToken(app, { grant_type: "client_credentials" }, basic(id, "wrong"));
+  await requestToken(app, { grant_type: "client_credentials" }, basic(id, "wrong"));
+  const text = await metrics.exposition();
+  assert.match(text, /oauth_client_authentications_total\{method="client_secret_basic",result="success"\} 1\n/);
+  assert.match(text, /oauth_client_authentications_total\{method="client_secret_basic",result="failure"\} 2\n/);
+});

@@ -282,7 +282,11 @@ function event(outcome: string, by: Actor): AuditEntry {
   return { type: "oauth_client", outcome, clientAddress: by.clientAddress, userId: by.userId };
 }
 
-export function createClientRegistry(store: UserStore, clock: () => number = Date.now): ClientRegistry {
+export function createClientRegistry(
+  store: UserStore,
+  clock: () => number = Date.now,
+  onAuthentication?: (method: string, result: "success" | "failure") => void,
+): ClientRegistry {
   const cache = new Map<string, { record: ClientRecord; until: number }>();
   let origins: { set: ReadonlySet<string>; until: number } | undefined;
   // Moves on every change: a read that began before a change must not store what it read.
@@ -310,6 +314,23 @@ export function createClientRegistry(store: UserStore, clock: () => number = Dat
     return found;
   }
 
+  /** The client `presented` authenticates as, or undefined. */
+  async function check(presented: PresentedClient): Promise<Client | undefined> {
+    const found = await record(presented.clientId);
+    if (presented.method === "none") {
+      return found?.tokenEndpointAuthMethod === "none" ? toClient(found) : undefined;
+    }
+    const hash = hashClientSecret(presented.secret);
+    const current = sameHash(found?.secretHash ?? NO_SECRET, hash);
+    const previous =
+      found?.previousSecretHash != null &&
+      found.previousSecretExpiresAt !== null &&
+      Date.parse(found.previousSecretExpiresAt) > clock() &&
+      sameHash(found.previousSecretHash, hash);
+    if (found === undefined || found.tokenEndpointAuthMethod !== presented.method) return undefined;
+    return current || previous ? toClient(found) : undefined;
+  }
+
   return {
     async find(clientId) {
       const found = await record(clientId);
@@ -317,21 +338,10 @@ export function createClientRegistry(store: UserStore, clock: () => number = Dat
     },
 
     async authenticate(presented) {
-      const found = await record(presented.clientId);
-      if (presented.method === "none") {
-        return found?.tokenEndpointAuthMethod === "none" ? toClient(found) : undefined;
-      }
-      const hash = hashClientSecret(presented.secret);
-      const current = sameHash(found?.secretHash ?? NO_SECRET, hash);
-      const previous =
-        found?.previousSecretHash != null &&
-        found.previousSecretExpiresAt !== null &&
-        Date.parse(found.previousSecretExpiresAt) > clock() &&
-        sameHash(found.previousSecretHash, hash);
-      if (found === undefined || found.tokenEndpointAuthMethod !== presented.method) return undefined;
-      return current || previous ? toClient(found) : undefined;
+      const client = await check(presented);
+      onAuthentication?.(presented.method, client === undefined ? "failure" : "success");
+      return client;
     },
-
     async register(metadata, by, registeredBy = "admin") {
       const secret = metadata.tokenEndpointAuthMethod === "none" ? undefined : newClientSecret();
       const created = await store.createClient(
