@@ -625,7 +625,12 @@ export const EmailVerified = Type.Object(
   { $id: "EmailVerified", description: "The address is verified (and, after a change, is now the account's e-mail)." },
 );
 /** An error response of the OAuth endpoints: the spec's detail and RFC 6749 section 5.2's error code. */
-export function oauthErrorResponse(description: string, example: string, code: OAuthErrorCode, withFields: boolean) {
+export function oauthErrorResponse(
+  description: string,
+  example: string,
+  code: OAuthErrorCode | (typeof CLIENT_ERROR_CODES)[number],
+  withFields: boolean,
+) {
   const error = Type.Union(
     [...OAUTH_ERROR_CODES, ...CLIENT_ERROR_CODES].map((value) => Type.Literal(value)),
     {

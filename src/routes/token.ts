@@ -108,16 +108,26 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<TokenRouteOptions> = async (
   const forAClientGrant = (request: FastifyRequest) => clientRequests.has(request);
 
   /** The client of a grant that takes one, authenticated (401 invalid_client otherwise). */
-  async function clientFor(grant: Grant, request: FastifyRequest & { body: TokenForm }) {
-    if (grant.client === "ignored") return undefined;
+  /**
+   * The registered client a request presents, authenticated (401 invalid_client otherwise); from then
+   * on the request's errors carry `error`. Undefined when it names no registered client: the spec's
+   * first-party apps send any client_id, or none, and keep the answers they had, to the byte.
+   */
+  async function registeredClient(request: FastifyRequest & { body: { client_id?: string; client_secret?: string } }) {
     const { client_id, client_secret } = request.body;
     const presented = presentedClient(request.headers.authorization, { client_id, client_secret });
-    // Before the client registry these grant types were unknown here, and the spec's first-party apps
-    // send any client_id or none: a request that names no registered client keeps that answer, to the byte.
     if (presented === undefined || (presented.method === "none" && !(await options.clients.find(presented.clientId))))
-      throw new HttpError(400, UNSUPPORTED_GRANT_TYPE);
+      return undefined;
     clientRequests.add(request);
     return authenticatePresented(options.clients, presented);
+  }
+
+  /** The client of a grant that takes one; such a grant type was unknown here before the registry. */
+  async function clientFor(grant: Grant, request: FastifyRequest & { body: TokenForm }) {
+    if (grant.client === "ignored") return undefined;
+    const client = await registeredClient(request);
+    if (client === undefined) throw new HttpError(400, UNSUPPORTED_GRANT_TYPE);
+    return client;
   }
 
   app.setErrorHandler(function tokenErrors(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
