@@ -37,15 +37,19 @@ import { createSealer } from "./mail/seal.ts";
 import { createMailSender } from "./mail/sender.ts";
 import { createMailTransport } from "./mail/transport.ts";
 import type { Metrics } from "./metrics.ts";
+import { createClientRegistry } from "./oidc/clients.ts";
+import { createClientCors } from "./oidc/cors.ts";
 import { registerAccountPages } from "./pages/account-pages.ts";
 import { registerSecurityPages } from "./pages/security-pages.ts";
 import { requestLoggerOnFirstUse } from "./request-logger.ts";
 import { accountRoutes } from "./routes/account.ts";
+import { clientRoutes } from "./routes/clients.ts";
 import { eventRoutes } from "./routes/events.ts";
 import { healthRoutes } from "./routes/health.ts";
 import { introspectRoutes } from "./routes/introspect.ts";
 import { meRoutes } from "./routes/me.ts";
 import { passkeyRoutes } from "./routes/passkeys.ts";
+import { registrationRoutes } from "./routes/registration.ts";
 import { secondFactorRoutes } from "./routes/second-factors.ts";
 import { tokenRoutes } from "./routes/token.ts";
 import { userRoutes } from "./routes/users.ts";
@@ -367,6 +371,13 @@ export async function buildApp({
     clock,
   });
   housekeeping(app, store, clock, config.auditRetentionDays);
+  const clients = createClientRegistry(
+    store,
+    clock,
+    metrics ? (method, result) => metrics.observeClientAuthentication(method, result) : undefined,
+  );
+  // The token and revocation endpoints (and discovery, JWKS, userinfo) answer browser apps of public clients.
+  const clientCors = createClientCors(clients, config.corsOrigins);
   const policy = createPasswordPolicy({ listCheck: config.passwordListCheck });
   const mails = createAccountMails(
     { from: config.mail.from, ...config.accountRecovery },
@@ -440,6 +451,8 @@ export async function buildApp({
       factors,
       verificationRequired: config.accountRecovery.verificationRequired,
       passkeys,
+      clients,
+      cors: clientCors,
       oauthErrorFields: config.oauthErrorFields,
       devices,
       notices,
@@ -466,7 +479,20 @@ export async function buildApp({
       wake: webhookSender.wake,
     });
     await api.register(secondFactorRoutes, { store, guards, passwords, limits, audit, factors, notices });
-    await api.register(introspectRoutes, { store, guards, tokens, clients: config.introspectionClients, clock });
+    await api.register(clientRoutes, { clients, guards });
+    if (config.dynamicRegistration)
+      await api.register(registrationRoutes, {
+        clients,
+        initialAccessToken: config.dynamicRegistration.initialAccessToken,
+      });
+    await api.register(introspectRoutes, {
+      store,
+      guards,
+      tokens,
+      clients: config.introspectionClients,
+      registry: clients,
+      clock,
+    });
   });
 
   await app.ready();

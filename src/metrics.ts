@@ -2,7 +2,8 @@
 // served on that port only (see server.ts), never on the public API port.
 // Request counts and latency by route and status, login outcomes, rate-limit
 // refusals and store failures are all read off responses in one onResponse
-// hook; mail and webhook deliveries are counted by their outbox workers; hash durations come from a wrapper around the password hasher;
+// hook; mail and webhook deliveries are counted by their outbox workers; OAuth clients'
+// authentications by the client registry; hash durations come from a wrapper around the password hasher;
 // the hash queue's depth is read when scraped, and its refusals (503) are told from a store's by the app's onError hook;
 // process metrics from prom-client's defaults.
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
@@ -45,6 +46,11 @@ export interface Metrics {
   observeMail(kind: string, result: string): void;
   /** Counts one webhook delivery attempt by event type and result (sent, retry, failed). */
   observeWebhook(type: string, result: string): void;
+  /**
+   * Counts one client authentication of a registered OAuth client by method (client_secret_basic,
+   * client_secret_post, none) and result (success, failure): failures climbing is a guessed secret.
+   */
+  observeClientAuthentication(method: string, result: string): void;
 }
 
 export function createMetrics(): Metrics {
@@ -124,6 +130,12 @@ export function createMetrics(): Metrics {
     labelNames: ["purpose", "result"] as const,
     registers: [registry],
   });
+  const clientAuthentications = new Counter({
+    name: "oauth_client_authentications_total",
+    help: "Authentications of registered OAuth clients by method and result: success, failure.",
+    labelNames: ["method", "result"] as const,
+    registers: [registry],
+  });
   const connectionErrors = new Counter({
     name: "http_connection_errors_total",
     help: "Connections answered and closed before reaching a route, by status: 408 request not received within HEADERS_TIMEOUT_MS or REQUEST_TIMEOUT_MS, 431 headers too large, 400 not HTTP.",
@@ -170,6 +182,9 @@ export function createMetrics(): Metrics {
     },
     observeWebhook(type, result) {
       webhooks.inc({ type, result });
+    },
+    observeClientAuthentication(method, result) {
+      clientAuthentications.inc({ method, result });
     },
     observeConnectionError(status) {
       connectionErrors.inc({ status: String(status) });

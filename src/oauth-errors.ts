@@ -8,7 +8,7 @@
 // service-wide one says.
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
 import { describeError } from "./error-handler.ts";
-import { UNSUPPORTED_GRANT_TYPE } from "./errors.ts";
+import { type Headers, HttpError, UNSUPPORTED_GRANT_TYPE } from "./errors.ts";
 
 export const OAUTH_ERROR_CODES = [
   "invalid_request",
@@ -20,6 +20,17 @@ export const OAUTH_ERROR_CODES = [
   "mfa_required",
 ] as const;
 export type OAuthErrorCode = (typeof OAUTH_ERROR_CODES)[number];
+/**
+ * The codes of client authentication and the clients' grants (OAuthError below), which always carry
+ * `error`: RFC 6749 section 5.2's, RFC 7591's (registration) and RFC 9068's resource side has none.
+ */
+export const CLIENT_ERROR_CODES = [
+  "invalid_client",
+  "invalid_scope",
+  "unauthorized_client",
+  "invalid_redirect_uri",
+  "invalid_client_metadata",
+] as const;
 
 /**
  * The code for a status. The spec answers bad credentials with 401 where RFC 6749 says 400; the
@@ -41,4 +52,26 @@ export function handleOAuthError(error: FastifyError, request: FastifyRequest, r
     .code(status)
     .headers(headers)
     .send({ error: oauthErrorCode(status, detail), error_description: detail, detail });
+}
+
+/**
+ * An error of a grant or endpoint no spec row covers (client authentication, client_credentials,
+ * the grants of OpenID Connect clients): it always carries RFC 6749 section 5.2's `error` and
+ * `error_description`, whatever OAUTH_ERROR_FIELDS says, and `detail` (the service's error shape).
+ */
+export class OAuthError extends HttpError {
+  readonly error: string;
+  constructor(status: number, error: string, description: string, headers: Headers = {}) {
+    super(status, description, headers);
+    this.name = "OAuthError";
+    this.error = error;
+  }
+}
+
+/** RFC 6749 section 5.2 body of an OAuthError. */
+export function renderOAuthError(error: OAuthError, reply: FastifyReply): void {
+  reply
+    .code(error.status)
+    .headers(error.headers)
+    .send({ error: error.error, error_description: error.detail, detail: error.detail });
 }

@@ -5,7 +5,7 @@
 import { type Static, Type } from "typebox";
 import { ACCESS_TOKEN_LIFETIME_SECONDS } from "./auth/tokens.ts";
 import { COULD_NOT_VALIDATE_CREDENTIALS, PASSWORD_CHECKS_BUSY } from "./errors.ts";
-import { OAUTH_ERROR_CODES, type OAuthErrorCode } from "./oauth-errors.ts";
+import { CLIENT_ERROR_CODES, OAUTH_ERROR_CODES, type OAuthErrorCode } from "./oauth-errors.ts";
 
 /** Extension grants (RFC 6749 section 4.5) that answer the password grant's second-factor challenge. */
 export const MFA_OTP_GRANT = "urn:user-token-service:grant-type:mfa-otp";
@@ -273,9 +273,26 @@ export const TokenForm = Type.Object(
         examples: ["7q2x-m9kd-4vbn"],
       }),
     ),
-    scope: Type.Optional(Type.String({ description: "Accepted and ignored." })),
-    client_id: Type.Optional(Type.String({ description: "Accepted and ignored (first-party clients only)." })),
-    client_secret: Type.Optional(Type.String({ description: "Accepted and ignored." })),
+    scope: Type.Optional(
+      Type.String({
+        description:
+          "`client_credentials`: the scopes asked for, space-separated, within the client's registered scope " +
+          "(left out: all of it). Accepted and ignored by the spec's grants.",
+      }),
+    ),
+    client_id: Type.Optional(
+      Type.String({
+        description:
+          "`client_credentials` (and the grants of registered clients): the client, with `client_secret` " +
+          "(`client_secret_post`) or alone (a public client, `none`). Accepted and ignored by the spec's grants " +
+          "(first-party clients only).",
+      }),
+    ),
+    client_secret: Type.Optional(
+      Type.String({
+        description: "`client_secret_post`: the client's secret. Accepted and ignored by the spec's grants.",
+      }),
+    ),
   },
   {
     $id: "TokenForm",
@@ -319,6 +336,35 @@ export const TokenOut = Type.Object(
 );
 export type TokenOut = Static<typeof TokenOut>;
 
+export const ClientTokenOut = Type.Object(
+  {
+    access_token: Type.String({
+      description:
+        "An RFC 9068 JSON Web Token for the client itself (`typ` at+jwt): `sub` and `client_id` are the client's " +
+        "id, with `scope`, `iss`, `aud`, `iat`, `exp`, `jti`; signed like the users' tokens, valid 30 minutes. It " +
+        "opens no user route.",
+    }),
+    token_type: Type.Literal("bearer"),
+    expires_in: Type.Integer({
+      description: "Seconds until the access token expires (RFC 6749 section 5.1).",
+      examples: [ACCESS_TOKEN_LIFETIME_SECONDS],
+    }),
+    scope: Type.Optional(Type.String({ description: "The scopes granted; left out when the client has none." })),
+  },
+  {
+    $id: "ClientToken",
+    description: "The answer of `grant_type=client_credentials` (RFC 6749 section 4.4.3): no refresh token.",
+    examples: [
+      {
+        access_token: "eyJhbGciOiJIUzI1NiIsInR5cCI6ImF0K2p3dCJ9...",
+        token_type: "bearer",
+        expires_in: ACCESS_TOKEN_LIFETIME_SECONDS,
+        scope: "invoices:read",
+      },
+    ],
+  },
+);
+
 export const RevokeForm = Type.Object(
   {
     token: Type.String({ maxLength: 4096, description: "A refresh token, or an access token (its session is ended)." }),
@@ -346,6 +392,10 @@ export const IntrospectForm = Type.Object(
     token_type_hint: Type.Optional(
       Type.String({ description: "`access_token` or `refresh_token`; accepted and not needed." }),
     ),
+    client_id: Type.Optional(
+      Type.String({ description: "A registered client using `client_secret_post`: its id (with `client_secret`)." }),
+    ),
+    client_secret: Type.Optional(Type.String({ description: "A registered client using `client_secret_post`." })),
   },
   { $id: "IntrospectForm", description: "RFC 7662 token introspection, form-encoded." },
 );
@@ -355,13 +405,20 @@ export const IntrospectionOut = Type.Object(
   {
     active: Type.Boolean({ description: "True only for an access token that would open a protected route now." }),
     token_type: Type.Optional(Type.Literal("Bearer")),
-    sub: Type.Optional(Type.String({ description: "The user's e-mail, as in the token." })),
+    client_id: Type.Optional(
+      Type.String({ description: "A client's own token (client_credentials): the client it was issued to." }),
+    ),
+    scope: Type.Optional(Type.String({ description: "A client's own token: the scopes it carries." })),
+    sub: Type.Optional(
+      Type.String({ description: "The user's e-mail, as in the token; for a client's own token, its client_id." }),
+    ),
     username: Type.Optional(Type.String({ description: "The user's e-mail." })),
     user_id: Type.Optional(Type.String({ format: "uuid", description: "The user's id." })),
     iss: Type.Optional(Type.String()),
     aud: Type.Optional(Type.String()),
     iat: Type.Optional(Type.Integer()),
     exp: Type.Optional(Type.Integer()),
+    jti: Type.Optional(Type.String({ description: "A client's own token: its unique id." })),
     sid: Type.Optional(Type.String({ description: "The session the token was issued in." })),
     amr: Type.Optional(
       Type.Array(Type.String(), {
@@ -568,17 +625,34 @@ export const EmailVerified = Type.Object(
   { $id: "EmailVerified", description: "The address is verified (and, after a change, is now the account's e-mail)." },
 );
 /** An error response of the OAuth endpoints: the spec's detail and RFC 6749 section 5.2's error code. */
-export function oauthErrorResponse(description: string, example: string, code: OAuthErrorCode, withFields: boolean) {
-  if (!withFields) return errorResponse(description, example);
-  return Type.Object(
+export function oauthErrorResponse(
+  description: string,
+  example: string,
+  code: OAuthErrorCode | (typeof CLIENT_ERROR_CODES)[number],
+  withFields: boolean,
+) {
+  const error = Type.Union(
+    [...OAUTH_ERROR_CODES, ...CLIENT_ERROR_CODES].map((value) => Type.Literal(value)),
     {
-      error: Type.Union(
-        OAUTH_ERROR_CODES.map((value) => Type.Literal(value)),
-        { description: "RFC 6749 section 5.2 error code (OAUTH_ERROR_FIELDS=on)." },
-      ),
-      error_description: Type.String({ description: "The same words as `detail` (OAUTH_ERROR_FIELDS=on)." }),
-      detail: ErrorBody.properties.detail,
+      description:
+        "RFC 6749 section 5.2 error code: always for client authentication and the clients' grants " +
+        "(client_credentials), and for the spec's grants with OAUTH_ERROR_FIELDS=on.",
     },
+  );
+  const errorDescription = Type.String({ description: "The same words as `detail`." });
+  // The spec's grants answer `detail` alone unless OAUTH_ERROR_FIELDS is on; the clients' grants always
+  // add `error`, so the fields are in the schema either way (the serialiser drops what it does not list).
+  if (!withFields)
+    return Type.Object(
+      {
+        error: Type.Optional(error),
+        error_description: Type.Optional(errorDescription),
+        detail: ErrorBody.properties.detail,
+      },
+      { description, examples: [{ detail: example }] },
+    );
+  return Type.Object(
+    { error, error_description: errorDescription, detail: ErrorBody.properties.detail },
     { description, examples: [{ error: code, error_description: example, detail: example }] },
   );
 }
