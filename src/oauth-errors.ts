@@ -7,8 +7,8 @@
 // by this plugin-level error handler, which otherwise says exactly what the
 // service-wide one says.
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
-import { describeError } from "./error-handler.ts";
-import { UNSUPPORTED_GRANT_TYPE } from "./errors.ts";
+import { describeError, handleError } from "./error-handler.ts";
+import { HttpError, UNSUPPORTED_GRANT_TYPE } from "./errors.ts";
 
 export const OAUTH_ERROR_CODES = [
   "invalid_request",
@@ -18,6 +18,10 @@ export const OAUTH_ERROR_CODES = [
   "server_error",
   // The second-factor challenge (Auth0's name; the token endpoint's 403 for an account with a factor).
   "mfa_required",
+  // The grants of registered clients (OpenID Connect), whose errors always carry a code.
+  "invalid_client",
+  "unauthorized_client",
+  "invalid_scope",
 ] as const;
 export type OAuthErrorCode = (typeof OAUTH_ERROR_CODES)[number];
 
@@ -40,5 +44,36 @@ export function handleOAuthError(error: FastifyError, request: FastifyRequest, r
   reply
     .code(status)
     .headers(headers)
-    .send({ error: oauthErrorCode(status, detail), error_description: detail, detail });
+    .send({
+      error: error instanceof OAuthError ? error.code : oauthErrorCode(status, detail),
+      error_description: detail,
+      detail,
+    });
+}
+
+/**
+ * An error of a grant that no spec row covers (OpenID Connect's, for registered clients): RFC 6749
+ * section 5.2's `error` is part of its answer whatever OAUTH_ERROR_FIELDS says, as every OAuth
+ * library needs it; `detail` stays beside it.
+ */
+export class OAuthError extends HttpError {
+  readonly code: OAuthErrorCode;
+
+  constructor(status: number, code: OAuthErrorCode, detail: string, headers: Record<string, string> = {}) {
+    super(status, detail, headers);
+    this.name = "OAuthError";
+    this.code = code;
+  }
+}
+
+/** The token endpoint's handler with OAUTH_ERROR_FIELDS off: the spec's body, but an OAuthError's code is kept. */
+export function handleGrantError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  if (!(error instanceof OAuthError)) {
+    handleError(error, request, reply);
+    return;
+  }
+  reply
+    .code(error.status)
+    .headers(error.headers)
+    .send({ error: error.code, error_description: error.detail, detail: error.detail });
 }

@@ -273,9 +273,31 @@ export const TokenForm = Type.Object(
         examples: ["7q2x-m9kd-4vbn"],
       }),
     ),
+    code: Type.Optional(
+      Type.String({ maxLength: 256, description: "`authorization_code` grant, required: the code (OpenID Connect)." }),
+    ),
+    redirect_uri: Type.Optional(
+      Type.String({
+        maxLength: 2048,
+        description: "`authorization_code` grant, required: the redirect URI of the authorization request.",
+      }),
+    ),
+    code_verifier: Type.Optional(
+      Type.String({
+        maxLength: 128,
+        description: "`authorization_code` grant, required: the PKCE verifier (RFC 7636) of the S256 challenge.",
+      }),
+    ),
     scope: Type.Optional(Type.String({ description: "Accepted and ignored." })),
-    client_id: Type.Optional(Type.String({ description: "Accepted and ignored (first-party clients only)." })),
-    client_secret: Type.Optional(Type.String({ description: "Accepted and ignored." })),
+    client_id: Type.Optional(
+      Type.String({
+        description:
+          "A registered client's id (public clients, and `client_secret_post`); ignored by the password grant.",
+      }),
+    ),
+    client_secret: Type.Optional(
+      Type.String({ description: "`client_secret_post` clients: the secret; ignored by the password grant." }),
+    ),
   },
   {
     $id: "TokenForm",
@@ -304,6 +326,16 @@ export const TokenOut = Type.Object(
     refresh_token: Type.String({
       description: "Opaque, single use: spend it at this endpoint with `grant_type=refresh_token` for a new pair.",
     }),
+    id_token: Type.Optional(
+      Type.String({
+        description:
+          "`authorization_code` grant with the `openid` scope: the ID token (OpenID Connect Core 2), RS256, " +
+          "verifiable with the JWK Set.",
+      }),
+    ),
+    scope: Type.Optional(
+      Type.String({ description: "Tokens issued to a registered client: the scopes granted, space-separated." }),
+    ),
   },
   {
     $id: "Token",
@@ -569,7 +601,20 @@ export const EmailVerified = Type.Object(
 );
 /** An error response of the OAuth endpoints: the spec's detail and RFC 6749 section 5.2's error code. */
 export function oauthErrorResponse(description: string, example: string, code: OAuthErrorCode, withFields: boolean) {
-  if (!withFields) return errorResponse(description, example);
+  if (!withFields)
+    return Type.Object(
+      {
+        detail: ErrorBody.properties.detail,
+        error: Type.Optional(
+          Type.Union(
+            OAUTH_ERROR_CODES.map((value) => Type.Literal(value)),
+            { description: "RFC 6749 section 5.2 error code: only in the answers to registered clients' grants." },
+          ),
+        ),
+        error_description: Type.Optional(Type.String({ description: "The same words as `detail`, beside `error`." })),
+      },
+      { description, examples: [{ detail: example }] },
+    );
   return Type.Object(
     {
       error: Type.Union(

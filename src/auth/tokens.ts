@@ -14,6 +14,7 @@
 // Every token also carries its user's credential stamp (store/ids.ts), which
 // the token check compares with the stored one: a credential change ends
 // every token issued before it, exactly, whatever the clocks and however close.
+import { randomUUID } from "node:crypto";
 import { createSigner, createVerifier } from "fast-jwt";
 import { type KeySet, keySetFromSecrets, secretKeyId } from "./keys.ts";
 
@@ -35,6 +36,24 @@ export interface AccessClaims {
   sid?: string;
   /** How the user authenticated (RFC 8176), when the token says. */
   amr?: string[];
+  /** RFC 9068: the client the token was issued to (OpenID Connect); absent in the spec's tokens. */
+  clientId?: string;
+  /** RFC 9068: the scopes granted to that client, space-separated. */
+  scope?: string;
+}
+
+/**
+ * A token for a relying party (RFC 9068): its sub is the user's stable id, not the e-mail, so it
+ * never passes the spec's token check (guard.ts looks sub up as an e-mail): a client's token opens
+ * userinfo, not the account's own API.
+ */
+export interface ClientTokenSubject {
+  userId: string;
+  credentialStamp: string;
+  clientId: string;
+  scope: string;
+  sessionId: string;
+  amr: readonly string[];
 }
 
 /** Whom a token is issued to: the spec's subject, and the stamp the token check compares. */
@@ -56,6 +75,8 @@ export class InvalidToken extends Error {
 export interface TokenService {
   /** `amr` (RFC 8176): how the user authenticated in the session, e.g. ["pwd"] or ["pwd", "otp", "mfa"]. */
   issueAccessToken(subject: TokenSubject, sessionId?: string, amr?: readonly string[]): string;
+  /** An RFC 9068 access token for a client (OpenID Connect), with its jti. */
+  issueClientAccessToken(subject: ClientTokenSubject): string;
   /** The token's claims, or throws InvalidToken. */
   verifyAccessToken(token: string): AccessClaims;
 }
@@ -135,6 +156,23 @@ export function createTokenService({
       return sign(claims);
     },
 
+    issueClientAccessToken({ userId, credentialStamp, clientId, scope, sessionId, amr }) {
+      const iat = Math.floor(clock() / 1000);
+      return sign({
+        iss: issuer(),
+        sub: userId,
+        aud: audience(),
+        iat,
+        exp: iat + ACCESS_TOKEN_LIFETIME_SECONDS,
+        jti: randomUUID(),
+        client_id: clientId,
+        scope,
+        sid: sessionId,
+        amr: [...amr],
+        stamp: credentialStamp,
+      });
+    },
+
     verifyAccessToken(token) {
       if (token.length > MAX_TOKEN_LENGTH) throw new InvalidToken("token too long");
       const decode = verifiers.get(readKeyId(token));
@@ -173,6 +211,8 @@ export function createTokenService({
       if (typeof payload.sid === "string") claims.sid = payload.sid;
       const { amr } = payload;
       if (Array.isArray(amr) && amr.every((entry) => typeof entry === "string")) claims.amr = amr;
+      if (typeof payload.client_id === "string") claims.clientId = payload.client_id;
+      if (typeof payload.scope === "string") claims.scope = payload.scope;
       return claims;
     },
   };

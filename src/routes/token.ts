@@ -24,7 +24,7 @@ import type { PasswordHasher } from "../auth/passwords.ts";
 import { type RateLimits, TOO_MANY_LOGIN_ATTEMPTS } from "../auth/rate-limits.ts";
 import { type FactorName, invalidMfaToken, type SecondFactorService, WRONG_ANSWER } from "../auth/second-factors.ts";
 import {
-  type ClientInfo,
+  clientOf,
   type Issued,
   invalidGrant,
   parseRefreshToken,
@@ -43,7 +43,8 @@ import {
   unauthorized,
 } from "../errors.ts";
 import { acceptFormBodies } from "../forms.ts";
-import { handleOAuthError, type OAuthErrorCode } from "../oauth-errors.ts";
+import { handleGrantError, handleOAuthError, type OAuthErrorCode } from "../oauth-errors.ts";
+import type { OidcGrants } from "../oidc/code-grant.ts";
 import {
   MFA_OTP_GRANT,
   MFA_RECOVERY_CODE_GRANT,
@@ -72,6 +73,8 @@ export interface TokenRouteOptions {
   passkeys: Passkeys;
   /** OAUTH_ERROR_FIELDS: errors also carry RFC 6749's `error` and `error_description`. */
   oauthErrorFields: boolean;
+  /** The registered clients' grants (OpenID Connect); absent while it is off. */
+  oidc?: OidcGrants | undefined;
 }
 
 export const MFA_REQUIRED = "A second factor is required";
@@ -84,18 +87,25 @@ function required(field: string): HttpError {
   return new HttpError(422, `body.${field}: field required`);
 }
 
-function clientOf(request: FastifyRequest): ClientInfo {
-  const agent = request.headers["user-agent"];
-  return { address: request.ip, userAgent: typeof agent === "string" ? agent.slice(0, 512) : null };
-}
-
 export const tokenRoutes: FastifyPluginAsyncTypebox<TokenRouteOptions> = async (
   app,
-  { store, tokens, passwords, limits, sessions, audit, factors, verificationRequired, passkeys, oauthErrorFields },
+  {
+    store,
+    tokens,
+    passwords,
+    limits,
+    sessions,
+    audit,
+    factors,
+    verificationRequired,
+    passkeys,
+    oauthErrorFields,
+    oidc,
+  },
 ) => {
   app.removeAllContentTypeParsers();
   acceptFormBodies(app);
-  if (oauthErrorFields) app.setErrorHandler(handleOAuthError);
+  app.setErrorHandler(oauthErrorFields ? handleOAuthError : handleGrantError);
   const errorAnswer = (description: string, example: string, code: OAuthErrorCode) =>
     oauthErrorResponse(description, example, code, oauthErrorFields);
 
@@ -310,6 +320,19 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<TokenRouteOptions> = async (
       } = request.body;
       let user: UserRecord;
       let issued: Issued;
+      if (oidc && grant_type === "authorization_code") {
+        // RFC 6749 section 5.1: responses that carry tokens must not be cached.
+        reply.header("cache-control", "no-store").header("pragma", "no-cache");
+        return oidc.authorizationCode(request, request.body);
+      }
+      if (oidc && grant_type === "refresh_token" && refresh_token !== undefined) {
+        // A session a client's code started is that client's: its refresh answers the client's tokens.
+        const binding = await oidc.bindingOf(refresh_token);
+        if (binding) {
+          reply.header("cache-control", "no-store").header("pragma", "no-cache");
+          return oidc.refresh(request, request.body, binding);
+        }
+      }
       if (grant_type === "password") {
         if (username === undefined) throw required("username");
         if (password === undefined) throw required("password");
