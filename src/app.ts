@@ -14,6 +14,7 @@ import { accessLogHook, loggedUrl } from "./access-log.ts";
 import { createAddresses } from "./addresses.ts";
 import { createAudit } from "./audit.ts";
 import { createAccountRecovery } from "./auth/account-recovery.ts";
+import { clientOf } from "./auth/grants/grant.ts";
 import { createGuards } from "./auth/guard.ts";
 import { type KeySet, keySetFromPrivateKeys, keySetFromSecrets } from "./auth/keys.ts";
 import { createPasskeys, relyingPartyFor } from "./auth/passkeys.ts";
@@ -21,7 +22,7 @@ import { createPasswordPolicy } from "./auth/password-policy.ts";
 import { createPasswordHasher } from "./auth/passwords.ts";
 import { type CounterStore, createRateLimits, MemoryCounterStore } from "./auth/rate-limits.ts";
 import { createSecondFactors } from "./auth/second-factors.ts";
-import { clientOf, createSessions } from "./auth/sessions.ts";
+import { createSessions } from "./auth/sessions.ts";
 import { type Clock, createTokenService } from "./auth/tokens.ts";
 import { createUserLookup } from "./auth/user-cache.ts";
 import { withVerifiedTokenCache } from "./auth/verified-tokens.ts";
@@ -36,7 +37,7 @@ import { createMailSender } from "./mail/sender.ts";
 import { createMailTransport } from "./mail/transport.ts";
 import type { Metrics } from "./metrics.ts";
 import { createBrowserSessions } from "./oidc/browser-session.ts";
-import { type ClientDirectory, staticClientDirectory } from "./oidc/client-port.ts";
+import { createClientRegistry } from "./oidc/clients.ts";
 import { createOidcGrants } from "./oidc/code-grant.ts";
 import { createIdTokens } from "./oidc/id-tokens.ts";
 import { registerAccountPages } from "./pages/account-pages.ts";
@@ -188,8 +189,6 @@ export interface AppOptions {
    * answer instead of being cut while a request may be on its way.
    */
   draining?: AbortSignal;
-  /** The relying parties (OpenID Connect); none unless given. */
-  clients?: ClientDirectory;
 }
 
 export async function buildApp({
@@ -200,7 +199,6 @@ export async function buildApp({
   logStream,
   metrics,
   draining,
-  clients = staticClientDirectory([]),
 }: AppOptions): Promise<FastifyInstance> {
   const { connections } = config;
   const app = Fastify({
@@ -368,6 +366,7 @@ export async function buildApp({
     clock,
   });
   housekeeping(app, store, clock, config.auditRetentionDays);
+  const clients = createClientRegistry(store, clock);
   const policy = createPasswordPolicy({ listCheck: config.passwordListCheck });
   const mails = createAccountMails(
     { from: config.mail.from, ...config.accountRecovery },
@@ -439,8 +438,9 @@ export async function buildApp({
       factors,
       verificationRequired: config.accountRecovery.verificationRequired,
       passkeys,
+      clients,
       oauthErrorFields: config.oauthErrorFields,
-      oidc: oidcGrants,
+      ...(oidcGrants ? { oidc: oidcGrants } : {}),
     });
     if (idTokens) {
       const browserSessions = createBrowserSessions({

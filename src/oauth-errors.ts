@@ -7,8 +7,8 @@
 // by this plugin-level error handler, which otherwise says exactly what the
 // service-wide one says.
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
-import { describeError, handleError } from "./error-handler.ts";
-import { HttpError, UNSUPPORTED_GRANT_TYPE } from "./errors.ts";
+import { describeError } from "./error-handler.ts";
+import { type Headers, HttpError, UNSUPPORTED_GRANT_TYPE } from "./errors.ts";
 
 export const OAUTH_ERROR_CODES = [
   "invalid_request",
@@ -18,12 +18,19 @@ export const OAUTH_ERROR_CODES = [
   "server_error",
   // The second-factor challenge (Auth0's name; the token endpoint's 403 for an account with a factor).
   "mfa_required",
-  // The grants of registered clients (OpenID Connect), whose errors always carry a code.
-  "invalid_client",
-  "unauthorized_client",
-  "invalid_scope",
 ] as const;
 export type OAuthErrorCode = (typeof OAUTH_ERROR_CODES)[number];
+/**
+ * The codes of client authentication and the clients' grants (OAuthError below), which always carry
+ * `error`: RFC 6749 section 5.2's, RFC 7591's (registration) and RFC 9068's resource side has none.
+ */
+export const CLIENT_ERROR_CODES = [
+  "invalid_client",
+  "invalid_scope",
+  "unauthorized_client",
+  "invalid_redirect_uri",
+  "invalid_client_metadata",
+] as const;
 
 /**
  * The code for a status. The spec answers bad credentials with 401 where RFC 6749 says 400; the
@@ -44,36 +51,27 @@ export function handleOAuthError(error: FastifyError, request: FastifyRequest, r
   reply
     .code(status)
     .headers(headers)
-    .send({
-      error: error instanceof OAuthError ? error.code : oauthErrorCode(status, detail),
-      error_description: detail,
-      detail,
-    });
+    .send({ error: oauthErrorCode(status, detail), error_description: detail, detail });
 }
 
 /**
- * An error of a grant that no spec row covers (OpenID Connect's, for registered clients): RFC 6749
- * section 5.2's `error` is part of its answer whatever OAUTH_ERROR_FIELDS says, as every OAuth
- * library needs it; `detail` stays beside it.
+ * An error of a grant or endpoint no spec row covers (client authentication, client_credentials,
+ * the grants of OpenID Connect clients): it always carries RFC 6749 section 5.2's `error` and
+ * `error_description`, whatever OAUTH_ERROR_FIELDS says, and `detail` (the service's error shape).
  */
 export class OAuthError extends HttpError {
-  readonly code: OAuthErrorCode;
-
-  constructor(status: number, code: OAuthErrorCode, detail: string, headers: Record<string, string> = {}) {
-    super(status, detail, headers);
+  readonly error: string;
+  constructor(status: number, error: string, description: string, headers: Headers = {}) {
+    super(status, description, headers);
     this.name = "OAuthError";
-    this.code = code;
+    this.error = error;
   }
 }
 
-/** The token endpoint's handler with OAUTH_ERROR_FIELDS off: the spec's body, but an OAuthError's code is kept. */
-export function handleGrantError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
-  if (!(error instanceof OAuthError)) {
-    handleError(error, request, reply);
-    return;
-  }
+/** RFC 6749 section 5.2 body of an OAuthError. */
+export function renderOAuthError(error: OAuthError, reply: FastifyReply): void {
   reply
     .code(error.status)
     .headers(error.headers)
-    .send({ error: error.code, error_description: error.detail, detail: error.detail });
+    .send({ error: error.error, error_description: error.detail, detail: error.detail });
 }

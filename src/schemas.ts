@@ -5,7 +5,7 @@
 import { type Static, Type } from "typebox";
 import { ACCESS_TOKEN_LIFETIME_SECONDS } from "./auth/tokens.ts";
 import { COULD_NOT_VALIDATE_CREDENTIALS, PASSWORD_CHECKS_BUSY } from "./errors.ts";
-import { OAUTH_ERROR_CODES, type OAuthErrorCode } from "./oauth-errors.ts";
+import { CLIENT_ERROR_CODES, OAUTH_ERROR_CODES, type OAuthErrorCode } from "./oauth-errors.ts";
 
 /** Extension grants (RFC 6749 section 4.5) that answer the password grant's second-factor challenge. */
 export const MFA_OTP_GRANT = "urn:user-token-service:grant-type:mfa-otp";
@@ -288,15 +288,25 @@ export const TokenForm = Type.Object(
         description: "`authorization_code` grant, required: the PKCE verifier (RFC 7636) of the S256 challenge.",
       }),
     ),
-    scope: Type.Optional(Type.String({ description: "Accepted and ignored." })),
+    scope: Type.Optional(
+      Type.String({
+        description:
+          "`client_credentials`: the scopes asked for, space-separated, within the client's registered scope " +
+          "(left out: all of it). Accepted and ignored by the spec's grants.",
+      }),
+    ),
     client_id: Type.Optional(
       Type.String({
         description:
-          "A registered client's id (public clients, and `client_secret_post`); ignored by the password grant.",
+          "`client_credentials` (and the grants of registered clients): the client, with `client_secret` " +
+          "(`client_secret_post`) or alone (a public client, `none`). Accepted and ignored by the spec's grants " +
+          "(first-party clients only).",
       }),
     ),
     client_secret: Type.Optional(
-      Type.String({ description: "`client_secret_post` clients: the secret; ignored by the password grant." }),
+      Type.String({
+        description: "`client_secret_post`: the client's secret. Accepted and ignored by the spec's grants.",
+      }),
     ),
   },
   {
@@ -350,6 +360,35 @@ export const TokenOut = Type.Object(
   },
 );
 export type TokenOut = Static<typeof TokenOut>;
+
+export const ClientTokenOut = Type.Object(
+  {
+    access_token: Type.String({
+      description:
+        "An RFC 9068 JSON Web Token for the client itself (`typ` at+jwt): `sub` and `client_id` are the client's " +
+        "id, with `scope`, `iss`, `aud`, `iat`, `exp`, `jti`; signed like the users' tokens, valid 30 minutes. It " +
+        "opens no user route.",
+    }),
+    token_type: Type.Literal("bearer"),
+    expires_in: Type.Integer({
+      description: "Seconds until the access token expires (RFC 6749 section 5.1).",
+      examples: [ACCESS_TOKEN_LIFETIME_SECONDS],
+    }),
+    scope: Type.Optional(Type.String({ description: "The scopes granted; left out when the client has none." })),
+  },
+  {
+    $id: "ClientToken",
+    description: "The answer of `grant_type=client_credentials` (RFC 6749 section 4.4.3): no refresh token.",
+    examples: [
+      {
+        access_token: "eyJhbGciOiJIUzI1NiIsInR5cCI6ImF0K2p3dCJ9...",
+        token_type: "bearer",
+        expires_in: ACCESS_TOKEN_LIFETIME_SECONDS,
+        scope: "invoices:read",
+      },
+    ],
+  },
+);
 
 export const RevokeForm = Type.Object(
   {
@@ -601,29 +640,28 @@ export const EmailVerified = Type.Object(
 );
 /** An error response of the OAuth endpoints: the spec's detail and RFC 6749 section 5.2's error code. */
 export function oauthErrorResponse(description: string, example: string, code: OAuthErrorCode, withFields: boolean) {
+  const error = Type.Union(
+    [...OAUTH_ERROR_CODES, ...CLIENT_ERROR_CODES].map((value) => Type.Literal(value)),
+    {
+      description:
+        "RFC 6749 section 5.2 error code: always for client authentication and the clients' grants " +
+        "(client_credentials), and for the spec's grants with OAUTH_ERROR_FIELDS=on.",
+    },
+  );
+  const errorDescription = Type.String({ description: "The same words as `detail`." });
+  // The spec's grants answer `detail` alone unless OAUTH_ERROR_FIELDS is on; the clients' grants always
+  // add `error`, so the fields are in the schema either way (the serialiser drops what it does not list).
   if (!withFields)
     return Type.Object(
       {
+        error: Type.Optional(error),
+        error_description: Type.Optional(errorDescription),
         detail: ErrorBody.properties.detail,
-        error: Type.Optional(
-          Type.Union(
-            OAUTH_ERROR_CODES.map((value) => Type.Literal(value)),
-            { description: "RFC 6749 section 5.2 error code: only in the answers to registered clients' grants." },
-          ),
-        ),
-        error_description: Type.Optional(Type.String({ description: "The same words as `detail`, beside `error`." })),
       },
       { description, examples: [{ detail: example }] },
     );
   return Type.Object(
-    {
-      error: Type.Union(
-        OAUTH_ERROR_CODES.map((value) => Type.Literal(value)),
-        { description: "RFC 6749 section 5.2 error code (OAUTH_ERROR_FIELDS=on)." },
-      ),
-      error_description: Type.String({ description: "The same words as `detail` (OAUTH_ERROR_FIELDS=on)." }),
-      detail: ErrorBody.properties.detail,
-    },
+    { error, error_description: errorDescription, detail: ErrorBody.properties.detail },
     { description, examples: [{ error: code, error_description: example, detail: example }] },
   );
 }

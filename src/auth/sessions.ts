@@ -46,12 +46,6 @@ export interface ClientInfo {
   userAgent: string | null;
 }
 
-/** Who is asking, as a session records it: the client address and a bounded User-Agent. */
-export function clientOf(request: { ip: string; headers: Record<string, string | string[] | undefined> }): ClientInfo {
-  const agent = request.headers["user-agent"];
-  return { address: request.ip, userAgent: typeof agent === "string" ? agent.slice(0, 512) : null };
-}
-
 export interface Issued {
   session: SessionRecord;
   refreshToken: string;

@@ -14,7 +14,7 @@
 // Every token also carries its user's credential stamp (store/ids.ts), which
 // the token check compares with the stored one: a credential change ends
 // every token issued before it, exactly, whatever the clocks and however close.
-import { randomUUID } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { createSigner, createVerifier } from "fast-jwt";
 import { type KeySet, keySetFromSecrets, secretKeyId } from "./keys.ts";
 
@@ -36,18 +36,18 @@ export interface AccessClaims {
   sid?: string;
   /** How the user authenticated (RFC 8176), when the token says. */
   amr?: string[];
-  /** RFC 9068: the client the token was issued to (OpenID Connect); absent in the spec's tokens. */
+  /** RFC 9068: the client a user's token was issued to (OpenID Connect); absent in the spec's tokens. */
   clientId?: string;
   /** RFC 9068: the scopes granted to that client, space-separated. */
   scope?: string;
 }
 
 /**
- * A token for a relying party (RFC 9068): its sub is the user's stable id, not the e-mail, so it
- * never passes the spec's token check (guard.ts looks sub up as an e-mail): a client's token opens
- * userinfo, not the account's own API.
+ * A user's token for a relying party (OpenID Connect, RFC 9068): its sub is the user's stable id,
+ * not the e-mail, and it carries client_id and scope; the token check (guard.ts) refuses it, so a
+ * client's token opens userinfo, never the account's own API.
  */
-export interface ClientTokenSubject {
+export interface DelegatedTokenSubject {
   userId: string;
   credentialStamp: string;
   clientId: string;
@@ -60,6 +60,23 @@ export interface ClientTokenSubject {
 export interface TokenSubject {
   email: string;
   credentialStamp: string;
+}
+
+/**
+ * The claims of a token issued to a client for itself (client_credentials), RFC 9068: no user, so
+ * no credential stamp; `sub` and `client_id` are the client's id. Such a token opens no user route:
+ * the user check refuses a token without a stamp.
+ */
+export interface ClientAccessClaims {
+  sub: string;
+  client_id: string;
+  /** Space-separated; "" when the client has no scope. */
+  scope: string;
+  iat: number;
+  exp: number;
+  iss: string;
+  aud: string;
+  jti: string;
 }
 
 export type Clock = () => number;
@@ -75,10 +92,14 @@ export class InvalidToken extends Error {
 export interface TokenService {
   /** `amr` (RFC 8176): how the user authenticated in the session, e.g. ["pwd"] or ["pwd", "otp", "mfa"]. */
   issueAccessToken(subject: TokenSubject, sessionId?: string, amr?: readonly string[]): string;
-  /** An RFC 9068 access token for a client (OpenID Connect), with its jti. */
-  issueClientAccessToken(subject: ClientTokenSubject): string;
   /** The token's claims, or throws InvalidToken. */
   verifyAccessToken(token: string): AccessClaims;
+  /** An RFC 9068 access token for a client acting for a user (authorization_code), with its jti. */
+  issueDelegatedAccessToken(subject: DelegatedTokenSubject): string;
+  /** An RFC 9068 access token for a client itself (client_credentials): `sub` and `client_id` the client's id. */
+  issueClientAccessToken(clientId: string, scope: string): string;
+  /** A client token's claims (never a user's token), or throws InvalidToken. */
+  verifyClientAccessToken(token: string): ClientAccessClaims;
 }
 
 export interface TokenOptions {
@@ -156,7 +177,20 @@ export function createTokenService({
       return sign(claims);
     },
 
-    issueClientAccessToken({ userId, credentialStamp, clientId, scope, sessionId, amr }) {
+    verifyAccessToken(token) {
+      const { payload, sub, exp, iat, iss, aud } = verified(token);
+      const { stamp } = payload;
+      if (typeof stamp !== "string") throw new InvalidToken("credential stamp missing");
+      const claims: AccessClaims = { sub, exp, iat, iss, aud, stamp };
+      if (typeof payload.sid === "string") claims.sid = payload.sid;
+      const { amr } = payload;
+      if (Array.isArray(amr) && amr.every((entry) => typeof entry === "string")) claims.amr = amr;
+      if (typeof payload.client_id === "string") claims.clientId = payload.client_id;
+      if (typeof payload.scope === "string") claims.scope = payload.scope;
+      return claims;
+    },
+
+    issueDelegatedAccessToken({ userId, credentialStamp, clientId, scope, sessionId, amr }) {
       const iat = Math.floor(clock() / 1000);
       return sign({
         iss: issuer(),
@@ -164,7 +198,7 @@ export function createTokenService({
         aud: audience(),
         iat,
         exp: iat + ACCESS_TOKEN_LIFETIME_SECONDS,
-        jti: randomUUID(),
+        jti: randomBytes(16).toString("base64url"),
         client_id: clientId,
         scope,
         sid: sessionId,
@@ -173,49 +207,68 @@ export function createTokenService({
       });
     },
 
-    verifyAccessToken(token) {
-      if (token.length > MAX_TOKEN_LENGTH) throw new InvalidToken("token too long");
-      const decode = verifiers.get(readKeyId(token));
-      if (decode === undefined) throw new InvalidToken("unknown kid");
-      let payload: Record<string, unknown>;
-      try {
-        payload = decode(token);
-      } catch (error) {
-        throw new InvalidToken((error as { code?: string }).code ?? "undecodable");
-      }
-      const now = Math.floor(clock() / 1000);
-      const { sub, exp, iat, nbf, iss, aud, stamp } = payload;
-      if (typeof exp !== "number" || !Number.isFinite(exp)) throw new InvalidToken("exp missing");
-      if (exp + leewaySeconds <= now) throw new InvalidToken("expired");
-      if (nbf !== undefined && (typeof nbf !== "number" || nbf > now + leewaySeconds))
-        throw new InvalidToken("not yet valid");
-      if (typeof iat !== "number" || !Number.isFinite(iat)) throw new InvalidToken("iat missing");
-      if (iat > now + leewaySeconds) throw new InvalidToken("issued in the future");
-      if (typeof sub !== "string" || sub === "") throw new InvalidToken("sub missing");
-      if (typeof stamp !== "string") throw new InvalidToken("credential stamp missing");
-      if (expectedIssuer !== undefined && iss !== expectedIssuer) throw new InvalidToken("wrong issuer");
-      // RFC 7519 section 4.1.3: aud may be one string or an array of them.
-      if (
-        expectedAudience !== undefined &&
-        !(aud === expectedAudience || (Array.isArray(aud) && aud.includes(expectedAudience)))
-      )
-        throw new InvalidToken("wrong audience");
-      const claims: AccessClaims = {
-        sub,
-        exp,
+    issueClientAccessToken(clientId, scope) {
+      const iat = Math.floor(clock() / 1000);
+      const claims: Record<string, unknown> = {
+        iss: issuer(),
+        sub: clientId,
+        aud: audience(),
         iat,
-        iss: typeof iss === "string" ? iss : "",
-        aud: expectedAudience ?? (typeof aud === "string" ? aud : Array.isArray(aud) ? String(aud[0] ?? "") : ""),
-        stamp,
+        exp: iat + ACCESS_TOKEN_LIFETIME_SECONDS,
+        client_id: clientId,
+        jti: randomBytes(16).toString("base64url"),
       };
-      if (typeof payload.sid === "string") claims.sid = payload.sid;
-      const { amr } = payload;
-      if (Array.isArray(amr) && amr.every((entry) => typeof entry === "string")) claims.amr = amr;
-      if (typeof payload.client_id === "string") claims.clientId = payload.client_id;
-      if (typeof payload.scope === "string") claims.scope = payload.scope;
-      return claims;
+      if (scope !== "") claims.scope = scope;
+      return sign(claims);
+    },
+
+    verifyClientAccessToken(token) {
+      const { payload, sub, exp, iat, iss, aud } = verified(token);
+      const { client_id, scope, jti, stamp } = payload;
+      // A user's token (it has a stamp) is never a client's, whatever else it says.
+      if (stamp !== undefined || client_id !== sub) throw new InvalidToken("not a client token");
+      if (scope !== undefined && typeof scope !== "string") throw new InvalidToken("scope not a string");
+      if (typeof jti !== "string") throw new InvalidToken("jti missing");
+      return { sub, client_id: sub, scope: scope ?? "", iat, exp, iss, aud, jti };
     },
   };
+
+  /** The checks every token passes (signature, algorithm, typ, times, sub, iss, aud), or throws InvalidToken. */
+  function verified(token: string) {
+    if (token.length > MAX_TOKEN_LENGTH) throw new InvalidToken("token too long");
+    const decode = verifiers.get(readKeyId(token));
+    if (decode === undefined) throw new InvalidToken("unknown kid");
+    let payload: Record<string, unknown>;
+    try {
+      payload = decode(token);
+    } catch (error) {
+      throw new InvalidToken((error as { code?: string }).code ?? "undecodable");
+    }
+    const now = Math.floor(clock() / 1000);
+    const { sub, exp, iat, nbf, iss, aud } = payload;
+    if (typeof exp !== "number" || !Number.isFinite(exp)) throw new InvalidToken("exp missing");
+    if (exp + leewaySeconds <= now) throw new InvalidToken("expired");
+    if (nbf !== undefined && (typeof nbf !== "number" || nbf > now + leewaySeconds))
+      throw new InvalidToken("not yet valid");
+    if (typeof iat !== "number" || !Number.isFinite(iat)) throw new InvalidToken("iat missing");
+    if (iat > now + leewaySeconds) throw new InvalidToken("issued in the future");
+    if (typeof sub !== "string" || sub === "") throw new InvalidToken("sub missing");
+    if (expectedIssuer !== undefined && iss !== expectedIssuer) throw new InvalidToken("wrong issuer");
+    // RFC 7519 section 4.1.3: aud may be one string or an array of them.
+    if (
+      expectedAudience !== undefined &&
+      !(aud === expectedAudience || (Array.isArray(aud) && aud.includes(expectedAudience)))
+    )
+      throw new InvalidToken("wrong audience");
+    return {
+      payload,
+      sub,
+      exp,
+      iat,
+      iss: typeof iss === "string" ? iss : "",
+      aud: expectedAudience ?? (typeof aud === "string" ? aud : Array.isArray(aud) ? String(aud[0] ?? "") : ""),
+    };
+  }
 }
 
 /** The kid of the protected header, or "" when there is none or the header is not JSON. */

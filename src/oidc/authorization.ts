@@ -10,7 +10,7 @@
 import { hash } from "node:crypto";
 import { randomBase64url } from "../random-pool.ts";
 import type { UserStore } from "../store/store.ts";
-import type { ClientDirectory, RelyingParty } from "./client-port.ts";
+import { type Client, type ClientRegistry, matchRedirectUri } from "./clients.ts";
 
 /** Scopes this provider knows: OpenID Connect Core 5.4, and offline_access (refresh tokens). */
 export const SUPPORTED_SCOPES = ["openid", "profile", "email", "offline_access"] as const;
@@ -20,7 +20,7 @@ export const PROMPTS = ["none", "login", "consent"] as const;
 type Prompt = (typeof PROMPTS)[number];
 
 export interface AuthorizationRequest {
-  client: RelyingParty;
+  client: Client;
   redirectUri: string;
   state: string | undefined;
   nonce: string | undefined;
@@ -55,14 +55,15 @@ function single(params: Record<string, unknown>, name: string): string | undefin
 
 export async function parseAuthorizationRequest(
   params: Record<string, unknown>,
-  clients: ClientDirectory,
+  clients: ClientRegistry,
 ): Promise<Parsed> {
   const clientId = single(params, "client_id");
   if (typeof clientId !== "string") return { problem: { show: "page", detail: "The request names no client." } };
   const client = await clients.find(clientId);
-  if (client === undefined) return { problem: { show: "page", detail: "The application is not registered here." } };
+  if (client === undefined || !client.grantTypes.includes("authorization_code"))
+    return { problem: { show: "page", detail: "The application is not registered here for signing in." } };
   const redirectUri = single(params, "redirect_uri");
-  if (typeof redirectUri !== "string" || !clients.redirectUriMatches(client, redirectUri))
+  if (typeof redirectUri !== "string" || !matchRedirectUri(client.redirectUris, redirectUri))
     return {
       problem: { show: "page", detail: "The application asked to return to an address it has not registered." },
     };
@@ -149,7 +150,7 @@ export async function issueCode(
   const now = clock();
   await store.saveAuthorizationCode({
     codeHash: hashCode(code),
-    clientId: request.client.clientId,
+    clientId: request.client.id,
     userId,
     browserSessionId,
     redirectUri: request.redirectUri,

@@ -16,7 +16,8 @@ import { OAuthError } from "../oauth-errors.ts";
 import type { ClientSessionRecord, UserStore } from "../store/store.ts";
 import { hashCode, pkceMatches } from "./authorization.ts";
 import { userClaims } from "./claims.ts";
-import type { ClientDirectory } from "./client-port.ts";
+import { authenticateClient } from "./client-auth.ts";
+import type { Client, ClientRegistry } from "./clients.ts";
 import type { IdTokens } from "./id-tokens.ts";
 
 export const INVALID_CODE = "The authorization code is invalid, expired, already used or not for this request";
@@ -32,7 +33,12 @@ export interface ClientTokenResponse {
 }
 
 export interface OidcGrants {
-  authorizationCode(request: FastifyRequest, form: Record<string, string | undefined>): Promise<ClientTokenResponse>;
+  /** The client is authenticated already (the token route does it for a grant that requires one). */
+  authorizationCode(
+    request: FastifyRequest,
+    form: Record<string, string | undefined>,
+    client: Client,
+  ): Promise<ClientTokenResponse>;
   /** The client binding of the session a refresh token names, if it is a client's. */
   bindingOf(refreshToken: string): Promise<ClientSessionRecord | undefined>;
   refresh(
@@ -57,7 +63,7 @@ export function createOidcGrants(options: {
   sessions: Sessions;
   tokens: TokenService;
   idTokens: IdTokens;
-  clients: ClientDirectory;
+  clients: ClientRegistry;
   audit: Audit;
   clock: () => number;
   clientInfo: (request: FastifyRequest) => ClientInfo;
@@ -66,8 +72,13 @@ export function createOidcGrants(options: {
   const iso = () => new Date(clock()).toISOString();
 
   return {
-    async authorizationCode(request, form) {
-      const client = await clients.authenticate(request.headers.authorization, form);
+    async authorizationCode(request, form, client) {
+      if (!client.grantTypes.includes("authorization_code"))
+        throw new OAuthError(
+          400,
+          "unauthorized_client",
+          "This client is not registered for the authorization_code grant",
+        );
       const code = requiredField(form, "code");
       const redirectUri = requiredField(form, "redirect_uri");
       const verifier = requiredField(form, "code_verifier");
@@ -84,7 +95,7 @@ export function createOidcGrants(options: {
         throw invalidGrant(INVALID_CODE);
       }
       if (
-        stored.clientId !== client.clientId ||
+        stored.clientId !== client.id ||
         stored.expiresAt <= now ||
         stored.redirectUri !== redirectUri ||
         !pkceMatches(verifier, stored.codeChallenge)
@@ -105,16 +116,16 @@ export function createOidcGrants(options: {
       );
       await store.bindClientSession({
         sessionId: issued.session.id,
-        clientId: client.clientId,
+        clientId: client.id,
         scope: stored.scope,
         browserSessionId: browser.id,
       });
       await store.recordCodeIssue(stored.codeHash, issued.session.id);
       const scopes = stored.scope.split(" ");
-      const accessToken = tokens.issueClientAccessToken({
+      const accessToken = tokens.issueDelegatedAccessToken({
         userId: user.id,
         credentialStamp: user.credentialStamp,
-        clientId: client.clientId,
+        clientId: client.id,
         scope: stored.scope,
         sessionId: issued.session.id,
         amr: browser.amr,
@@ -127,7 +138,7 @@ export function createOidcGrants(options: {
         refresh_token: issued.refreshToken,
         id_token: idTokens.issue({
           sub: user.id,
-          aud: client.clientId,
+          aud: client.id,
           authTime: Math.floor(Date.parse(browser.createdAt) / 1000),
           nonce: stored.nonce,
           amr: browser.amr,
@@ -145,9 +156,9 @@ export function createOidcGrants(options: {
     },
 
     async refresh(request, form, binding) {
-      const client = await clients.authenticate(request.headers.authorization, form);
+      const client = await authenticateClient(clients, request.headers.authorization, form);
       // Another client's refresh token is refused before it is spent, so it stays its owner's.
-      if (client.clientId !== binding.clientId) throw invalidGrant(INVALID_CLIENT_REFRESH);
+      if (client.id !== binding.clientId) throw invalidGrant(INVALID_CLIENT_REFRESH);
       const presented = requiredField(form, "refresh_token");
       let rotated: Awaited<ReturnType<Sessions["refresh"]>>;
       try {
@@ -158,10 +169,10 @@ export function createOidcGrants(options: {
       }
       if (!rotated.user.isActive) throw invalidGrant(INVALID_CLIENT_REFRESH);
       return {
-        access_token: tokens.issueClientAccessToken({
+        access_token: tokens.issueDelegatedAccessToken({
           userId: rotated.user.id,
           credentialStamp: rotated.user.credentialStamp,
-          clientId: client.clientId,
+          clientId: client.id,
           scope: binding.scope,
           sessionId: rotated.session.id,
           amr: rotated.session.amr,

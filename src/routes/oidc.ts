@@ -21,7 +21,7 @@ import {
 } from "../oidc/authorization.ts";
 import type { BrowserSession, BrowserSessions } from "../oidc/browser-session.ts";
 import { userClaims } from "../oidc/claims.ts";
-import type { ClientDirectory } from "../oidc/client-port.ts";
+import type { ClientRegistry } from "../oidc/clients.ts";
 import { ACR_MULTI_FACTOR, type IdTokens } from "../oidc/id-tokens.ts";
 import { AUTHORIZE_PATH, BROWSER_SESSION_PATH, CONSENT_PATH, END_SESSION_PATH, USERINFO_PATH } from "../oidc/paths.ts";
 import { sendConsentPage, sendErrorPage, sendSignedOutPage, sendSignOutPage } from "../pages/oidc-pages.ts";
@@ -34,7 +34,7 @@ export interface OidcRouteOptions {
   guards: Guards;
   tokens: TokenService;
   sessions: Sessions;
-  clients: ClientDirectory;
+  clients: ClientRegistry;
   browserSessions: BrowserSessions;
   idTokens: IdTokens;
   audit: Audit;
@@ -137,7 +137,7 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<OidcRouteOptions> = async (
 
   async function consentCovers(request: AuthorizationRequest, userId: string): Promise<boolean> {
     if (request.client.firstParty) return true;
-    const consent = await store.findConsent(userId, request.client.clientId);
+    const consent = await store.findConsent(userId, request.client.id);
     const granted = new Set(consent?.scope.split(" ") ?? []);
     return request.scopes.every((scope) => granted.has(scope));
   }
@@ -156,7 +156,7 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<OidcRouteOptions> = async (
       if (authorization.prompt.has("none"))
         return refuse(reply, authorization, "consent_required", "The user has not allowed this application");
       return sendConsentPage(reply, {
-        clientName: authorization.client.clientName,
+        clientName: authorization.client.name,
         scopes: authorization.scopes,
         email: browser.user.email,
         request: search.toString(),
@@ -181,11 +181,11 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<OidcRouteOptions> = async (
       await audit.record("oidc", browser.user.id, "consent_denied", request.ip);
       return refuse(reply, authorization, "access_denied", "The user did not allow this application");
     }
-    const earlier = await store.findConsent(browser.user.id, authorization.client.clientId);
+    const earlier = await store.findConsent(browser.user.id, authorization.client.id);
     const scopes = new Set([...(earlier?.scope.split(" ") ?? []), ...authorization.scopes]);
     await store.grantConsent(
       browser.user.id,
-      authorization.client.clientId,
+      authorization.client.id,
       [...scopes].join(" "),
       new Date(clock()).toISOString(),
     );

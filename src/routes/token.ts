@@ -9,43 +9,47 @@
 // extension grant (RFC 6749 section 4.5) with that token and a code of the
 // authenticator app or a recovery code then answers the usual token response.
 // Accounts without a factor get exactly the spec's answers.
+// Registered clients (issue 24) use client_credentials here: the client
+// authenticates (oidc/client-auth.ts) and every error carries `error`.
+// The route parses the form and dispatches on grant_type to one module per
+// grant (auth/grants/grant.ts says what a grant is and how to add one).
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
-import type { FastifyRequest } from "fastify";
+import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
 import { Type } from "typebox";
 import type { Audit } from "../audit.ts";
-import {
-  AMR_PASSKEY,
-  MALFORMED_WEBAUTHN_RESPONSE,
-  PASSKEY_NOT_VERIFIED,
-  type Passkeys,
-  WEBAUTHN_GRANT,
-} from "../auth/passkeys.ts";
-import type { PasswordHasher } from "../auth/passwords.ts";
-import { type RateLimits, TOO_MANY_LOGIN_ATTEMPTS } from "../auth/rate-limits.ts";
-import { type FactorName, invalidMfaToken, type SecondFactorService, WRONG_ANSWER } from "../auth/second-factors.ts";
-import {
-  clientOf,
-  type Issued,
-  invalidGrant,
-  parseRefreshToken,
-  SECOND_FACTOR_AMR,
-  type Sessions,
-} from "../auth/sessions.ts";
-import { ACCESS_TOKEN_LIFETIME_SECONDS, InvalidToken, type TokenService } from "../auth/tokens.ts";
+import { clientOf, EMAIL_NOT_VERIFIED, type Grant, type GrantDeps } from "../auth/grants/grant.ts";
+import { mfaOtpGrant } from "../auth/grants/mfa-otp.ts";
+import { mfaRecoveryCodeGrant } from "../auth/grants/mfa-recovery-code.ts";
+import { mfaWebauthnGrant } from "../auth/grants/mfa-webauthn.ts";
+import { passwordGrant } from "../auth/grants/password.ts";
+import { refreshTokenGrant } from "../auth/grants/refresh-token.ts";
+import { webauthnGrant } from "../auth/grants/webauthn.ts";
+import { PASSKEY_NOT_VERIFIED, WEBAUTHN_GRANT } from "../auth/passkeys.ts";
+import { TOO_MANY_LOGIN_ATTEMPTS } from "../auth/rate-limits.ts";
+import { parseRefreshToken, type Sessions } from "../auth/sessions.ts";
+import { InvalidToken, type TokenService } from "../auth/tokens.ts";
 import { NO_SECURITY } from "../docs.ts";
+import { describeError, handleError } from "../error-handler.ts";
 import {
   HttpError,
   INCORRECT_EMAIL_OR_PASSWORD,
   PASSWORD_CHECKS_BUSY,
-  PasswordHashQueueFull,
   SERVICE_UNAVAILABLE,
   UNSUPPORTED_GRANT_TYPE,
-  unauthorized,
 } from "../errors.ts";
 import { acceptFormBodies } from "../forms.ts";
-import { handleGrantError, handleOAuthError, type OAuthErrorCode } from "../oauth-errors.ts";
-import type { OidcGrants } from "../oidc/code-grant.ts";
 import {
+  handleOAuthError,
+  OAuthError,
+  type OAuthErrorCode,
+  oauthErrorCode,
+  renderOAuthError,
+} from "../oauth-errors.ts";
+import { authenticatePresented, CLIENT_AUTHENTICATION_FAILED, presentedClient } from "../oidc/client-auth.ts";
+import { authorizationCodeGrant } from "../oidc/grants/authorization-code.ts";
+import { clientCredentialsGrant, INVALID_SCOPE } from "../oidc/grants/client-credentials.ts";
+import {
+  ClientTokenOut,
   MFA_OTP_GRANT,
   MFA_RECOVERY_CODE_GRANT,
   MFA_WEBAUTHN_GRANT,
@@ -57,58 +61,74 @@ import {
   TokenForm,
   TokenOut,
 } from "../schemas.ts";
-import type { AuditEntry, UserRecord, UserStore } from "../store/store.ts";
+import type { UserStore } from "../store/store.ts";
 
-export interface TokenRouteOptions {
+export { EMAIL_NOT_VERIFIED } from "../auth/grants/grant.ts";
+export { MFA_REQUIRED } from "../auth/grants/password.ts";
+
+export interface TokenRouteOptions extends GrantDeps {
   store: UserStore;
   tokens: TokenService;
-  passwords: PasswordHasher;
-  limits: RateLimits;
   sessions: Sessions;
   audit: Audit;
-  factors: SecondFactorService;
-  /** EMAIL_VERIFICATION_REQUIRED: a correct password for an unverified address is refused with 403. */
-  verificationRequired: boolean;
-  /** The passkey grants' verifier. */
-  passkeys: Passkeys;
   /** OAUTH_ERROR_FIELDS: errors also carry RFC 6749's `error` and `error_description`. */
   oauthErrorFields: boolean;
-  /** The registered clients' grants (OpenID Connect); absent while it is off. */
-  oidc?: OidcGrants | undefined;
 }
 
-export const MFA_REQUIRED = "A second factor is required";
-
-export const EMAIL_NOT_VERIFIED =
-  "Your e-mail address is not verified yet: open the link we sent you, or ask for a new one";
-
-/** The same words as a schema failure, for the fields each grant requires. */
-function required(field: string): HttpError {
-  return new HttpError(422, `body.${field}: field required`);
+/**
+ * The grants, by grant_type. A new grant is a module (see auth/grants/grant.ts) and one line here;
+ * part B's authorization_code grant goes at the end, with client_credentials.
+ */
+function grantTable(deps: GrantDeps): ReadonlyMap<string, Grant> {
+  const grants: Grant[] = [
+    passwordGrant(deps),
+    refreshTokenGrant(deps),
+    mfaOtpGrant(deps),
+    mfaRecoveryCodeGrant(deps),
+    mfaWebauthnGrant(deps),
+    webauthnGrant(deps),
+    clientCredentialsGrant(deps),
+    ...(deps.oidc ? [authorizationCodeGrant(deps.oidc)] : []),
+  ];
+  return new Map(grants.map((grant) => [grant.type, grant]));
 }
 
-export const tokenRoutes: FastifyPluginAsyncTypebox<TokenRouteOptions> = async (
-  app,
-  {
-    store,
-    tokens,
-    passwords,
-    limits,
-    sessions,
-    audit,
-    factors,
-    verificationRequired,
-    passkeys,
-    oauthErrorFields,
-    oidc,
-  },
-) => {
+export const tokenRoutes: FastifyPluginAsyncTypebox<TokenRouteOptions> = async (app, options) => {
+  const { store, tokens, sessions, oauthErrorFields } = options;
+  const grants = grantTable(options);
   app.removeAllContentTypeParsers();
   acceptFormBodies(app);
-  app.setErrorHandler(oauthErrorFields ? handleOAuthError : handleGrantError);
+
+  // Requests of a client grant that name a registered client (or authenticate with a secret): their
+  // errors always carry RFC 6749's `error`.
+  const clientRequests = new WeakSet<FastifyRequest>();
+  const forAClientGrant = (request: FastifyRequest) => clientRequests.has(request);
+
+  /** The client of a grant that takes one, authenticated (401 invalid_client otherwise). */
+  async function clientFor(grant: Grant, request: FastifyRequest & { body: TokenForm }) {
+    if (grant.client === "ignored") return undefined;
+    const { client_id, client_secret } = request.body;
+    const presented = presentedClient(request.headers.authorization, { client_id, client_secret });
+    // Before the client registry these grant types were unknown here, and the spec's first-party apps
+    // send any client_id or none: a request that names no registered client keeps that answer, to the byte.
+    if (presented === undefined || (presented.method === "none" && !(await options.clients.find(presented.clientId))))
+      throw new HttpError(400, UNSUPPORTED_GRANT_TYPE);
+    clientRequests.add(request);
+    return authenticatePresented(options.clients, presented);
+  }
+
+  app.setErrorHandler(function tokenErrors(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+    if (error instanceof OAuthError) return renderOAuthError(error, reply);
+    if (forAClientGrant(request)) {
+      // RFC 6749 section 5.2: a malformed request is 400 invalid_request (the service says 422 elsewhere).
+      const { status, detail, headers } = describeError(error, request);
+      const answered = status === 422 ? 400 : status;
+      return renderOAuthError(new OAuthError(answered, oauthErrorCode(answered, detail), detail, headers), reply);
+    }
+    return oauthErrorFields ? handleOAuthError(error, request, reply) : handleError(error, request, reply);
+  });
   const errorAnswer = (description: string, example: string, code: OAuthErrorCode) =>
     oauthErrorResponse(description, example, code, oauthErrorFields);
-
   const notForm = errorAnswer("The body is not form-encoded.", "Unsupported Media Type", "invalid_request");
   const tooLarge = errorAnswer(
     "The body is over the size limit (16 KiB).",
@@ -127,101 +147,6 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<TokenRouteOptions> = async (
     PASSWORD_CHECKS_BUSY,
     "temporarily_unavailable",
   );
-
-  /** Checks e-mail and password, with the brute-force limits and the equal-cost rule for unknown e-mails. */
-  async function checkPassword(request: FastifyRequest, username: string, password: string): Promise<UserRecord> {
-    await limits.checkLogin(username, request.ip);
-    const user = await store.findByEmail(username);
-    // An account at its second-factor limit gets the second step's 429 here too, instead of a fresh
-    // mfa_token; checked before the password, so the answer tells nothing about the password.
-    if (user) await limits.checkSecondFactor(user.id);
-    // An unknown e-mail still pays for one hash verify, so timing does not reveal which accounts exist.
-    const verified = user
-      ? await passwords.verify(user.hashedPassword, password)
-      : await passwords.verifyDummy(password);
-    // An inactive account answers exactly like a wrong password: nothing tells "disabled" from "unknown".
-    if (!user || !verified || !user.isActive) {
-      await limits.recordLoginFailure(username, request.ip);
-      await audit.record("login", user?.id ?? null, user && verified ? "refused_inactive" : "failure", request.ip);
-      throw unauthorized(INCORRECT_EMAIL_OR_PASSWORD);
-    }
-    await limits.recordLoginSuccess(username, request.ip);
-    // Only after the password proved correct, so this distinct answer enumerates nothing.
-    if (verificationRequired && user.emailVerifiedAt === null) {
-      await audit.record("login", user.id, "refused_unverified", request.ip);
-      throw new HttpError(403, EMAIL_NOT_VERIFIED);
-    }
-    // Hashes made with older parameters or imported from another system are upgraded now, the
-    // only moment the plain password is at hand; before the session is written, so that nothing
-    // can fail after that commit. With the hash queue full the upgrade waits for a later login:
-    // this one has proved its password and is not refused for an optional second hash.
-    if (passwords.needsRehash(user.hashedPassword)) {
-      const upgraded = await passwords.hash(password).catch((error: unknown) => {
-        if (error instanceof PasswordHashQueueFull) return undefined;
-        throw error;
-      });
-      if (upgraded !== undefined) await store.update(user.id, { hashedPassword: upgraded });
-    }
-    return user;
-  }
-
-  /** The assertion in the form field, parsed; its shape is the passkey verifier's to check. */
-  function webauthnResponse(text: string | undefined): unknown {
-    if (text === undefined) throw required("webauthn_response");
-    try {
-      return JSON.parse(text);
-    } catch {
-      throw new HttpError(400, MALFORMED_WEBAUTHN_RESPONSE);
-    }
-  }
-
-  /** Same rule as the password grant: an unverified address may not log in while verification is required. */
-  async function refuseUnverified(request: FastifyRequest, user: UserRecord): Promise<void> {
-    if (verificationRequired && user.emailVerifiedAt === null) {
-      await audit.record("login", user.id, "refused_unverified", request.ip);
-      throw new HttpError(403, EMAIL_NOT_VERIFIED);
-    }
-  }
-
-  /**
-   * The second step of a login: a live mfa_token, the user's second-factor limit, then `verify`,
-   * which checks the answer for this factor and, when it is right, spends it (a code works once)
-   * together with the `used` events. A wrong answer counts against the mfa_token (a few spend it)
-   * and the user (429 past the limit). The session records how the user authenticated. The
-   * passkeys branch calls this with factor "webauthn" and a verify that checks the assertion.
-   */
-  async function secondFactorLogin(
-    request: FastifyRequest,
-    mfaToken: string,
-    factor: FactorName,
-    verify: (userId: string, used: readonly AuditEntry[]) => Promise<boolean>,
-  ): Promise<{ user: UserRecord; issued: Issued }> {
-    request.loginStep = "second_factor";
-    const userId = await factors.challengedUser(mfaToken);
-    await limits.checkSecondFactor(userId);
-    const user = await store.findById(userId);
-    if (!user?.isActive) throw invalidMfaToken();
-    if (!(await verify(userId, [{ type: "second_factor", outcome: `${factor}_used`, clientAddress: request.ip }]))) {
-      await factors.recordFailure(mfaToken, userId);
-      await audit.record("second_factor", userId, `${factor}_failed`, request.ip);
-      throw unauthorized(WRONG_ANSWER[factor]);
-    }
-    await factors.spendChallenge(mfaToken);
-    await limits.recordSecondFactorSuccess(userId);
-    const issued = await sessions.start(
-      user.id,
-      clientOf(request),
-      [{ type: "login", outcome: "success", clientAddress: request.ip }],
-      SECOND_FACTOR_AMR[factor],
-    );
-    return { user, issued };
-  }
-
-  /** The session of a login by passkey alone and its login event, in one transaction. */
-  function startLogin(request: FastifyRequest, userId: string, amr: readonly string[]): Promise<Issued> {
-    const events: AuditEntry[] = [{ type: "login", outcome: "success", clientAddress: request.ip }];
-    return sessions.start(userId, clientOf(request), events, amr);
-  }
 
   app.post(
     "/auth/token",
@@ -252,14 +177,24 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<TokenRouteOptions> = async (
           `**Passkey alone.** \`grant_type=${WEBAUTHN_GRANT}\` with \`challenge_id\` and \`webauthn_response\` ` +
           "(the assertion of a discoverable passkey with user verification, after " +
           "`POST /auth/webauthn/authentication-options` with `{}`) signs in without a password; `amr` " +
-          '`["hwk","user"]`.',
+          '`["hwk","user"]`.\n\n' +
+          "**Registered clients.** `grant_type=client_credentials` gives a confidential client a token for itself " +
+          "(no user, no refresh token): the client authenticates with HTTP Basic (`client_secret_basic`, id and " +
+          "secret form-encoded first) or `client_id` and `client_secret` in the form (`client_secret_post`), " +
+          "whichever it registered, never both; `scope` asks for part of its registered scope. Every error of this " +
+          "grant carries RFC 6749's `error` (`invalid_client` 401, with `WWW-Authenticate: Basic` after a Basic " +
+          "attempt; `unauthorized_client`, `invalid_scope`, `invalid_request` 400), whatever OAUTH_ERROR_FIELDS says.",
         consumes: ["application/x-www-form-urlencoded"],
         body: TokenForm,
         response: {
-          200: TokenOut,
+          200: Type.Union([TokenOut, ClientTokenOut], {
+            description: "A user's tokens (the spec's grants), or a client's token (`client_credentials`).",
+          }),
           400: errorAnswer(
             "A grant type this endpoint does not know (`unsupported_grant_type`), a repeated form field, or a " +
-              "`webauthn_response` that is not JSON (`invalid_request`).",
+              "`webauthn_response` that is not JSON (`invalid_request`). For `client_credentials`: a client not " +
+              `registered for it (\`unauthorized_client\`), a scope outside its registered scope (\`invalid_scope\`: ` +
+              `"${INVALID_SCOPE}"), two client authentication methods at once or a malformed field (\`invalid_request\`).`,
             UNSUPPORTED_GRANT_TYPE,
             "unsupported_grant_type",
           ),
@@ -269,7 +204,9 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<TokenRouteOptions> = async (
               `in the passkey grants, an assertion that does not verify ("${PASSKEY_NOT_VERIFIED}": unknown ` +
               "passkey, wrong origin or relying party, no user verification for a passkey alone, a sign counter " +
               "that did not move forward) or a spent or expired challenge. The status is the spec's (RFC 6749 " +
-              "would say 400); with OAUTH_ERROR_FIELDS=on, `error` is `invalid_grant`.",
+              "would say 400); with OAUTH_ERROR_FIELDS=on, `error` is `invalid_grant`. For `client_credentials`: " +
+              `client authentication failed (\`invalid_client\`, "${CLIENT_AUTHENTICATION_FAILED}": unknown client, ` +
+              "wrong secret, or not the method it registered), with `WWW-Authenticate: Basic` when HTTP Basic was tried.",
             INCORRECT_EMAIL_OR_PASSWORD,
             "invalid_grant",
           ),
@@ -309,104 +246,13 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<TokenRouteOptions> = async (
       },
     },
     async function issueToken(request, reply) {
-      const {
-        grant_type = "password",
-        username,
-        password,
-        refresh_token,
-        mfa_token,
-        otp,
-        recovery_code,
-      } = request.body;
-      let user: UserRecord;
-      let issued: Issued;
-      if (oidc && grant_type === "authorization_code") {
-        // RFC 6749 section 5.1: responses that carry tokens must not be cached.
-        reply.header("cache-control", "no-store").header("pragma", "no-cache");
-        return oidc.authorizationCode(request, request.body);
-      }
-      if (oidc && grant_type === "refresh_token" && refresh_token !== undefined) {
-        // A session a client's code started is that client's: its refresh answers the client's tokens.
-        const binding = await oidc.bindingOf(refresh_token);
-        if (binding) {
-          reply.header("cache-control", "no-store").header("pragma", "no-cache");
-          return oidc.refresh(request, request.body, binding);
-        }
-      }
-      if (grant_type === "password") {
-        if (username === undefined) throw required("username");
-        if (password === undefined) throw required("password");
-        user = await checkPassword(request, username, password);
-        const offer = await factors.factorsOnOffer(user.id);
-        if (offer.length > 0) {
-          // The password alone opens nothing here: a single-use challenge for the second step.
-          const challenge = await factors.challenge(user.id);
-          await audit.record("login", user.id, "mfa_required", request.ip);
-          request.loginStep = "mfa_required";
-          // RFC 6749 section 5.1: the mfa_token is a credential too; never cached.
-          return reply
-            .code(403)
-            .header("cache-control", "no-store")
-            .header("pragma", "no-cache")
-            .send({
-              error: "mfa_required" as const,
-              detail: MFA_REQUIRED,
-              error_description: MFA_REQUIRED,
-              mfa_token: challenge.token,
-              mfa_factors: offer,
-              expires_in: challenge.expiresIn,
-            });
-        }
-        // The session, its refresh token and the login event commit together; the answer is built
-        // from what was written, with no read after the commit.
-        issued = await sessions.start(user.id, clientOf(request), [
-          { type: "login", outcome: "success", clientAddress: request.ip },
-        ]);
-      } else if (grant_type === "refresh_token") {
-        if (refresh_token === undefined) throw required("refresh_token");
-        const rotated = await sessions.refresh(refresh_token, clientOf(request));
-        // Deactivation ends the sessions in the same transaction; this is a second guard.
-        if (!rotated.user.isActive) throw invalidGrant();
-        user = rotated.user;
-        issued = rotated;
-      } else if (grant_type === MFA_OTP_GRANT) {
-        if (mfa_token === undefined) throw required("mfa_token");
-        if (otp === undefined) throw required("otp");
-        ({ user, issued } = await secondFactorLogin(request, mfa_token, "otp", (userId, used) =>
-          factors.checkTotp(userId, otp, used),
-        ));
-      } else if (grant_type === MFA_RECOVERY_CODE_GRANT) {
-        if (mfa_token === undefined) throw required("mfa_token");
-        if (recovery_code === undefined) throw required("recovery_code");
-        ({ user, issued } = await secondFactorLogin(request, mfa_token, "recovery_code", (userId, used) =>
-          factors.useRecoveryCode(userId, recovery_code, used),
-        ));
-      } else if (grant_type === MFA_WEBAUTHN_GRANT) {
-        if (mfa_token === undefined) throw required("mfa_token");
-        const response = webauthnResponse(request.body.webauthn_response);
-        const { challenge_id } = request.body;
-        ({ user, issued } = await secondFactorLogin(request, mfa_token, "webauthn", (userId, used) =>
-          passkeys.accepts("second_factor", response, request.ip, { challengeId: challenge_id, userId, events: used }),
-        ));
-      } else if (grant_type === WEBAUTHN_GRANT) {
-        // A passkey alone (discoverable credential, user verification required) is the whole login.
-        const response = webauthnResponse(request.body.webauthn_response);
-        if (request.body.challenge_id === undefined) throw required("challenge_id");
-        user = await passkeys.verify("login", response, request.ip, { challengeId: request.body.challenge_id });
-        await refuseUnverified(request, user);
-        issued = await startLogin(request, user.id, AMR_PASSKEY);
-      } else {
-        throw new HttpError(400, UNSUPPORTED_GRANT_TYPE);
-      }
-
-      // RFC 6749 section 5.1: responses that carry tokens must not be cached.
+      const grant = grants.get(request.body.grant_type ?? "password");
+      if (grant === undefined) throw new HttpError(400, UNSUPPORTED_GRANT_TYPE);
+      const client = await clientFor(grant, request);
+      const answer = await grant.handle({ request, reply, client });
+      // RFC 6749 section 5.1: responses that carry tokens (or an mfa_token) must not be cached.
       reply.header("cache-control", "no-store").header("pragma", "no-cache");
-      return {
-        access_token: tokens.issueAccessToken(user, issued.session.id, issued.session.amr),
-        token_type: "bearer" as const,
-        expires_in: ACCESS_TOKEN_LIFETIME_SECONDS,
-        refresh_token: issued.refreshToken,
-      };
+      return answer;
     },
   );
 

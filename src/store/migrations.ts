@@ -260,6 +260,36 @@ export const migrations: readonly Migration[] = [
       DROP INDEX IF EXISTS sessions_by_expiry;
     `,
   ),
+  // OAuth clients (issue 24, part A: the client registry). One row per relying party, with its RFC 7591
+  // metadata; the lists are JSON arrays of text. Secrets are random (256 bits) and stored only as
+  // SHA-256 (a fast hash is right for a high-entropy secret, and client authentication is a hot
+  // path); the previous secret keeps working until previous_secret_expires_at after a rotation.
+  // A public client (token_endpoint_auth_method 'none') has no secret at all.
+  migration(
+    30,
+    "OAuth clients",
+    (t) => `
+      CREATE TABLE oauth_clients (
+        id ${t.id} PRIMARY KEY,
+        name ${t.text} NOT NULL,
+        redirect_uris ${t.text} NOT NULL DEFAULT '[]',
+        post_logout_redirect_uris ${t.text} NOT NULL DEFAULT '[]',
+        grant_types ${t.text} NOT NULL,
+        response_types ${t.text} NOT NULL,
+        token_endpoint_auth_method ${t.text} NOT NULL
+          CHECK (token_endpoint_auth_method IN ('client_secret_basic', 'client_secret_post', 'none')),
+        scope ${t.text} NOT NULL,
+        backchannel_logout_uri ${t.text},
+        ${t.bool("first_party", false)},
+        registered_by ${t.text} NOT NULL CHECK (registered_by IN ('admin', 'dynamic')),
+        secret_hash ${t.text},
+        previous_secret_hash ${t.text},
+        previous_secret_expires_at ${t.time},
+        created_at ${t.time} NOT NULL,
+        updated_at ${t.time} NOT NULL
+      )${t.strict};
+    `,
+  ),
   // OpenID Connect, the flow (issue 24, part B). Authorization codes are stored as SHA-256 only, live
   // 60 seconds and are spent by setting redeemed_at, so any instance can redeem a code another one
   // issued; issued_session_id names the session a redemption started, which a second presentation

@@ -90,6 +90,36 @@ const COLUMN_OF: Record<keyof store.UserChanges, string> = {
   emailVerifiedAt: "email_verified_at",
 };
 
+const CLIENT_BY_ID = prepared("oauth_clients_by_id", "SELECT * FROM oauth_clients WHERE id = $1");
+
+/** The columns of a client's metadata, by field: an allow-list, since the names go into the SQL. */
+const CLIENT_COLUMN_OF: Record<keyof store.ClientMetadataRecord, string> = {
+  name: "name",
+  redirectUris: "redirect_uris",
+  postLogoutRedirectUris: "post_logout_redirect_uris",
+  grantTypes: "grant_types",
+  responseTypes: "response_types",
+  tokenEndpointAuthMethod: "token_endpoint_auth_method",
+  scope: "scope",
+  backchannelLogoutUri: "backchannel_logout_uri",
+  firstParty: "first_party",
+};
+
+/** A client's metadata as the parameters $2 to $10 of the insert, lists as JSON. */
+function clientColumns(client: store.ClientMetadataRecord): Param[] {
+  return [
+    client.name,
+    JSON.stringify(client.redirectUris),
+    JSON.stringify(client.postLogoutRedirectUris),
+    JSON.stringify(client.grantTypes),
+    JSON.stringify(client.responseTypes),
+    client.tokenEndpointAuthMethod,
+    client.scope,
+    client.backchannelLogoutUri,
+    client.firstParty,
+  ];
+}
+
 /** Conditions whose value is undefined are left out; parameters are numbered from 1, `limit` last. */
 function filtered(select: string, conditions: [string, Param | undefined][], order: string, limit: number) {
   const params: Param[] = [];
@@ -136,7 +166,7 @@ export function sqlStore(db: Db, clock: () => number): store.UserStore {
     sql: string,
     params: Param[],
     events: readonly store.AuditEntry[],
-    subject?: string,
+    subject?: string | null,
   ): Promise<R | undefined> {
     return db.transaction(async (tx) => {
       const row = await tx.one<R>(sql, params);
@@ -523,6 +553,64 @@ export function sqlStore(db: Db, clock: () => number): store.UserStore {
       return (await db.run(sql, [next, userId, previous])) > 0;
     },
 
+    // OAuth clients (ClientStore)
+    async createClient(client, events = []) {
+      const at = clock();
+      const values = [newId(at), ...clientColumns(client), client.registeredBy, client.secretHash, iso(at)];
+      return db.transaction(async (tx) => {
+        const row = (await tx.one<Row>(
+          `INSERT INTO oauth_clients (id, name, redirect_uris, post_logout_redirect_uris, grant_types, response_types,
+             token_endpoint_auth_method, scope, backchannel_logout_uri, first_party, registered_by, secret_hash,
+             created_at, updated_at)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $13) RETURNING *`,
+          values,
+        )) as Row;
+        await record(tx, events, null);
+        return readClient(row);
+      });
+    },
+    async findClient(id) {
+      return isUuid(id) ? find(CLIENT_BY_ID, [id], readClient) : undefined;
+    },
+    async listClients({ limit, after, publicOnly }) {
+      const conditions: [string, Param | undefined][] = [
+        ["id >", after],
+        ["token_endpoint_auth_method =", publicOnly ? "none" : undefined],
+      ];
+      return (await db.all<Row>(...filtered("SELECT * FROM oauth_clients", conditions, "id", limit))).map(readClient);
+    },
+    async updateClient(id, changes, events = []) {
+      if (!isUuid(id)) return undefined;
+      const params: Param[] = [now()];
+      const assignments = ["updated_at = $1"];
+      for (const [field, value] of Object.entries(changes) as [keyof store.ClientMetadataRecord, unknown][]) {
+        if (value === undefined) continue;
+        params.push(Array.isArray(value) ? JSON.stringify(value) : (value as Param));
+        assignments.push(`${CLIENT_COLUMN_OF[field]} = $${params.length}`);
+      }
+      params.push(id);
+      const sql = `UPDATE oauth_clients SET ${assignments.join(", ")} WHERE id = $${params.length} RETURNING *`;
+      const row = await eventful<Row>(sql, params, events, null);
+      return row && readClient(row);
+    },
+    async rotateClientSecret(id, secretHash, previousExpiresAt, events = []) {
+      if (!isUuid(id)) return undefined;
+      const row = await eventful<Row>(
+        `UPDATE oauth_clients SET previous_secret_hash = CASE WHEN $5 THEN secret_hash ELSE NULL END,
+           previous_secret_expires_at = $2, secret_hash = $3, updated_at = $4
+         WHERE id = $1 AND secret_hash IS NOT NULL RETURNING *`,
+        [id, previousExpiresAt, secretHash, now(), previousExpiresAt !== null],
+        events,
+        null,
+      );
+      return row && readClient(row);
+    },
+    async removeClient(id, events = []) {
+      if (!isUuid(id)) return false;
+      const sql = "DELETE FROM oauth_clients WHERE id = $1 RETURNING id";
+      return (await eventful(sql, [id], events, null)) !== undefined;
+    },
+
     // The audit trail (AuditStore)
     async recordEvent(event) {
       await record(db, [event], event.userId);
@@ -664,3 +752,11 @@ const readOutbox = reader<store.OutboxMessage>({}, ["lease_owner", "lease_until"
 const readEvent = reader<store.AuditEvent>();
 const readTotp = reader<store.TotpFactor>();
 const readMfaChallenge = reader<store.MfaChallenge>();
+const jsonList = (value: unknown) => JSON.parse(value as string) as string[];
+const readClient = reader<store.ClientRecord>({
+  redirectUris: jsonList,
+  postLogoutRedirectUris: jsonList,
+  grantTypes: jsonList,
+  responseTypes: jsonList,
+  firstParty: flag,
+});

@@ -147,6 +147,8 @@ export const AUDIT_EVENT_TYPES = [
   "mail",
   "passkey",
   "second_factor",
+  // An OAuth client registered, changed, given a new secret or deleted; about the admin who did it.
+  "oauth_client",
   "oidc",
 ] as const;
 export type AuditEventType = (typeof AUDIT_EVENT_TYPES)[number];
@@ -481,6 +483,76 @@ export interface SecondFactorStore {
   replaceTotpSecret(userId: string, previous: string, next: string): Promise<boolean>;
 }
 
+/** How a client authenticates at the token endpoint (RFC 7591 section 2); `none`: a public client. */
+export type ClientAuthMethod = "client_secret_basic" | "client_secret_post" | "none";
+
+/** A registered OAuth client (relying party): its RFC 7591 metadata and its secrets' hashes. */
+export interface ClientRecord {
+  /** The client_id: a UUIDv7. */
+  id: string;
+  name: string;
+  redirectUris: string[];
+  postLogoutRedirectUris: string[];
+  grantTypes: string[];
+  responseTypes: string[];
+  tokenEndpointAuthMethod: ClientAuthMethod;
+  /** Space-separated scopes the client may ask for. */
+  scope: string;
+  backchannelLogoutUri: string | null;
+  /** The service's own app: no consent screen. */
+  firstParty: boolean;
+  /** By an admin (/clients, the CLI) or through dynamic registration (RFC 7591). */
+  registeredBy: "admin" | "dynamic";
+  /** SHA-256 of the secret, base64url; null for a public client. */
+  secretHash: string | null;
+  /** The secret before the last rotation, valid until previousSecretExpiresAt. */
+  previousSecretHash: string | null;
+  previousSecretExpiresAt: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export type ClientMetadataRecord = Pick<
+  ClientRecord,
+  | "name"
+  | "redirectUris"
+  | "postLogoutRedirectUris"
+  | "grantTypes"
+  | "responseTypes"
+  | "tokenEndpointAuthMethod"
+  | "scope"
+  | "backchannelLogoutUri"
+  | "firstParty"
+>;
+
+export type NewClient = ClientMetadataRecord & Pick<ClientRecord, "registeredBy" | "secretHash">;
+
+export interface ClientStore {
+  /** Inserts a client (a new id) with its events. */
+  createClient(client: NewClient, events?: readonly AuditEntry[]): Promise<ClientRecord>;
+  findClient(id: string): Promise<ClientRecord | undefined>;
+  /** Clients in id order (creation order), at most `limit`; `publicOnly`: those without a secret. */
+  listClients(query: { limit: number; after?: string; publicOnly?: boolean }): Promise<ClientRecord[]>;
+  /** Sets the metadata given (with its events); undefined when no such client. */
+  updateClient(
+    id: string,
+    changes: Partial<ClientMetadataRecord>,
+    events?: readonly AuditEntry[],
+  ): Promise<ClientRecord | undefined>;
+  /**
+   * A confidential client's new secret: the current one becomes the previous one, valid until
+   * `previousExpiresAt` (null: it stops at once). Undefined when no such client or it has no secret.
+   */
+  rotateClientSecret(
+    id: string,
+    secretHash: string,
+    previousExpiresAt: string | null,
+    events?: readonly AuditEntry[],
+  ): Promise<ClientRecord | undefined>;
+  /** Deletes (with its events); false when no such client. */
+  removeClient(id: string, events?: readonly AuditEntry[]): Promise<boolean>;
+}
+
 export interface UserQuery {
   limit: number;
   /** Keyset pagination: only users whose id sorts after this one. */
@@ -575,7 +647,8 @@ export interface UserStore
     AccountTokenStore,
     OutboxStore,
     SecondFactorStore,
-    PasskeyStore {
+    PasskeyStore,
+    ClientStore {
   /** Changes to users, for caches (see UserChangeFeed). */
   readonly userChanges: UserChangeFeed;
   /** The user whose normalised e-mail equals the normalised argument, if any. */

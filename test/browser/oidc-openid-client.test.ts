@@ -12,13 +12,7 @@ import { after, before, describe, test } from "node:test";
 import * as client from "openid-client";
 import type { Browser, Page } from "playwright-core";
 import { createUser } from "../helpers.ts";
-import {
-  CLIENT_SECRET,
-  type OidcService,
-  type RelyingPartyServer,
-  startOidcService,
-  startRelyingParty,
-} from "../oidc/fixture.ts";
+import { type OidcService, type RelyingPartyServer, startOidcService, startRelyingParty } from "../oidc/fixture.ts";
 import { launchChromium, STEP_TIMEOUT, skipWithoutChromium } from "./chromium.ts";
 
 const PASSWORD = "correct horse battery";
@@ -41,15 +35,10 @@ describe("OpenID Connect with openid-client through the sign-in page", { skip: s
   }
 
   async function discover(service: OidcService) {
-    return client.discovery(
-      new URL(service.issuer),
-      "partner-app",
-      undefined,
-      client.ClientSecretBasic(CLIENT_SECRET),
-      {
-        execute: [client.allowInsecureRequests],
-      },
-    );
+    const { id, secret } = service.clients.partner;
+    return client.discovery(new URL(service.issuer), id, undefined, client.ClientSecretBasic(secret), {
+      execute: [client.allowInsecureRequests],
+    });
   }
 
   test("code with PKCE and nonce, ID token, userinfo, refresh, consent, logout", async (t) => {
@@ -95,7 +84,7 @@ describe("OpenID Connect with openid-client through the sign-in page", { skip: s
     assert.ok(claims);
     assert.equal(claims.sub, user.id);
     assert.equal(claims.iss, service.issuer);
-    assert.equal(claims.aud, "partner-app");
+    assert.equal(claims.aud, service.clients.partner.id);
     assert.equal(claims.nonce, nonce);
     assert.deepEqual(claims.amr, ["pwd"]);
     assert.equal(claims.acr, "0");

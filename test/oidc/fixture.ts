@@ -10,14 +10,13 @@ import type { FastifyInstance } from "fastify";
 import { buildApp } from "../../src/app.ts";
 import { generatePrivateKeyPem } from "../../src/auth/keys.ts";
 import type { Config } from "../../src/config.ts";
-import { type RelyingParty, staticClientDirectory } from "../../src/oidc/client-port.ts";
+import { clientMetadata, createClientRegistry } from "../../src/oidc/clients.ts";
 import type { UserStore } from "../../src/store/store.ts";
 import { freePort } from "../browser/chromium.ts";
 import { openTestStore, TestClock, testConfig } from "../helpers.ts";
 
 /** One RSA key per test process: generating one takes a moment. */
 export const OIDC_KEY = generatePrivateKeyPem("RS256");
-export const CLIENT_SECRET = "a-confidential-client-secret-of-at-least-32-bytes";
 
 export interface RelyingPartyServer {
   origin: string;
@@ -48,41 +47,55 @@ export async function startRelyingParty(t: TestContext): Promise<RelyingPartySer
   };
 }
 
-export function clientsFor(rpOrigin: string): (RelyingParty & { clientSecret?: string })[] {
-  return [
-    {
-      clientId: "partner-app",
-      clientName: "Partner <App>",
-      clientSecret: CLIENT_SECRET,
-      redirectUris: [`${rpOrigin}/callback`],
-      postLogoutRedirectUris: [`${rpOrigin}/signed-out`],
-      tokenEndpointAuthMethod: "client_secret_basic",
-      firstParty: false,
+/** The test's clients: a confidential third-party app, a public first-party SPA, a client_secret_post app. */
+export interface TestClients {
+  partner: { id: string; secret: string };
+  spa: { id: string };
+  post: { id: string; secret: string };
+}
+
+export async function registerClients(store: UserStore, rpOrigin: string): Promise<TestClients> {
+  const registry = createClientRegistry(store);
+  const by = { userId: null, clientAddress: null };
+  const partner = await registry.register(
+    clientMetadata({
+      client_name: "Partner <App>",
+      redirect_uris: [`${rpOrigin}/callback`],
+      post_logout_redirect_uris: [`${rpOrigin}/signed-out`],
+      grant_types: ["authorization_code", "refresh_token"],
+      token_endpoint_auth_method: "client_secret_basic",
       scope: "openid profile email offline_access",
-      backchannelLogoutUri: null,
-    },
-    {
-      clientId: "first-party-spa",
-      clientName: "Our SPA",
-      redirectUris: [`${rpOrigin}/spa/callback`],
-      postLogoutRedirectUris: [`${rpOrigin}/spa/`],
-      tokenEndpointAuthMethod: "none",
-      firstParty: true,
+    }),
+    by,
+  );
+  const spa = await registry.register(
+    clientMetadata({
+      client_name: "Our SPA",
+      redirect_uris: [`${rpOrigin}/spa/callback`],
+      post_logout_redirect_uris: [`${rpOrigin}/spa/`],
+      grant_types: ["authorization_code", "refresh_token"],
+      token_endpoint_auth_method: "none",
       scope: "openid profile email",
-      backchannelLogoutUri: null,
-    },
-    {
-      clientId: "post-app",
-      clientName: "Post App",
-      clientSecret: CLIENT_SECRET,
-      redirectUris: [`${rpOrigin}/post/callback`],
-      postLogoutRedirectUris: [],
-      tokenEndpointAuthMethod: "client_secret_post",
-      firstParty: true,
+      first_party: true,
+    }),
+    by,
+  );
+  const post = await registry.register(
+    clientMetadata({
+      client_name: "Post App",
+      redirect_uris: [`${rpOrigin}/post/callback`],
+      grant_types: ["authorization_code", "refresh_token"],
+      token_endpoint_auth_method: "client_secret_post",
       scope: "openid email",
-      backchannelLogoutUri: null,
-    },
-  ];
+      first_party: true,
+    }),
+    by,
+  );
+  return {
+    partner: { id: partner.client.id, secret: partner.secret as string },
+    spa: { id: spa.client.id },
+    post: { id: post.client.id, secret: post.secret as string },
+  };
 }
 
 export interface OidcService {
@@ -90,6 +103,7 @@ export interface OidcService {
   store: UserStore;
   clock: TestClock;
   issuer: string;
+  clients: TestClients;
 }
 
 /** The service listening at `http://localhost:<port>`, that URL its PUBLIC_URL and issuer. */
@@ -112,14 +126,14 @@ export async function startOidcService(
     }),
     store,
     clock: clock.read,
-    clients: staticClientDirectory(clientsFor(rpOrigin)),
   });
+  const clients = await registerClients(store, rpOrigin);
   await app.listen({ host: "127.0.0.1", port });
   t.after(async () => {
     await app.close();
     if (options.store === undefined) await store.close();
   });
-  return { app, store, clock, issuer };
+  return { app, store, clock, issuer, clients };
 }
 
 export function pkcePair(): { verifier: string; challenge: string } {

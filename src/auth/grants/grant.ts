@@ -1,0 +1,116 @@
+// What a grant of the token endpoint is: one module per grant_type (as
+// node-oidc-provider's lib/actions/grants/), each exporting a factory that
+// returns its Grant. The route (routes/token.ts) parses the form, looks the
+// grant up in its dispatch table, authenticates the client first when the
+// grant takes one, then calls handle(). Also the few steps several grants
+// share: a required field, the client's address and agent for the session,
+// the refusal of an unverified address, and the user's token response.
+//
+// THE SLOT FOR A NEW GRANT (authorization_code, and refresh tokens issued to
+// clients): a new file exporting `(deps: GrantDeps) => Grant`, plus one line
+// in the table of routes/token.ts. Its `type` is the grant_type value;
+// `parameters` the form fields it reads (they must also be in TokenForm,
+// schemas.ts); `client: "required"` makes the route authenticate the client
+// (client-auth.ts: Basic, post, or none for a public client) before
+// handle() and hand it over in `context.client`; errors thrown as OAuthError
+// (oauth-errors.ts) are answered with RFC 6749's `error` whatever
+// OAUTH_ERROR_FIELDS says, and any other error of such a grant is answered
+// that way too (see routes/token.ts). handle() returns the token response
+// body; the route adds `Cache-Control: no-store` and `Pragma: no-cache`.
+import type { FastifyReply, FastifyRequest } from "fastify";
+import type { Static } from "typebox";
+import type { Audit } from "../../audit.ts";
+import { HttpError } from "../../errors.ts";
+import type { Client, ClientRegistry } from "../../oidc/clients.ts";
+import type { OidcGrants } from "../../oidc/code-grant.ts";
+import type { ClientTokenOut, MfaRequired, TokenForm, TokenOut } from "../../schemas.ts";
+import type { UserRecord, UserStore } from "../../store/store.ts";
+import { MALFORMED_WEBAUTHN_RESPONSE, type Passkeys } from "../passkeys.ts";
+import type { PasswordHasher } from "../passwords.ts";
+import type { RateLimits } from "../rate-limits.ts";
+import type { SecondFactorService } from "../second-factors.ts";
+import type { ClientInfo, Issued, Sessions } from "../sessions.ts";
+import { ACCESS_TOKEN_LIFETIME_SECONDS, type TokenService } from "../tokens.ts";
+
+export const EMAIL_NOT_VERIFIED =
+  "Your e-mail address is not verified yet: open the link we sent you, or ask for a new one";
+
+/** What the grants are built from: the service's verbs. */
+export interface GrantDeps {
+  store: UserStore;
+  tokens: TokenService;
+  passwords: PasswordHasher;
+  limits: RateLimits;
+  sessions: Sessions;
+  audit: Audit;
+  factors: SecondFactorService;
+  /** EMAIL_VERIFICATION_REQUIRED: a correct password for an unverified address is refused with 403. */
+  verificationRequired: boolean;
+  passkeys: Passkeys;
+  clients: ClientRegistry;
+  /** OpenID Connect's grants (authorization_code, and the refresh of a client's session); absent while it is off. */
+  oidc?: OidcGrants;
+}
+
+/** What a grant answers: a user's tokens, a client's token, or (password grant) a second-factor challenge. */
+export type TokenAnswer = Static<typeof TokenOut> | Static<typeof ClientTokenOut> | Static<typeof MfaRequired>;
+
+export interface GrantContext {
+  request: FastifyRequest & { body: TokenForm };
+  reply: FastifyReply;
+  /** The authenticated client, for a grant with `client: "required"`; undefined otherwise. */
+  client: Client | undefined;
+}
+
+export interface Grant {
+  /** The grant_type value it answers. */
+  readonly type: string;
+  /** The form fields it reads besides grant_type (and the client's own). */
+  readonly parameters: readonly string[];
+  /**
+   * "ignored": the spec's first-party grants, whose answers stay exactly as they were: client
+   * credentials in the request are not looked at (Swagger UI sends an empty Basic header).
+   * "required": the route authenticates the client before handle(), and every error carries `error`.
+   */
+  readonly client: "ignored" | "required";
+  /** The token response body (the route adds the no-store headers), or an answer set on `reply`. */
+  handle(context: GrantContext): Promise<TokenAnswer>;
+}
+
+/** The same words as a schema failure, for the fields each grant requires. */
+export function required(field: string): HttpError {
+  return new HttpError(422, `body.${field}: field required`);
+}
+
+export function clientOf(request: FastifyRequest): ClientInfo {
+  const agent = request.headers["user-agent"];
+  return { address: request.ip, userAgent: typeof agent === "string" ? agent.slice(0, 512) : null };
+}
+
+/** The assertion in the form field, parsed; its shape is the passkey verifier's to check. */
+export function webauthnResponse(text: string | undefined): unknown {
+  if (text === undefined) throw required("webauthn_response");
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new HttpError(400, MALFORMED_WEBAUTHN_RESPONSE);
+  }
+}
+
+/** Same rule as the password grant: an unverified address may not log in while verification is required. */
+export async function refuseUnverified(deps: GrantDeps, request: FastifyRequest, user: UserRecord): Promise<void> {
+  if (deps.verificationRequired && user.emailVerifiedAt === null) {
+    await deps.audit.record("login", user.id, "refused_unverified", request.ip);
+    throw new HttpError(403, EMAIL_NOT_VERIFIED);
+  }
+}
+
+/** The spec's token response for a user's session (plus the refresh token and its lifetime). */
+export function userTokens(tokens: TokenService, user: UserRecord, issued: Issued) {
+  return {
+    access_token: tokens.issueAccessToken(user, issued.session.id, issued.session.amr),
+    token_type: "bearer" as const,
+    expires_in: ACCESS_TOKEN_LIFETIME_SECONDS,
+    refresh_token: issued.refreshToken,
+  };
+}
