@@ -7,8 +7,18 @@
 // a wrong secret. prompt=none answers login_required and consent_required.
 import assert from "node:assert/strict";
 import { describe, type TestContext, test } from "node:test";
+import { buildApp } from "../src/app.ts";
 import { loadConfig } from "../src/config.ts";
-import { bearer, buildTestApp, createUser, requestToken, TEST_ISSUER } from "./helpers.ts";
+import { openPostgresStore } from "../src/store/postgres.ts";
+import {
+  bearer,
+  buildTestApp,
+  createUser,
+  openPostgresSchema,
+  requestToken,
+  TEST_ISSUER,
+  testConfig,
+} from "./helpers.ts";
 import { OIDC_KEY, pkcePair, registerClients, type TestClients } from "./oidc/fixture.ts";
 
 const RP = "https://rp.example";
@@ -362,5 +372,54 @@ describe("discovery and keys", () => {
       () => loadConfig({ DATABASE_URL: "sqlite::memory:", OIDC_SIGNING_KEY_FILE: "/no/such/file.pem" }),
       /^ConfigError: OIDC_SIGNING_KEY_FILE: cannot read \/no\/such\/file\.pem: ENOENT/,
     );
+  });
+});
+
+describe("two instances on one PostgreSQL database", {
+  skip: process.env.POSTGRES_URL ? false : "needs POSTGRES_URL (e.g. postgres://postgres@127.0.0.1:5432/test)",
+}, () => {
+  test("a code issued on one instance is redeemed on the other, once", async (t) => {
+    const { store: storeA, schema } = await openPostgresSchema(t, "oidc_two");
+    const storeB = await openPostgresStore({
+      url: process.env.POSTGRES_URL as string,
+      schema,
+      poolSize: 2,
+      timeoutMs: 10_000,
+    });
+    t.after(() => storeB.close());
+    const config = testConfig({ oidcSigningKeys: [OIDC_KEY] });
+    const instanceA = await buildApp({ config, store: storeA });
+    const instanceB = await buildApp({ config, store: storeB });
+    t.after(async () => {
+      await instanceA.close();
+      await instanceB.close();
+    });
+    const clients = await registerClients(storeA, RP);
+    const user = await createUser(storeA, "ada@example.com", PASSWORD);
+    await storeA.grantConsent(user.id, clients.partner.id, "openid email", new Date().toISOString());
+    const login = await requestToken(instanceA, { username: "ada@example.com", password: PASSWORD });
+    const opened = await instanceA.inject({
+      method: "POST",
+      url: "/oauth/browser-session",
+      headers: bearer(login.json().access_token),
+    });
+    const cookie = (opened.headers["set-cookie"] as string).split(";")[0] as string;
+    const pkce = pkcePair();
+    const answer = await instanceA.inject({ url: authorizeUrl(codeRequest(clients, pkce)), headers: { cookie } });
+    const code = new URL(answer.headers.location as string).searchParams.get("code") as string;
+    const fields = {
+      grant_type: "authorization_code",
+      code,
+      redirect_uri: `${RP}/callback`,
+      code_verifier: pkce.verifier,
+    };
+    const auth = basic(clients.partner.id, clients.partner.secret);
+    const onB = await requestToken(instanceB, fields, auth);
+    assert.equal(onB.statusCode, 200, onB.body);
+    const info = await instanceA.inject({ url: "/oauth/userinfo", headers: bearer(onB.json().access_token) });
+    assert.deepEqual(info.json(), { sub: user.id, email: "ada@example.com", email_verified: false });
+    const againOnA = await requestToken(instanceA, fields, auth);
+    assert.equal(againOnA.statusCode, 400);
+    assert.equal(againOnA.json().error, "invalid_grant");
   });
 });
