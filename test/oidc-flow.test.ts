@@ -205,6 +205,74 @@ describe("the authorization endpoint", () => {
   });
 });
 
+describe("consent", () => {
+  test("allowed on the consent page, listed on the account, taken back (which ends the app's sessions)", async (t) => {
+    const setup = await setUp(t);
+    const { app, clients, user } = setup;
+    const cookie = await browserCookie(setup);
+    const pkce = pkcePair();
+    const page = await app.inject({ url: authorizeUrl(codeRequest(clients, pkce)), headers: { cookie } });
+    assert.equal(page.statusCode, 200);
+    const field = (name: string) =>
+      (new RegExp(`name="${name}" value="([^"]*)"`).exec(page.body)?.[1] ?? "").replaceAll("&#38;", "&");
+    const allowed = await app.inject({
+      method: "POST",
+      url: "/oauth/consent",
+      headers: { cookie, "content-type": "application/x-www-form-urlencoded" },
+      payload: new URLSearchParams({
+        request: field("request"),
+        form_token: field("form_token"),
+        decision: "allow",
+      }).toString(),
+    });
+    assert.equal(allowed.statusCode, 303);
+    const back = new URL(allowed.headers.location as string);
+    assert.equal(back.searchParams.get("state"), "st-1");
+    const code = back.searchParams.get("code") as string;
+    const tokens = (
+      await requestToken(
+        app,
+        { grant_type: "authorization_code", code, redirect_uri: `${RP}/callback`, code_verifier: pkce.verifier },
+        basic(clients.partner.id, clients.partner.secret),
+      )
+    ).json();
+    const login = await requestToken(app, { username: "ada@example.com", password: PASSWORD });
+    const mine = bearer(login.json().access_token);
+    const listed = await app.inject({ url: "/me/apps", headers: mine });
+    assert.equal(listed.statusCode, 200);
+    const consent = await setup.store.findConsent(user.id, clients.partner.id);
+    assert.deepEqual(listed.json(), {
+      items: [
+        {
+          client_id: clients.partner.id,
+          client_name: "Partner <App>",
+          scope: "openid email",
+          granted_at: consent?.grantedAt,
+        },
+      ],
+    });
+    const removed = await app.inject({ method: "DELETE", url: `/me/apps/${clients.partner.id}`, headers: mine });
+    assert.equal(removed.statusCode, 204);
+    assert.deepEqual((await app.inject({ url: "/me/apps", headers: mine })).json(), { items: [] });
+    const again = await app.inject({ method: "DELETE", url: `/me/apps/${clients.partner.id}`, headers: mine });
+    assert.equal(again.statusCode, 404);
+    assert.deepEqual(again.json(), { detail: "No application has access to your account under this id" });
+    // The app's session ended with its access: its refresh token is refused.
+    const refresh = await requestToken(
+      app,
+      { grant_type: "refresh_token", refresh_token: tokens.refresh_token },
+      basic(clients.partner.id, clients.partner.secret),
+    );
+    assert.equal(refresh.statusCode, 400);
+    // prompt=none asks again: consent_required.
+    const none = await app.inject({
+      url: authorizeUrl(codeRequest(clients, pkce, { prompt: "none" })),
+      headers: { cookie },
+    });
+    assert.equal(new URL(none.headers.location as string).searchParams.get("error"), "consent_required");
+  });
+});
+
 describe("the authorization_code grant", () => {
   test("a right redemption, then every refusal per RFC 6749 5.2", async (t) => {
     const setup = await setUp(t);

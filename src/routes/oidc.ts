@@ -10,6 +10,7 @@ import type { Audit } from "../audit.ts";
 import type { Guards } from "../auth/guard.ts";
 import type { Sessions } from "../auth/sessions.ts";
 import { InvalidToken, type TokenService } from "../auth/tokens.ts";
+import { BEARER_SECURITY } from "../docs.ts";
 import { COULD_NOT_VALIDATE_CREDENTIALS, HttpError, NOT_AUTHENTICATED } from "../errors.ts";
 import { acceptFormBodies } from "../forms.ts";
 import {
@@ -42,6 +43,7 @@ export interface OidcRouteOptions {
   clock: () => number;
 }
 
+export const APP_NOT_FOUND = "No application has access to your account under this id";
 export const NO_BROWSER_SESSION = "Sign in first: this token belongs to no session";
 export const INSUFFICIENT_SCOPE = "The token was not granted the openid scope";
 
@@ -54,6 +56,16 @@ const UserInfo = Type.Object(
     email_verified: Type.Optional(Type.Boolean({ description: "`email` scope." })),
   },
   { $id: "UserInfo", description: "OpenID Connect Core 5.3.2: the claims the token's scopes grant." },
+);
+
+const GrantedApp = Type.Object(
+  {
+    client_id: Type.String(),
+    client_name: Type.String({ description: "The application's registered name." }),
+    scope: Type.String({ description: "The scopes the user allowed, space-separated." }),
+    granted_at: Type.String({ format: "date-time" }),
+  },
+  { $id: "GrantedApp", description: "An application the user allowed to use the account (its consent)." },
 );
 
 /** The query or form as a plain object; a repeated name keeps all its values (then refused as repeated). */
@@ -199,6 +211,7 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<OidcRouteOptions> = async (
       preHandler: [guards.authenticate],
       schema: {
         operationId: "openBrowserSession",
+        security: BEARER_SECURITY,
         tags: ["auth"],
         summary: "Open the browser session of the authorization endpoint (sign-in page)",
         description:
@@ -223,7 +236,7 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<OidcRouteOptions> = async (
 
   const userinfoSchema = (method: string) => ({
     operationId: `userinfo${method}`,
-    security: [{ bearer: [] }],
+    security: BEARER_SECURITY,
     tags: ["auth"],
     summary: "OpenID Connect userinfo",
     description:
@@ -310,6 +323,67 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<OidcRouteOptions> = async (
     if (returnTo === undefined) return sendSignedOutPage(reply);
     return reply.redirect(responseUri(returnTo, { state: text("state") }), 303);
   }
+
+  app.get(
+    "/me/apps",
+    {
+      preHandler: [guards.authenticate],
+      schema: {
+        operationId: "listGrantedApps",
+        tags: ["me"],
+        summary: "Applications you allowed to use your account",
+        description:
+          "The third-party applications (OpenID Connect clients) you gave consent to, with the scopes, newest " +
+          "first. First-party applications need no consent and are not listed.",
+        security: BEARER_SECURITY,
+        response: {
+          200: Type.Object({ items: Type.Array(GrantedApp) }),
+          401: errorResponse("No token, or the token check failed.", COULD_NOT_VALIDATE_CREDENTIALS),
+        },
+      },
+    },
+    async function listGrantedApps(request) {
+      const consents = await store.listConsents(request.user!.id);
+      const items = await Promise.all(
+        consents.map(async (consent) => ({
+          client_id: consent.clientId,
+          client_name: (await clients.find(consent.clientId))?.name ?? "A removed application",
+          scope: consent.scope,
+          granted_at: consent.grantedAt,
+        })),
+      );
+      return { items };
+    },
+  );
+
+  app.delete(
+    "/me/apps/:client_id",
+    {
+      preHandler: [guards.authenticate],
+      schema: {
+        operationId: "revokeGrantedApp",
+        tags: ["me"],
+        summary: "Take back an application's access",
+        description:
+          "204 with no body. Forgets the consent (the application asks again next time) and ends the " +
+          "application's sessions of your account: its refresh tokens stop working at once.",
+        security: BEARER_SECURITY,
+        params: Type.Object({ client_id: Type.String({ maxLength: 200 }) }),
+        response: {
+          204: { type: "null", description: "Taken back." },
+          401: errorResponse("No token, or the token check failed.", COULD_NOT_VALIDATE_CREDENTIALS),
+          404: errorResponse("No consent of yours for this client.", APP_NOT_FOUND),
+        },
+      },
+    },
+    async function revokeGrantedApp(request, reply) {
+      const userId = request.user!.id;
+      if (!(await store.revokeConsent(userId, request.params.client_id, new Date(clock()).toISOString())))
+        throw new HttpError(404, APP_NOT_FOUND);
+      await audit.record("oidc", userId, "consent_revoked", request.ip);
+      reply.code(204).send(null);
+    },
+  );
 
   app.get(END_SESSION_PATH, { schema: { hide: true } }, async function endSession(request, reply) {
     return logout(request, reply, paramsOf(queryOf(request)));
