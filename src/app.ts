@@ -39,11 +39,13 @@ import type { Metrics } from "./metrics.ts";
 import { createBrowserSessions } from "./oidc/browser-session.ts";
 import { createClientRegistry } from "./oidc/clients.ts";
 import { createOidcGrants } from "./oidc/code-grant.ts";
+import { createClientCors } from "./oidc/cors.ts";
 import { createIdTokens } from "./oidc/id-tokens.ts";
 import { registerAccountPages } from "./pages/account-pages.ts";
 import { registerSecurityPages } from "./pages/security-pages.ts";
 import { requestLoggerOnFirstUse } from "./request-logger.ts";
 import { accountRoutes } from "./routes/account.ts";
+import { clientRoutes } from "./routes/clients.ts";
 import { eventRoutes } from "./routes/events.ts";
 import { healthRoutes } from "./routes/health.ts";
 import { introspectRoutes } from "./routes/introspect.ts";
@@ -367,6 +369,8 @@ export async function buildApp({
   });
   housekeeping(app, store, clock, config.auditRetentionDays);
   const clients = createClientRegistry(store, clock);
+  // The token and revocation endpoints (and discovery, JWKS, userinfo) answer browser apps of public clients.
+  const clientCors = createClientCors(clients, config.corsOrigins);
   const policy = createPasswordPolicy({ listCheck: config.passwordListCheck });
   const mails = createAccountMails(
     { from: config.mail.from, ...config.accountRecovery },
@@ -425,7 +429,7 @@ export async function buildApp({
     });
 
   await app.register(healthRoutes, { store, counters: counterStore, ...(draining ? { draining } : {}) });
-  await app.register(wellKnownRoutes, { keys, addresses, ...(oidcKeys ? { oidcKeys } : {}) });
+  await app.register(wellKnownRoutes, { keys, addresses, cors: clientCors, ...(oidcKeys ? { oidcKeys } : {}) });
   await app.register(async function apiRoutes(api) {
     documentCommonResponses(api);
     await api.register(tokenRoutes, {
@@ -439,6 +443,7 @@ export async function buildApp({
       verificationRequired: config.accountRecovery.verificationRequired,
       passkeys,
       clients,
+      cors: clientCors,
       oauthErrorFields: config.oauthErrorFields,
       ...(oidcGrants ? { oidc: oidcGrants } : {}),
     });
@@ -460,6 +465,7 @@ export async function buildApp({
         audit,
         issuer: addresses.issuer,
         clock,
+        cors: clientCors,
       });
     }
     await api.register(passkeyRoutes, { store, guards, passkeys, factors });
@@ -476,7 +482,15 @@ export async function buildApp({
     await api.register(accountRoutes, { recovery, limits });
     await api.register(eventRoutes, { store, guards });
     await api.register(secondFactorRoutes, { store, guards, passwords, limits, audit, factors });
-    await api.register(introspectRoutes, { store, guards, tokens, clients: config.introspectionClients, clock });
+    await api.register(clientRoutes, { clients, guards });
+    await api.register(introspectRoutes, {
+      store,
+      guards,
+      tokens,
+      clients: config.introspectionClients,
+      registry: clients,
+      clock,
+    });
   });
 
   await app.ready();

@@ -23,6 +23,7 @@ import {
 import type { BrowserSession, BrowserSessions } from "../oidc/browser-session.ts";
 import { userClaims } from "../oidc/claims.ts";
 import type { ClientRegistry } from "../oidc/clients.ts";
+import type { ClientCors } from "../oidc/cors.ts";
 import { ACR_MULTI_FACTOR, type IdTokens } from "../oidc/id-tokens.ts";
 import { AUTHORIZE_PATH, BROWSER_SESSION_PATH, CONSENT_PATH, END_SESSION_PATH, USERINFO_PATH } from "../oidc/paths.ts";
 import { sendConsentPage, sendErrorPage, sendSignedOutPage, sendSignOutPage } from "../pages/oidc-pages.ts";
@@ -41,6 +42,7 @@ export interface OidcRouteOptions {
   audit: Audit;
   issuer: () => string;
   clock: () => number;
+  cors: ClientCors;
 }
 
 export const APP_NOT_FOUND = "No application has access to your account under this id";
@@ -95,7 +97,7 @@ function invalidToken(detail: string = COULD_NOT_VALIDATE_CREDENTIALS): HttpErro
 
 export const oidcRoutes: FastifyPluginAsyncTypebox<OidcRouteOptions> = async (
   app,
-  { store, guards, tokens, sessions, clients, browserSessions, idTokens, audit, issuer, clock },
+  { store, guards, tokens, sessions, clients, browserSessions, idTokens, audit, issuer, clock, cors },
 ) => {
   acceptFormBodies(app);
   const seconds = () => Math.floor(clock() / 1000);
@@ -275,12 +277,16 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<OidcRouteOptions> = async (
     return userClaims(user, scopes);
   }
 
-  app.get(USERINFO_PATH, { schema: userinfoSchema("Get") }, userinfo);
-  app.post(
-    USERINFO_PATH,
-    { schema: { ...userinfoSchema("Post"), consumes: ["application/x-www-form-urlencoded"] } },
-    userinfo,
-  );
+  // Browser apps of public clients call userinfo cross-origin (oidc-client-ts): CORS for their origins.
+  await app.register(async function userinfoRoutes(scope) {
+    cors.apply(scope, { [USERINFO_PATH]: ["GET", "POST"] });
+    scope.get(USERINFO_PATH, { schema: userinfoSchema("Get") }, userinfo);
+    scope.post(
+      USERINFO_PATH,
+      { schema: { ...userinfoSchema("Post"), consumes: ["application/x-www-form-urlencoded"] } },
+      userinfo,
+    );
+  });
 
   /** RP-initiated logout 1.0: the client a hint or client_id names, and its registered return address. */
   async function logout(request: FastifyRequest, reply: FastifyReply, params: Record<string, string | string[]>) {
