@@ -192,6 +192,45 @@ describe("the authorization endpoint", () => {
     assert.equal(await setup.store.findConsent(setup.user.id, setup.clients.partner.id), undefined);
   });
 
+  test("prompt=login, max_age and acr_values (a second factor) send a signed-in user to sign in again, once", async (t) => {
+    const setup = await setUp(t);
+    const cookie = await browserCookie(setup);
+    await setup.store.grantConsent(setup.user.id, setup.clients.partner.id, "openid email", new Date().toISOString());
+    const pkce = pkcePair();
+    const where = async (extra: Record<string, string>) => {
+      const answer = await setup.app.inject({
+        url: authorizeUrl(codeRequest(setup.clients, pkce, extra)),
+        headers: { cookie },
+      });
+      assert.equal(answer.statusCode, 303);
+      return new URL(answer.headers.location as string, "http://service.test");
+    };
+    const multiFactor = "http://schemas.openid.net/pape/policies/2007/06/multi-factor";
+    assert.equal((await where({})).searchParams.has("code"), true, "the session answers");
+    setup.clock.advanceSeconds(120);
+    const asks: Record<string, string>[] = [{ prompt: "login" }, { max_age: "60" }, { acr_values: multiFactor }];
+    let continuation = "";
+    for (const extra of asks) {
+      const signIn = await where(extra);
+      assert.equal(signIn.pathname, "/sign-in", JSON.stringify(extra));
+      // The continuation drops prompt=login and names, signed, the time after which a sign-in counts.
+      continuation = signIn.searchParams.get("continue") as string;
+      const next = new URLSearchParams(continuation.split("?")[1]);
+      assert.equal(next.get("prompt"), null);
+      assert.match(next.get("auth_after") as string, new RegExp(`^${setup.clock.seconds}\\.[\\w-]{43}$`));
+    }
+    // An auth_after the client made up counts for nothing.
+    assert.equal((await where({ max_age: "0", prompt: "login", auth_after: "0" })).pathname, "/sign-in");
+    assert.equal(
+      (await where({ prompt: "login", auth_after: `${setup.clock.seconds - 500}.forged` })).pathname,
+      "/sign-in",
+    );
+    // A session signed in since then satisfies the service's continuation: no loop.
+    const fresh = await browserCookie(setup);
+    const continued = await setup.app.inject({ url: continuation, headers: { cookie: fresh } });
+    assert.equal(new URL(continued.headers.location as string).searchParams.has("code"), true);
+  });
+
   test("ending the session by any route ends the browser session", async (t) => {
     const setup = await setUp(t);
     const cookie = await browserCookie(setup);

@@ -129,11 +129,20 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<OidcRouteOptions> = async (
     return reply.redirect(responseUri(request.redirectUri, { code, state: request.state, iss: issuer() }), 303);
   }
 
+  /** The time of an auth_after this service made (its HMAC checked), or undefined. */
+  function signedInAfter(raw: string | undefined): number | undefined {
+    const [time = "", mac] = (raw ?? "").split(".");
+    const seconds = Number(time);
+    if (!Number.isSafeInteger(seconds) || !browserSessions.checkFormToken(time, "auth_after", mac)) return undefined;
+    return seconds;
+  }
+
   /** Whether the browser session may answer this request without a new sign-in. */
   function needsSignIn(request: AuthorizationRequest, browser: BrowserSession | undefined): boolean {
     if (browser === undefined) return true;
     // A sign-in this service asked for, for this very request, satisfies login, max_age and acr_values.
-    if (request.authAfter !== undefined && browser.authTime >= request.authAfter) return false;
+    const after = signedInAfter(request.authAfter);
+    if (after !== undefined && browser.authTime >= after) return false;
     if (request.prompt.has("login")) return true;
     if (request.maxAge !== undefined && seconds() - browser.authTime > request.maxAge) return true;
     return request.acrValues.includes(ACR_MULTI_FACTOR) && !browser.session.amr.includes("mfa");
@@ -143,7 +152,8 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<OidcRouteOptions> = async (
   function signInLocation(search: URLSearchParams, request: AuthorizationRequest): string {
     const next = new URLSearchParams(search);
     next.delete("prompt");
-    next.set("auth_after", String(seconds()));
+    const now = String(seconds());
+    next.set("auth_after", `${now}.${browserSessions.formToken(now, "auth_after")}`);
     const page = new URLSearchParams({ continue: `${AUTHORIZE_PATH}?${next}` });
     if (request.loginHint !== undefined) page.set("login_hint", request.loginHint);
     return `${SIGN_IN_PAGE_PATH}?${page}`;
