@@ -52,6 +52,7 @@ import { introspectRoutes } from "./routes/introspect.ts";
 import { meRoutes } from "./routes/me.ts";
 import { oidcRoutes } from "./routes/oidc.ts";
 import { passkeyRoutes } from "./routes/passkeys.ts";
+import { registrationRoutes } from "./routes/registration.ts";
 import { secondFactorRoutes } from "./routes/second-factors.ts";
 import { tokenRoutes } from "./routes/token.ts";
 import { userRoutes } from "./routes/users.ts";
@@ -483,6 +484,11 @@ export async function buildApp({
     await api.register(eventRoutes, { store, guards });
     await api.register(secondFactorRoutes, { store, guards, passwords, limits, audit, factors });
     await api.register(clientRoutes, { clients, guards });
+    if (config.dynamicRegistration)
+      await api.register(registrationRoutes, {
+        clients,
+        initialAccessToken: config.dynamicRegistration.initialAccessToken,
+      });
     await api.register(introspectRoutes, {
       store,
       guards,

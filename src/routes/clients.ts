@@ -22,13 +22,12 @@ import {
 } from "../oidc/client-schemas.ts";
 import {
   type Actor,
-  type Client,
   type ClientMetadataInput,
   type ClientRegistry,
   clientMetadata,
   metadataInputOf,
-  type Registered,
 } from "../oidc/clients.ts";
+import { toClientOut, withSecret } from "../oidc/present.ts";
 import { errorResponse, UnauthorizedResponse } from "../schemas.ts";
 
 export interface ClientRouteOptions {
@@ -51,24 +50,6 @@ const errors = {
     "redirect_uris: must not have a fragment",
   ),
 };
-
-/** RFC 7591 section 3.2.1's response fields for a client. */
-export function toClientOut(client: Client) {
-  return {
-    client_id: client.id,
-    ...metadataInputOf(client),
-    client_id_issued_at: Math.floor(Date.parse(client.createdAt) / 1000),
-    ...(client.confidential
-      ? { client_secret_expires_at: 0, previous_secret_expires_at: client.previousSecretExpiresAt }
-      : {}),
-    registered_by: client.registeredBy,
-  };
-}
-
-/** The client with its secret, when one was just made: the only answer that carries it. */
-export function withSecret({ client, secret }: Registered) {
-  return { ...toClientOut(client), ...(secret === undefined ? {} : { client_secret: secret }) };
-}
 
 function actor(request: FastifyRequest): Actor {
   return { userId: request.user?.id ?? null, clientAddress: request.ip };
