@@ -34,6 +34,8 @@ export async function startRelyingParty(t: TestContext): Promise<RelyingPartySer
   const origin = `http://127.0.0.1:${port}`;
   const server = createServer((request: IncomingMessage, response) => {
     const url = request.url ?? "/";
+    // Chromium asks for the icon of each page it shows, at a moment of its choosing: not a redirect.
+    if (url.startsWith("/favicon")) return void response.writeHead(404).end();
     requests.push(url);
     waiting.shift()?.(new URL(url, origin));
     response.writeHead(200, { "content-type": "text/html" }).end("<!doctype html><title>RP</title><p>back</p>");
