@@ -16,13 +16,13 @@ import { createAudit } from "./audit.ts";
 import { createAccountRecovery } from "./auth/account-recovery.ts";
 import { createDeviceCookie, createDevices } from "./auth/devices.ts";
 import { createGuards } from "./auth/guard.ts";
-import { keySetFromPrivateKeys, keySetFromSecrets } from "./auth/keys.ts";
+import { type KeySet, keySetFromPrivateKeys, keySetFromSecrets } from "./auth/keys.ts";
 import { createPasskeys, relyingPartyFor } from "./auth/passkeys.ts";
 import { createPasswordPolicy } from "./auth/password-policy.ts";
 import { createPasswordHasher } from "./auth/passwords.ts";
 import { type CounterStore, createRateLimits, MemoryCounterStore } from "./auth/rate-limits.ts";
 import { createSecondFactors } from "./auth/second-factors.ts";
-import { createSessions } from "./auth/sessions.ts";
+import { clientOf, createSessions } from "./auth/sessions.ts";
 import { type Clock, createTokenService } from "./auth/tokens.ts";
 import { createUserLookup } from "./auth/user-cache.ts";
 import { withVerifiedTokenCache } from "./auth/verified-tokens.ts";
@@ -37,8 +37,11 @@ import { createSealer } from "./mail/seal.ts";
 import { createMailSender } from "./mail/sender.ts";
 import { createMailTransport } from "./mail/transport.ts";
 import type { Metrics } from "./metrics.ts";
+import { createBrowserSessions } from "./oidc/browser-session.ts";
 import { createClientRegistry } from "./oidc/clients.ts";
+import { createOidcGrants } from "./oidc/code-grant.ts";
 import { createClientCors } from "./oidc/cors.ts";
+import { createIdTokens } from "./oidc/id-tokens.ts";
 import { registerAccountPages } from "./pages/account-pages.ts";
 import { registerSecurityPages } from "./pages/security-pages.ts";
 import { requestLoggerOnFirstUse } from "./request-logger.ts";
@@ -48,6 +51,7 @@ import { eventRoutes } from "./routes/events.ts";
 import { healthRoutes } from "./routes/health.ts";
 import { introspectRoutes } from "./routes/introspect.ts";
 import { meRoutes } from "./routes/me.ts";
+import { oidcRoutes } from "./routes/oidc.ts";
 import { passkeyRoutes } from "./routes/passkeys.ts";
 import { registrationRoutes } from "./routes/registration.ts";
 import { secondFactorRoutes } from "./routes/second-factors.ts";
@@ -118,6 +122,8 @@ function housekeeping(app: FastifyInstance, store: UserStore, clock: Clock, rete
   const purge = async () => {
     try {
       const now = clock();
+      // Authorization codes live 60 seconds; an hour later nobody can ask about one any more.
+      const codeCutoff = new Date(now - 3_600_000).toISOString();
       const auditCutoff = new Date(now - retentionDays * 86_400_000).toISOString();
       // Link tokens are kept a week past their expiry (so a late click still hears "expired"), sent mail,
       // delivered webhook events and the webhook delivery log as long as audit events.
@@ -126,7 +132,8 @@ function housekeeping(app: FastifyInstance, store: UserStore, clock: Clock, rete
         (await store.purgeExpired(new Date(now).toISOString(), 1000)) +
           (await store.pruneEvents(auditCutoff, 1000)) +
           (await store.pruneAccountRecords(tokenCutoff, auditCutoff, 1000)) +
-          (await store.pruneWebhookRecords(auditCutoff, 1000)) >
+          (await store.pruneWebhookRecords(auditCutoff, 1000)) +
+          (await store.purgeAuthorizationCodes(codeCutoff, 1000)) >
         0
       ) {
         await new Promise((resolve) => setImmediate(resolve));
@@ -437,8 +444,28 @@ export async function buildApp({
     ...(metrics ? { onAssertion: (purpose, result) => metrics.observePasskey(purpose, result) } : {}),
   });
 
+  // OpenID Connect, when there is an RSA key for ID tokens (generated on SQLite; OIDC_SIGNING_KEY_FILE on
+  // PostgreSQL, or it stays off).
+  const oidcKeys: KeySet | undefined =
+    config.oidcSigningKeys && config.oidcSigningKeys.length > 0
+      ? keySetFromPrivateKeys("RS256", config.oidcSigningKeys)
+      : undefined;
+  const idTokens = oidcKeys && createIdTokens(oidcKeys, addresses.issuer, clock);
+  const oidcGrants =
+    idTokens &&
+    createOidcGrants({
+      store,
+      sessions,
+      tokens,
+      idTokens,
+      clients,
+      audit,
+      clock,
+      clientInfo: clientOf,
+    });
+
   await app.register(healthRoutes, { store, counters: counterStore, ...(draining ? { draining } : {}) });
-  await app.register(wellKnownRoutes, { keys, addresses });
+  await app.register(wellKnownRoutes, { keys, addresses, cors: clientCors, ...(oidcKeys ? { oidcKeys } : {}) });
   await app.register(async function apiRoutes(api) {
     documentCommonResponses(api);
     await api.register(tokenRoutes, {
@@ -456,7 +483,29 @@ export async function buildApp({
       oauthErrorFields: config.oauthErrorFields,
       devices,
       notices,
+      ...(oidcGrants ? { oidc: oidcGrants } : {}),
     });
+    if (idTokens) {
+      const browserSessions = createBrowserSessions({
+        store,
+        signingMaterial,
+        secure: addresses.baseUrl().startsWith("https:"),
+        clock,
+      });
+      await api.register(oidcRoutes, {
+        store,
+        guards,
+        tokens,
+        sessions,
+        clients,
+        browserSessions,
+        idTokens,
+        audit,
+        issuer: addresses.issuer,
+        clock,
+        cors: clientCors,
+      });
+    }
     await api.register(passkeyRoutes, { store, guards, passkeys, factors, notices });
     await api.register(meRoutes, { store, guards, passwords, sessions, audit, policy, recovery, notices });
     await api.register(userRoutes, {

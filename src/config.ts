@@ -45,6 +45,11 @@ export interface Config {
   /** EdDSA / ES256 private keys as PEM: the first signs, every one verifies and is published. Empty under HS256. */
   signingKeys: string[];
   /**
+   * OIDC_SIGNING_KEY_FILE: RSA private keys (PEM) that sign ID tokens (RS256), the first signs, all are
+   * published. Empty or absent: OpenID Connect is off (PostgreSQL without the setting).
+   */
+  oidcSigningKeys?: string[];
+  /**
    * Where the service is reached from outside (absolute http(s) URL, no trailing slash): the tokens'
    * issuer and the base of every link in a mail. Unset: the listen address.
    */
@@ -220,6 +225,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): LoadedConfig 
     database,
     signingAlgorithm,
     ...resolveSigningMaterial(signingAlgorithm, env, database, cwd, notices),
+    oidcSigningKeys: resolveOidcSigningKeys(setting(env, "OIDC_SIGNING_KEY_FILE"), publicUrl, database, cwd, notices),
     ...(publicUrl === undefined ? {} : { publicUrl }),
     ...optional("tokenIssuer", parsePublicUrl("TOKEN_ISSUER", setting(env, "TOKEN_ISSUER")) ?? publicUrl),
     ...optional("tokenAudience", parseAudience(setting(env, "TOKEN_AUDIENCE"))),
@@ -689,6 +695,66 @@ function resolveSigningKeys(
   cwd: string,
   notices: string[],
 ): string[] {
+  const keys = resolvePrivateKeys(SIGNING_KEY, algorithm, raw, database, cwd, notices);
+  if (keys === undefined)
+    throw new ConfigError("SIGNING_KEY_FILE", "is required with PostgreSQL: every instance must share one key");
+  return keys;
+}
+
+/** A setting naming PEM private key files, with a generated owner-only file as the SQLite default. */
+interface KeyFileSetting {
+  name: string;
+  /** The generated file's name beside the database, for an algorithm. */
+  fileName: (algorithm: AsymmetricAlgorithm) => string;
+}
+
+const SIGNING_KEY: KeyFileSetting = {
+  name: "SIGNING_KEY_FILE",
+  fileName: (algorithm) => `signing-key-${algorithm.toLowerCase()}.pem`,
+};
+
+/**
+ * OIDC_SIGNING_KEY_FILE: the RSA keys that sign ID tokens (RS256, which OpenID Connect Discovery
+ * requires of every provider), whatever SIGNING_ALGORITHM signs access tokens with.
+ */
+const OIDC_SIGNING_KEY: KeyFileSetting = {
+  name: "OIDC_SIGNING_KEY_FILE",
+  fileName: () => "oidc-signing-key-rs256.pem",
+};
+
+/**
+ * OIDC_SIGNING_KEY_FILE, or a generated key on SQLite once PUBLIC_URL names the issuer that relying
+ * parties reach (without either, OpenID Connect is off and nothing changes: no key is made, the JWK
+ * Set stays as it was). With PostgreSQL and no file, OpenID Connect is off (one notice): every
+ * instance must sign ID tokens with one key, and a key kept in the database would be readable by
+ * anyone who can read a backup of it.
+ */
+function resolveOidcSigningKeys(
+  raw: string | undefined,
+  publicUrl: string | undefined,
+  database: DatabaseLocation,
+  cwd: string,
+  notices: string[],
+): string[] {
+  if (raw === undefined && publicUrl === undefined) return [];
+  const keys = resolvePrivateKeys(OIDC_SIGNING_KEY, "RS256", raw, database, cwd, notices);
+  if (keys !== undefined) return keys;
+  notices.push(
+    "OIDC_SIGNING_KEY_FILE is unset: OpenID Connect (authorization endpoint, ID tokens) is off until it names an " +
+      "RSA key shared by every instance",
+  );
+  return [];
+}
+
+/** The PEM keys the setting names, or a generated one; undefined with PostgreSQL and no setting. */
+function resolvePrivateKeys(
+  kind: KeyFileSetting,
+  algorithm: AsymmetricAlgorithm,
+  raw: string | undefined,
+  database: DatabaseLocation,
+  cwd: string,
+  notices: string[],
+): string[] | undefined {
   if (raw !== undefined) {
     return raw.split(",").map((entry) => {
       const file = resolve(cwd, entry.trim());
@@ -696,35 +762,33 @@ function resolveSigningKeys(
       try {
         pem = readFileSync(file, "utf8");
       } catch (error) {
-        throw new ConfigError("SIGNING_KEY_FILE", `cannot read ${file}: ${(error as NodeJS.ErrnoException).code}`);
+        throw new ConfigError(kind.name, `cannot read ${file}: ${(error as NodeJS.ErrnoException).code}`);
       }
-      return checkPrivateKey(algorithm, pem, file);
+      return checkPrivateKey(kind.name, algorithm, pem, file);
     });
   }
-  if (database.kind === "postgres") {
-    throw new ConfigError("SIGNING_KEY_FILE", "is required with PostgreSQL: every instance must share one key");
-  }
+  if (database.kind === "postgres") return undefined;
   if (database.path === ":memory:") {
     notices.push(
-      `SIGNING_KEY_FILE is unset and the database is in memory: using a random ${algorithm} key for this process only`,
+      `${kind.name} is unset and the database is in memory: using a random ${algorithm} key for this process only`,
     );
     return [generatePrivateKeyPem(algorithm)];
   }
-  const file = join(dirname(database.path), `signing-key-${algorithm.toLowerCase()}.pem`);
-  const created = ensureOwnerOnlyFile(file, generatePrivateKeyPem(algorithm), "SIGNING_KEY_FILE");
+  const file = join(dirname(database.path), kind.fileName(algorithm));
+  const created = ensureOwnerOnlyFile(file, generatePrivateKeyPem(algorithm), kind.name);
   notices.push(
     created
-      ? `SIGNING_KEY_FILE is unset: generated a new ${algorithm} key in ${file} (owner-only permissions)`
-      : `SIGNING_KEY_FILE is unset: using the ${algorithm} key kept in ${file}`,
+      ? `${kind.name} is unset: generated a new ${algorithm} key in ${file} (owner-only permissions)`
+      : `${kind.name} is unset: using the ${algorithm} key kept in ${file}`,
   );
-  return [checkPrivateKey(algorithm, readOwnerOnlyFile(file, "SIGNING_KEY_FILE"), file)];
+  return [checkPrivateKey(kind.name, algorithm, readOwnerOnlyFile(file, kind.name), file)];
 }
 
-function checkPrivateKey(algorithm: AsymmetricAlgorithm, pem: string, file: string): string {
+function checkPrivateKey(name: string, algorithm: AsymmetricAlgorithm, pem: string, file: string): string {
   try {
     parsePrivateKey(algorithm, pem);
   } catch (error) {
-    throw new ConfigError("SIGNING_KEY_FILE", `${file} ${(error as Error).message}`);
+    throw new ConfigError(name, `${file} ${(error as Error).message}`);
   }
   return pem;
 }

@@ -273,6 +273,21 @@ export const TokenForm = Type.Object(
         examples: ["7q2x-m9kd-4vbn"],
       }),
     ),
+    code: Type.Optional(
+      Type.String({ maxLength: 256, description: "`authorization_code` grant, required: the code (OpenID Connect)." }),
+    ),
+    redirect_uri: Type.Optional(
+      Type.String({
+        maxLength: 2048,
+        description: "`authorization_code` grant, required: the redirect URI of the authorization request.",
+      }),
+    ),
+    code_verifier: Type.Optional(
+      Type.String({
+        maxLength: 128,
+        description: "`authorization_code` grant, required: the PKCE verifier (RFC 7636) of the S256 challenge.",
+      }),
+    ),
     scope: Type.Optional(
       Type.String({
         description:
@@ -321,6 +336,16 @@ export const TokenOut = Type.Object(
     refresh_token: Type.String({
       description: "Opaque, single use: spend it at this endpoint with `grant_type=refresh_token` for a new pair.",
     }),
+    id_token: Type.Optional(
+      Type.String({
+        description:
+          "`authorization_code` grant with the `openid` scope: the ID token (OpenID Connect Core 2), RS256, " +
+          "verifiable with the JWK Set.",
+      }),
+    ),
+    scope: Type.Optional(
+      Type.String({ description: "Tokens issued to a registered client: the scopes granted, space-separated." }),
+    ),
   },
   {
     $id: "Token",

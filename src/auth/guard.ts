@@ -56,7 +56,10 @@ export function createGuards(tokens: TokenService, users: UserLookup): Guards {
     if (token === undefined) throw unauthorized(NOT_AUTHENTICATED);
     // 2-4. Decode with the signing key, the configured algorithm only; exp and a string sub are required.
     try {
-      return tokens.verifyAccessToken(token);
+      const claims = tokens.verifyAccessToken(token);
+      // A relying party's token (OpenID Connect, RFC 9068) opens userinfo only, never the account's API.
+      if (claims.clientId !== undefined) throw new InvalidToken("a client's token");
+      return claims;
     } catch (error) {
       if (!(error instanceof InvalidToken)) throw error;
       request.log.debug({ reason: error.message }, "access token refused");

@@ -9,14 +9,18 @@ import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, typ
 
 export const SIGNING_ALGORITHMS = ["HS256", "EdDSA", "ES256"] as const;
 export type SigningAlgorithm = (typeof SIGNING_ALGORITHMS)[number];
-export type AsymmetricAlgorithm = Exclude<SigningAlgorithm, "HS256">;
+/** RS256 signs ID tokens only (OpenID Connect Discovery requires it); access tokens never use it. */
+export type AsymmetricAlgorithm = Exclude<SigningAlgorithm, "HS256"> | "RS256";
 
 /** A public key as published in a JWK Set (RFC 7517), with the fields verifiers look for. */
 export interface PublicJwk {
   kty: string;
-  crv: string;
-  x: string;
+  crv?: string;
+  x?: string;
   y?: string;
+  /** RSA keys (RS256): modulus and exponent. */
+  n?: string;
+  e?: string;
   kid: string;
   alg: AsymmetricAlgorithm;
   use: "sig";
@@ -33,7 +37,7 @@ export interface SigningKey {
 }
 
 export interface KeySet {
-  algorithm: SigningAlgorithm;
+  algorithm: SigningAlgorithm | "RS256";
   /** The first signs; all verify. Never empty. */
   keys: readonly SigningKey[];
 }
@@ -55,12 +59,20 @@ export function keySetFromSecrets(secrets: readonly string[]): KeySet {
 const KEY_TYPE: Record<AsymmetricAlgorithm, { type: string; curve?: string; label: string }> = {
   EdDSA: { type: "ed25519", label: "an Ed25519 private key" },
   ES256: { type: "ec", curve: "prime256v1", label: "a P-256 (prime256v1) EC private key" },
+  RS256: { type: "rsa", label: "an RSA private key of at least 2048 bits" },
 };
+
+/** RFC 7518 section 3.3: an RS256 key is at least 2048 bits. */
+const MIN_RSA_BITS = 2048;
 
 /** A new private key for the algorithm, as PKCS#8 PEM (what the generated key file holds). */
 export function generatePrivateKeyPem(algorithm: AsymmetricAlgorithm): string {
   const { privateKey } =
-    algorithm === "EdDSA" ? generateKeyPairSync("ed25519") : generateKeyPairSync("ec", { namedCurve: "P-256" });
+    algorithm === "EdDSA"
+      ? generateKeyPairSync("ed25519")
+      : algorithm === "RS256"
+        ? generateKeyPairSync("rsa", { modulusLength: MIN_RSA_BITS })
+        : generateKeyPairSync("ec", { namedCurve: "P-256" });
   return privateKey.export({ format: "pem", type: "pkcs8" }) as string;
 }
 
@@ -78,16 +90,16 @@ export function parsePrivateKey(algorithm: AsymmetricAlgorithm, pem: string): Si
   const expected = KEY_TYPE[algorithm];
   if (
     key.asymmetricKeyType !== expected.type ||
-    (expected.curve && key.asymmetricKeyDetails?.namedCurve !== expected.curve)
+    (expected.curve && key.asymmetricKeyDetails?.namedCurve !== expected.curve) ||
+    (expected.type === "rsa" && (key.asymmetricKeyDetails?.modulusLength ?? 0) < MIN_RSA_BITS)
   )
     throw new Error(`must be ${expected.label} for ${algorithm}`);
   const publicKey = createPublicKey(key);
-  const jwk = publicKey.export({ format: "jwk" }) as { kty: string; crv: string; x: string; y?: string };
+  const jwk = publicKey.export({ format: "jwk" }) as ThumbprintMembers;
   const kid = jwkThumbprint(jwk);
   const publicJwk: PublicJwk = {
     kty: jwk.kty,
-    crv: jwk.crv,
-    x: jwk.x,
+    ...(jwk.kty === "RSA" ? { n: jwk.n, e: jwk.e } : { crv: jwk.crv, x: jwk.x }),
     ...(jwk.y === undefined ? {} : { y: jwk.y }),
     kid,
     alg: algorithm,
@@ -106,14 +118,20 @@ export function keySetFromPrivateKeys(algorithm: AsymmetricAlgorithm, pems: read
   return { algorithm, keys: pems.map((pem) => parsePrivateKey(algorithm, pem)) };
 }
 
+type ThumbprintMembers = { kty: string; crv?: string; x?: string; y?: string; n?: string; e?: string };
+
 /** RFC 7638: SHA-256 over the required members in lexicographic order, base64url. */
-export function jwkThumbprint(jwk: { kty: string; crv: string; x: string; y?: string }): string {
+export function jwkThumbprint(jwk: ThumbprintMembers): string {
   const members =
-    jwk.kty === "EC" ? { crv: jwk.crv, kty: jwk.kty, x: jwk.x, y: jwk.y } : { crv: jwk.crv, kty: jwk.kty, x: jwk.x };
+    jwk.kty === "RSA"
+      ? { e: jwk.e, kty: jwk.kty, n: jwk.n }
+      : jwk.kty === "EC"
+        ? { crv: jwk.crv, kty: jwk.kty, x: jwk.x, y: jwk.y }
+        : { crv: jwk.crv, kty: jwk.kty, x: jwk.x };
   return createHash("sha256").update(JSON.stringify(members)).digest("base64url");
 }
 
 /** The JWK Set to publish: public keys only; empty under HS256, whose secret is never published. */
-export function publicJwkSet(keySet: KeySet): { keys: PublicJwk[] } {
-  return { keys: keySet.keys.flatMap((key) => (key.publicJwk ? [key.publicJwk] : [])) };
+export function publicJwkSet(...keySets: KeySet[]): { keys: PublicJwk[] } {
+  return { keys: keySets.flatMap((keySet) => keySet.keys.flatMap((key) => (key.publicJwk ? [key.publicJwk] : []))) };
 }

@@ -36,6 +36,24 @@ export interface AccessClaims {
   sid?: string;
   /** How the user authenticated (RFC 8176), when the token says. */
   amr?: string[];
+  /** RFC 9068: the client a user's token was issued to (OpenID Connect); absent in the spec's tokens. */
+  clientId?: string;
+  /** RFC 9068: the scopes granted to that client, space-separated. */
+  scope?: string;
+}
+
+/**
+ * A user's token for a relying party (OpenID Connect, RFC 9068): its sub is the user's stable id,
+ * not the e-mail, and it carries client_id and scope; the token check (guard.ts) refuses it, so a
+ * client's token opens userinfo, never the account's own API.
+ */
+export interface DelegatedTokenSubject {
+  userId: string;
+  credentialStamp: string;
+  clientId: string;
+  scope: string;
+  sessionId: string;
+  amr: readonly string[];
 }
 
 /** Whom a token is issued to: the spec's subject, and the stamp the token check compares. */
@@ -76,6 +94,8 @@ export interface TokenService {
   issueAccessToken(subject: TokenSubject, sessionId?: string, amr?: readonly string[]): string;
   /** The token's claims, or throws InvalidToken. */
   verifyAccessToken(token: string): AccessClaims;
+  /** An RFC 9068 access token for a client acting for a user (authorization_code), with its jti. */
+  issueDelegatedAccessToken(subject: DelegatedTokenSubject): string;
   /** An RFC 9068 access token for a client itself (client_credentials): `sub` and `client_id` the client's id. */
   issueClientAccessToken(clientId: string, scope: string): string;
   /** A client token's claims (never a user's token), or throws InvalidToken. */
@@ -165,7 +185,26 @@ export function createTokenService({
       if (typeof payload.sid === "string") claims.sid = payload.sid;
       const { amr } = payload;
       if (Array.isArray(amr) && amr.every((entry) => typeof entry === "string")) claims.amr = amr;
+      if (typeof payload.client_id === "string") claims.clientId = payload.client_id;
+      if (typeof payload.scope === "string") claims.scope = payload.scope;
       return claims;
+    },
+
+    issueDelegatedAccessToken({ userId, credentialStamp, clientId, scope, sessionId, amr }) {
+      const iat = Math.floor(clock() / 1000);
+      return sign({
+        iss: issuer(),
+        sub: userId,
+        aud: audience(),
+        iat,
+        exp: iat + ACCESS_TOKEN_LIFETIME_SECONDS,
+        jti: randomBytes(16).toString("base64url"),
+        client_id: clientId,
+        scope,
+        sid: sessionId,
+        amr: [...amr],
+        stamp: credentialStamp,
+      });
     },
 
     issueClientAccessToken(clientId, scope) {

@@ -2,6 +2,10 @@
 // token endpoint answers 403 mfa_required (a code from the authenticator app,
 // a recovery code, or a passkey); or a passkey alone (discoverable). On
 // success the tokens are kept (see session.js) and the security page opens.
+// Reached from an application's authorization request (?continue=...), the
+// page instead opens the browser session with the new access token (the
+// server sets an HttpOnly cookie) and goes back to that request, which must
+// be this service's authorization endpoint: never another address.
 import { api, detail, saveTokens, say, tokenRequest } from "./session.js";
 import { ceremonyError, getPasskey, passkeysSupported } from "./webauthn.js";
 
@@ -16,6 +20,11 @@ const useRecovery = document.getElementById("use-recovery");
 const usePasskey = document.getElementById("use-passkey");
 let mfaToken = null;
 let factors = [];
+const AUTHORIZE = "/oauth/authorize?";
+const query = new URLSearchParams(location.search);
+const next = query.get("continue");
+const continuing = next?.startsWith(AUTHORIZE) ? next : null;
+if (query.get("login_hint")) passwordForm.elements.username.value = query.get("login_hint");
 
 if (location.hash === "#signed-out") {
   say("You are signed out.", "success");
@@ -25,8 +34,18 @@ if (!passkeysSupported()) {
   passkeySection.hidden = true;
 }
 
-function signedIn(result) {
+async function signedIn(result) {
   saveTokens(result.data);
+  if (continuing) {
+    const opened = await fetch("/oauth/browser-session", {
+      method: "POST",
+      headers: { authorization: `Bearer ${result.data.access_token}` },
+    }).catch(() => null);
+    if (!opened?.ok) return say("Signing in to the application failed. Try again.", "error");
+    say("Signed in. Going back to the application…", "success");
+    location.assign(continuing);
+    return;
+  }
   say("Signed in.", "success");
   location.assign("/account/security");
 }

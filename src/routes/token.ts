@@ -47,6 +47,7 @@ import {
 } from "../oauth-errors.ts";
 import { authenticatePresented, CLIENT_AUTHENTICATION_FAILED, presentedClient } from "../oidc/client-auth.ts";
 import type { ClientCors } from "../oidc/cors.ts";
+import { authorizationCodeGrant } from "../oidc/grants/authorization-code.ts";
 import { clientCredentialsGrant, INVALID_SCOPE } from "../oidc/grants/client-credentials.ts";
 import {
   ClientTokenOut,
@@ -90,6 +91,7 @@ function grantTable(deps: GrantDeps): ReadonlyMap<string, Grant> {
     mfaWebauthnGrant(deps),
     webauthnGrant(deps),
     clientCredentialsGrant(deps),
+    ...(deps.oidc ? [authorizationCodeGrant(deps.oidc)] : []),
   ];
   return new Map(grants.map((grant) => [grant.type, grant]));
 }

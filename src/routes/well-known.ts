@@ -11,11 +11,19 @@ import type { Addresses } from "../addresses.ts";
 import { type KeySet, publicJwkSet } from "../auth/keys.ts";
 import { WEBAUTHN_GRANT } from "../auth/passkeys.ts";
 import { NO_SECURITY } from "../docs.ts";
+import { PROMPTS, SUPPORTED_SCOPES } from "../oidc/authorization.ts";
+import type { ClientCors } from "../oidc/cors.ts";
+import { ACR_MULTI_FACTOR, ACR_SINGLE_FACTOR } from "../oidc/id-tokens.ts";
+import { AUTHORIZE_PATH, END_SESSION_PATH, USERINFO_PATH } from "../oidc/paths.ts";
 import { MFA_OTP_GRANT, MFA_RECOVERY_CODE_GRANT, MFA_WEBAUTHN_GRANT } from "../schemas.ts";
 
 export interface WellKnownRouteOptions {
   keys: KeySet;
   addresses: Addresses;
+  /** The RSA keys of ID tokens, when OpenID Connect is on: published too, and discovery is served. */
+  oidcKeys?: KeySet;
+  /** CORS for registered public clients' origins (browser apps read discovery and the key set). */
+  cors?: ClientCors;
 }
 
 /** Five minutes: short against the 30-minute token lifetime, so a rotation is seen well before old tokens expire. */
@@ -25,11 +33,13 @@ export const METADATA_MAX_AGE_SECONDS = 3600;
 const Jwk = Type.Object(
   {
     kty: Type.String({ examples: ["OKP"] }),
-    crv: Type.String({ examples: ["Ed25519"] }),
-    x: Type.String(),
+    crv: Type.Optional(Type.String({ examples: ["Ed25519"], description: "OKP and EC keys." })),
+    x: Type.Optional(Type.String({ description: "OKP and EC keys." })),
     y: Type.Optional(Type.String({ description: "EC keys (ES256) only." })),
+    n: Type.Optional(Type.String({ description: "RSA keys (RS256, ID tokens) only: the modulus." })),
+    e: Type.Optional(Type.String({ description: "RSA keys (RS256, ID tokens) only: the exponent." })),
     kid: Type.String({ description: "RFC 7638 thumbprint; every access token names its key in the header's kid." }),
-    alg: Type.String({ examples: ["EdDSA", "ES256"] }),
+    alg: Type.String({ examples: ["EdDSA", "ES256", "RS256"] }),
     use: Type.Literal("sig"),
   },
   { description: "A public signing key. Never a private part." },
@@ -39,7 +49,9 @@ const JwkSet = Type.Object(
   { keys: Type.Array(Jwk) },
   {
     $id: "JwkSet",
-    description: "The keys that verify access tokens: the current one first, then those still accepted.",
+    description:
+      "The keys that verify access tokens (EdDSA or ES256), then those that verify ID tokens (RS256): within " +
+      "each, the current one first, then those still accepted.",
   },
 );
 
@@ -61,12 +73,48 @@ const Metadata = Type.Object(
   { $id: "AuthorizationServerMetadata", description: "RFC 8414 section 2." },
 );
 
+const OpenIdConfiguration = Type.Object(
+  {
+    issuer: Type.String(),
+    authorization_endpoint: Type.String(),
+    token_endpoint: Type.String(),
+    userinfo_endpoint: Type.String(),
+    end_session_endpoint: Type.String(),
+    revocation_endpoint: Type.String(),
+    jwks_uri: Type.String(),
+    scopes_supported: Type.Array(Type.String()),
+    response_types_supported: Type.Array(Type.String()),
+    response_modes_supported: Type.Array(Type.String()),
+    grant_types_supported: Type.Array(Type.String()),
+    subject_types_supported: Type.Array(Type.String()),
+    id_token_signing_alg_values_supported: Type.Array(Type.String()),
+    token_endpoint_auth_methods_supported: Type.Array(Type.String()),
+    code_challenge_methods_supported: Type.Array(Type.String()),
+    claims_supported: Type.Array(Type.String()),
+    prompt_values_supported: Type.Array(Type.String()),
+    acr_values_supported: Type.Array(Type.String()),
+    claims_parameter_supported: Type.Boolean(),
+    request_parameter_supported: Type.Boolean(),
+    request_uri_parameter_supported: Type.Boolean(),
+    authorization_response_iss_parameter_supported: Type.Boolean(),
+    service_documentation: Type.String(),
+  },
+  { $id: "OpenIdConfiguration", description: "OpenID Connect Discovery 1.0 section 3." },
+);
+
 function etagOf(body: unknown): string {
   return `"${createHash("sha256").update(JSON.stringify(body)).digest("base64url").slice(0, 27)}"`;
 }
 
-export const wellKnownRoutes: FastifyPluginAsyncTypebox<WellKnownRouteOptions> = async (app, { keys, addresses }) => {
-  const jwks = publicJwkSet(keys);
+export const wellKnownRoutes: FastifyPluginAsyncTypebox<WellKnownRouteOptions> = async (
+  app,
+  { keys, addresses, oidcKeys, cors },
+) => {
+  cors?.apply(app, {
+    "/.well-known/jwks.json": ["GET"],
+    ...(oidcKeys ? { "/.well-known/openid-configuration": ["GET"] } : {}),
+  });
+  const jwks = oidcKeys ? publicJwkSet(keys, oidcKeys) : publicJwkSet(keys);
   const jwksEtag = etagOf(jwks);
 
   app.get(
@@ -135,6 +183,69 @@ export const wellKnownRoutes: FastifyPluginAsyncTypebox<WellKnownRouteOptions> =
         // token, which has no registered method name).
         introspection_endpoint_auth_methods_supported: ["client_secret_basic"],
         access_token_signing_alg_values_supported: [keys.algorithm],
+        service_documentation: `${base}/docs`,
+      };
+    },
+  );
+
+  if (oidcKeys === undefined) return;
+  app.get(
+    "/.well-known/openid-configuration",
+    {
+      schema: {
+        operationId: "openidConfiguration",
+        security: NO_SECURITY,
+        tags: ["auth"],
+        summary: "OpenID Connect Discovery",
+        description:
+          "What an OpenID Connect relying party needs: the issuer (PUBLIC_URL, or TOKEN_ISSUER; without either, " +
+          "the listen address, which only works for a relying party on this machine), the endpoints, and what " +
+          "they support. Served only while OpenID Connect is on (an RSA key for ID tokens).",
+        response: { 200: OpenIdConfiguration },
+      },
+    },
+    async function describeProvider(_request, reply) {
+      const base = addresses.baseUrl();
+      reply.header("cache-control", `public, max-age=${METADATA_MAX_AGE_SECONDS}`);
+      return {
+        issuer: addresses.issuer(),
+        authorization_endpoint: `${base}${AUTHORIZE_PATH}`,
+        token_endpoint: `${base}/auth/token`,
+        userinfo_endpoint: `${base}${USERINFO_PATH}`,
+        end_session_endpoint: `${base}${END_SESSION_PATH}`,
+        revocation_endpoint: `${base}/auth/revoke`,
+        jwks_uri: `${base}/.well-known/jwks.json`,
+        scopes_supported: [...SUPPORTED_SCOPES],
+        response_types_supported: ["code"],
+        response_modes_supported: ["query"],
+        grant_types_supported: ["authorization_code", "refresh_token"],
+        subject_types_supported: ["public"],
+        id_token_signing_alg_values_supported: ["RS256"],
+        token_endpoint_auth_methods_supported: ["client_secret_basic", "client_secret_post", "none"],
+        code_challenge_methods_supported: ["S256"],
+        claims_supported: [
+          "sub",
+          "iss",
+          "aud",
+          "exp",
+          "iat",
+          "auth_time",
+          "nonce",
+          "amr",
+          "acr",
+          "at_hash",
+          "sid",
+          "name",
+          "updated_at",
+          "email",
+          "email_verified",
+        ],
+        prompt_values_supported: [...PROMPTS],
+        acr_values_supported: [ACR_SINGLE_FACTOR, ACR_MULTI_FACTOR],
+        claims_parameter_supported: false,
+        request_parameter_supported: false,
+        request_uri_parameter_supported: false,
+        authorization_response_iss_parameter_supported: true,
         service_documentation: `${base}/docs`,
       };
     },

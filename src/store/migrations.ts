@@ -362,6 +362,48 @@ export const migrations: readonly Migration[] = [
       )${t.strict};
     `,
   ),
+  // OpenID Connect, the flow (issue 24, part B). Authorization codes are stored as SHA-256 only, live
+  // 60 seconds and are spent by setting redeemed_at, so any instance can redeem a code another one
+  // issued; issued_session_id names the session a redemption started, which a second presentation
+  // of the code revokes. Consents are remembered per user and client, with the scopes granted. A
+  // session started by a client's code grant is bound to that client (its refresh token is the
+  // client's alone) and to the browser session it came from (logout ends both). client_id has no
+  // foreign key: the registry is another feature's table.
+  migration(
+    40,
+    "openid connect: authorization codes, consents, client sessions",
+    (t) => `
+      CREATE TABLE oidc_codes (
+        code_hash ${t.text} PRIMARY KEY,
+        client_id ${t.text} NOT NULL,
+        user_id ${t.id} NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+        browser_session_id ${t.id} NOT NULL,
+        redirect_uri ${t.text} NOT NULL,
+        code_challenge ${t.text} NOT NULL,
+        nonce ${t.text},
+        scope ${t.text} NOT NULL,
+        created_at ${t.time} NOT NULL,
+        expires_at ${t.time} NOT NULL,
+        redeemed_at ${t.time},
+        issued_session_id ${t.id}
+      )${t.strict};
+      CREATE INDEX oidc_codes_by_expiry ON oidc_codes (expires_at);
+      CREATE TABLE oidc_consents (
+        user_id ${t.id} NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+        client_id ${t.text} NOT NULL,
+        scope ${t.text} NOT NULL,
+        granted_at ${t.time} NOT NULL,
+        PRIMARY KEY (user_id, client_id)
+      )${t.strict};
+      CREATE TABLE oidc_client_sessions (
+        session_id ${t.id} PRIMARY KEY REFERENCES sessions (id) ON DELETE CASCADE,
+        client_id ${t.text} NOT NULL,
+        scope ${t.text} NOT NULL,
+        browser_session_id ${t.id} NOT NULL
+      )${t.strict};
+      CREATE INDEX oidc_client_sessions_by_browser_session ON oidc_client_sessions (browser_session_id);
+    `,
+  ),
 ];
 
 /** The versions still to apply, in order. */

@@ -12,6 +12,8 @@ import { type EventFacts, eventOfAudit, type WebhookEventType, webhookEvent } fr
 import { ChangeListeners } from "./change-feed.ts";
 import { type Db, type Dialect, type Param, prepared, type Queryable, type Sql } from "./db.ts";
 import { newCredentialStamp, newId } from "./ids.ts";
+import { oidcStore } from "./oidc-store.ts";
+import { reader } from "./reader.ts";
 import { judgePresentedToken, parseAmr, type SessionTokenState } from "./rotation.ts";
 import type * as store from "./store.ts";
 import { createWebhookPublisher } from "./webhook-events.ts";
@@ -937,6 +939,7 @@ export function sqlStore(db: Db, clock: () => number): store.UserStore {
       );
       return messages + (await deleteSome("webhook_attempts", "id", "created_at < $1", before, limit));
     },
+    ...oidcStore(db),
 
     // The database itself
     ping: () => db.one("SELECT 1").then(() => {}),
@@ -951,35 +954,6 @@ type Row = Record<string, unknown>;
 
 /** PostgreSQL's boolean; SQLite's 0 or 1. */
 const flag = (value: unknown) => Boolean(value);
-
-/**
- * A reader of one kind of record: each column becomes the field of its camelCase name (user_id ->
- * userId: tables and records are named alike), except the table's `internal` columns; `convert`
- * turns the values the drivers answer where they are not of the field's type. Every statement a
- * reader reads answers its table's whole row (SELECT *, RETURNING *), so the columns are worked
- * out from the first row, once.
- */
-function reader<T>(
-  convert: { [K in keyof T]?: (value: unknown) => T[K] } = {},
-  internal: readonly string[] = [],
-): (row: Row) => T {
-  const to = convert as Record<string, ((value: unknown) => unknown) | undefined>;
-  let fields: { column: string; field: string; to: ((value: unknown) => unknown) | undefined }[] | undefined;
-  return (row) => {
-    fields ??= Object.keys(row)
-      .filter((column) => !internal.includes(column))
-      .map((column) => {
-        const field = column.replace(/_([a-z])/g, (_, letter: string) => letter.toUpperCase());
-        return { column, field, to: to[field] };
-      });
-    const record: Row = {};
-    for (let i = 0; i < fields.length; i++) {
-      const { column, field, to } = fields[i] as (typeof fields)[number];
-      record[field] = to === undefined ? row[column] : to(row[column]);
-    }
-    return record as T;
-  };
-}
 
 const readUser = reader<store.UserRecord>({ isActive: flag, isAdmin: flag });
 // The refresh columns are the session's current token, read only by the rotation.

@@ -173,6 +173,7 @@ export const AUDIT_EVENT_TYPES = [
   "webhook",
   // An OAuth client registered, changed, given a new secret or deleted; about the admin who did it.
   "oauth_client",
+  "oidc",
 ] as const;
 export type AuditEventType = (typeof AUDIT_EVENT_TYPES)[number];
 
@@ -730,8 +731,73 @@ export interface WebhookStore {
   pruneWebhookRecords(before: string, limit: number): Promise<number>;
 }
 
+/** An authorization code as stored (its hash only), bound to everything the token request must match. */
+export interface AuthorizationCodeRecord {
+  codeHash: string;
+  clientId: string;
+  userId: string;
+  /** The browser session the user approved in; the code dies with it. */
+  browserSessionId: string;
+  redirectUri: string;
+  /** The PKCE S256 challenge. */
+  codeChallenge: string;
+  nonce: string | null;
+  /** Space-separated granted scopes. */
+  scope: string;
+  createdAt: string;
+  expiresAt: string;
+  redeemedAt: string | null;
+  /** The session the redemption started, revoked when the code is presented again. */
+  issuedSessionId: string | null;
+}
+
+export type NewAuthorizationCode = Omit<AuthorizationCodeRecord, "redeemedAt" | "issuedSessionId">;
+
+export type CodeRedemption =
+  | { outcome: "redeemed"; code: AuthorizationCodeRecord }
+  /** Presented before: what its first redemption issued, to revoke. */
+  | { outcome: "replayed"; code: AuthorizationCodeRecord }
+  | { outcome: "unknown" };
+
+/** A session started by a client's code grant: its refresh token is that client's only. */
+export interface ClientSessionRecord {
+  sessionId: string;
+  clientId: string;
+  scope: string;
+  browserSessionId: string;
+}
+
+export interface ConsentRecord {
+  clientId: string;
+  /** Space-separated scopes granted so far. */
+  scope: string;
+  grantedAt: string;
+}
+
+/** OpenID Connect (issue 24): codes, consents and client-bound sessions. */
+export interface OidcStore {
+  saveAuthorizationCode(code: NewAuthorizationCode): Promise<void>;
+  /** Spends the code at once, whatever the caller then finds wrong with it: a code works once. */
+  redeemAuthorizationCode(codeHash: string, at: string): Promise<CodeRedemption>;
+  /** Records what the redemption issued (the client session), for a replay to revoke. */
+  recordCodeIssue(codeHash: string, sessionId: string): Promise<void>;
+  bindClientSession(binding: ClientSessionRecord): Promise<void>;
+  findClientSession(sessionId: string): Promise<ClientSessionRecord | undefined>;
+  /** Revokes the live client sessions begun in a browser session; answers their ids. */
+  revokeClientSessions(browserSessionId: string, at: string): Promise<ClientSessionRecord[]>;
+  findConsent(userId: string, clientId: string): Promise<ConsentRecord | undefined>;
+  /** Remembers the scopes (replacing the earlier grant's, which the caller merged in). */
+  grantConsent(userId: string, clientId: string, scope: string, at: string): Promise<void>;
+  listConsents(userId: string): Promise<ConsentRecord[]>;
+  /** Forgets the grant and ends the client's sessions of this user; false when there was none. */
+  revokeConsent(userId: string, clientId: string, at: string): Promise<boolean>;
+  /** Deletes up to `limit` codes that expired before `before`. */
+  purgeAuthorizationCodes(before: string, limit: number): Promise<number>;
+}
+
 export interface UserStore
   extends SessionStore,
+    OidcStore,
     AuditStore,
     AccountTokenStore,
     OutboxStore,

@@ -24,6 +24,7 @@ import type { Audit } from "../../audit.ts";
 import { HttpError } from "../../errors.ts";
 import type { Notices } from "../../mail/notices.ts";
 import type { Client, ClientRegistry } from "../../oidc/clients.ts";
+import type { OidcGrants } from "../../oidc/code-grant.ts";
 import type { ClientTokenOut, MfaRequired, TokenForm, TokenOut } from "../../schemas.ts";
 import type { AuditEntry, UserRecord, UserStore } from "../../store/store.ts";
 import type { Devices } from "../devices.ts";
@@ -53,6 +54,8 @@ export interface GrantDeps {
   /** Each sign-in's device, for the new-device notice. */
   devices: Devices;
   notices: Notices;
+  /** OpenID Connect's grants (authorization_code, and the refresh of a client's session); absent while it is off. */
+  oidc?: OidcGrants;
 }
 
 /** What a grant answers: a user's tokens, a client's token, or (password grant) a second-factor challenge. */

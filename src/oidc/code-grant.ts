@@ -1,0 +1,187 @@
+// The token endpoint's grants for registered clients (OpenID Connect):
+// authorization_code, which redeems a code for an access token for the
+// client (RFC 9068), a refresh token and the ID token; and the refresh of a
+// session such a code started, which only its client may spend (rotation and
+// reuse detection are the service's own, auth/sessions.ts). A code works
+// once: it is spent before anything else is checked, and presented again it
+// revokes the session its first redemption started (RFC 6749 4.1.2, RFC 9700
+// 4.2.4). Errors carry RFC 6749 5.2's `error` beside the spec's `detail`.
+import type { FastifyRequest } from "fastify";
+import type { Audit } from "../audit.ts";
+import type { ClientInfo, Sessions } from "../auth/sessions.ts";
+import { parseRefreshToken } from "../auth/sessions.ts";
+import { ACCESS_TOKEN_LIFETIME_SECONDS, type TokenService } from "../auth/tokens.ts";
+import { HttpError } from "../errors.ts";
+import { OAuthError } from "../oauth-errors.ts";
+import type { ClientSessionRecord, UserStore } from "../store/store.ts";
+import { hashCode, pkceMatches } from "./authorization.ts";
+import { userClaims } from "./claims.ts";
+import { authenticateClient } from "./client-auth.ts";
+import type { Client, ClientRegistry } from "./clients.ts";
+import type { IdTokens } from "./id-tokens.ts";
+
+export const INVALID_CODE = "The authorization code is invalid, expired, already used or not for this request";
+export const INVALID_CLIENT_REFRESH = "Invalid or expired refresh token";
+
+export interface ClientTokenResponse {
+  access_token: string;
+  token_type: "bearer";
+  expires_in: number;
+  refresh_token: string;
+  id_token?: string;
+  scope: string;
+}
+
+export interface OidcGrants {
+  /** The client is authenticated already (the token route does it for a grant that requires one). */
+  authorizationCode(
+    request: FastifyRequest,
+    form: Record<string, string | undefined>,
+    client: Client,
+  ): Promise<ClientTokenResponse>;
+  /** The client binding of the session a refresh token names, if it is a client's. */
+  bindingOf(refreshToken: string): Promise<ClientSessionRecord | undefined>;
+  refresh(
+    request: FastifyRequest,
+    form: Record<string, string | undefined>,
+    binding: ClientSessionRecord,
+  ): Promise<ClientTokenResponse>;
+}
+
+function invalidGrant(detail: string): OAuthError {
+  return new OAuthError(400, "invalid_grant", detail);
+}
+
+function requiredField(form: Record<string, string | undefined>, name: string): string {
+  const value = form[name];
+  if (value === undefined) throw new OAuthError(400, "invalid_request", `body.${name}: field required`);
+  return value;
+}
+
+export function createOidcGrants(options: {
+  store: UserStore;
+  sessions: Sessions;
+  tokens: TokenService;
+  idTokens: IdTokens;
+  clients: ClientRegistry;
+  audit: Audit;
+  clock: () => number;
+  clientInfo: (request: FastifyRequest) => ClientInfo;
+}): OidcGrants {
+  const { store, sessions, tokens, idTokens, clients, audit, clock, clientInfo } = options;
+  const iso = () => new Date(clock()).toISOString();
+
+  return {
+    async authorizationCode(request, form, client) {
+      if (!client.grantTypes.includes("authorization_code"))
+        throw new OAuthError(
+          400,
+          "unauthorized_client",
+          "This client is not registered for the authorization_code grant",
+        );
+      const code = requiredField(form, "code");
+      const redirectUri = requiredField(form, "redirect_uri");
+      const verifier = requiredField(form, "code_verifier");
+      const now = iso();
+      const redemption = await store.redeemAuthorizationCode(hashCode(code), now);
+      if (redemption.outcome === "unknown") throw invalidGrant(INVALID_CODE);
+      const stored = redemption.code;
+      if (redemption.outcome === "replayed") {
+        // RFC 6749 4.1.2: a code used twice revokes what it issued; the legitimate client signs in again.
+        if (stored.issuedSessionId !== null)
+          await sessions.revoke(stored.issuedSessionId, [
+            { type: "oidc", outcome: "code_replayed", clientAddress: request.ip },
+          ]);
+        throw invalidGrant(INVALID_CODE);
+      }
+      if (
+        stored.clientId !== client.id ||
+        stored.expiresAt <= now ||
+        stored.redirectUri !== redirectUri ||
+        !pkceMatches(verifier, stored.codeChallenge)
+      ) {
+        await audit.record("oidc", stored.userId, "code_refused", request.ip);
+        throw invalidGrant(INVALID_CODE);
+      }
+      // The code dies with the browser session it was approved in, and with its user.
+      const browser = await store.findSession(stored.browserSessionId);
+      const user = await store.findById(stored.userId);
+      if (!browser || browser.revokedAt !== null || browser.expiresAt <= now || !user?.isActive)
+        throw invalidGrant(INVALID_CODE);
+      const issued = await sessions.start(
+        user.id,
+        clientInfo(request),
+        [{ type: "oidc", outcome: "code_redeemed", clientAddress: request.ip }],
+        browser.amr,
+      );
+      await store.bindClientSession({
+        sessionId: issued.session.id,
+        clientId: client.id,
+        scope: stored.scope,
+        browserSessionId: browser.id,
+      });
+      await store.recordCodeIssue(stored.codeHash, issued.session.id);
+      const scopes = stored.scope.split(" ");
+      const accessToken = tokens.issueDelegatedAccessToken({
+        userId: user.id,
+        credentialStamp: user.credentialStamp,
+        clientId: client.id,
+        scope: stored.scope,
+        sessionId: issued.session.id,
+        amr: browser.amr,
+      });
+      const { sub: _sub, ...profile } = userClaims(user, scopes);
+      return {
+        access_token: accessToken,
+        token_type: "bearer",
+        expires_in: ACCESS_TOKEN_LIFETIME_SECONDS,
+        refresh_token: issued.refreshToken,
+        id_token: idTokens.issue({
+          sub: user.id,
+          aud: client.id,
+          authTime: Math.floor(Date.parse(browser.createdAt) / 1000),
+          nonce: stored.nonce,
+          amr: browser.amr,
+          sid: browser.id,
+          accessToken,
+          extra: profile,
+        }),
+        scope: stored.scope,
+      };
+    },
+
+    async bindingOf(refreshToken) {
+      const parsed = parseRefreshToken(refreshToken);
+      return parsed && store.findClientSession(parsed.sessionId);
+    },
+
+    async refresh(request, form, binding) {
+      const client = await authenticateClient(clients, request.headers.authorization, form);
+      // Another client's refresh token is refused before it is spent, so it stays its owner's.
+      if (client.id !== binding.clientId) throw invalidGrant(INVALID_CLIENT_REFRESH);
+      const presented = requiredField(form, "refresh_token");
+      let rotated: Awaited<ReturnType<Sessions["refresh"]>>;
+      try {
+        rotated = await sessions.refresh(presented, clientInfo(request));
+      } catch (error) {
+        if (error instanceof HttpError && error.status === 401) throw invalidGrant(INVALID_CLIENT_REFRESH);
+        throw error;
+      }
+      if (!rotated.user.isActive) throw invalidGrant(INVALID_CLIENT_REFRESH);
+      return {
+        access_token: tokens.issueDelegatedAccessToken({
+          userId: rotated.user.id,
+          credentialStamp: rotated.user.credentialStamp,
+          clientId: client.id,
+          scope: binding.scope,
+          sessionId: rotated.session.id,
+          amr: rotated.session.amr,
+        }),
+        token_type: "bearer",
+        expires_in: ACCESS_TOKEN_LIFETIME_SECONDS,
+        refresh_token: rotated.refreshToken,
+        scope: binding.scope,
+      };
+    },
+  };
+}

@@ -1,0 +1,411 @@
+// The OpenID Connect endpoints beside the token endpoint: the authorization
+// endpoint (GET, response_type=code), the browser session the sign-in page
+// opens for it, the consent form's answer, userinfo (GET and POST, bearer)
+// and RP-initiated logout. The authorization request itself is read and
+// checked in oidc/authorization.ts, the cookie in oidc/browser-session.ts.
+import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import type { FastifyReply, FastifyRequest } from "fastify";
+import { Type } from "typebox";
+import type { Audit } from "../audit.ts";
+import type { Guards } from "../auth/guard.ts";
+import type { Sessions } from "../auth/sessions.ts";
+import { InvalidToken, type TokenService } from "../auth/tokens.ts";
+import { BEARER_SECURITY } from "../docs.ts";
+import { COULD_NOT_VALIDATE_CREDENTIALS, HttpError, NOT_AUTHENTICATED } from "../errors.ts";
+import { acceptFormBodies } from "../forms.ts";
+import {
+  type AuthorizationRequest,
+  issueCode,
+  parseAuthorizationRequest,
+  type RequestProblem,
+  responseUri,
+} from "../oidc/authorization.ts";
+import type { BrowserSession, BrowserSessions } from "../oidc/browser-session.ts";
+import { userClaims } from "../oidc/claims.ts";
+import type { ClientRegistry } from "../oidc/clients.ts";
+import type { ClientCors } from "../oidc/cors.ts";
+import { ACR_MULTI_FACTOR, type IdTokens } from "../oidc/id-tokens.ts";
+import { AUTHORIZE_PATH, BROWSER_SESSION_PATH, CONSENT_PATH, END_SESSION_PATH, USERINFO_PATH } from "../oidc/paths.ts";
+import { sendConsentPage, sendErrorPage, sendSignedOutPage, sendSignOutPage } from "../pages/oidc-pages.ts";
+import { SIGN_IN_PAGE_PATH } from "../pages/security-pages.ts";
+import { errorResponse } from "../schemas.ts";
+import type { UserStore } from "../store/store.ts";
+
+export interface OidcRouteOptions {
+  store: UserStore;
+  guards: Guards;
+  tokens: TokenService;
+  sessions: Sessions;
+  clients: ClientRegistry;
+  browserSessions: BrowserSessions;
+  idTokens: IdTokens;
+  audit: Audit;
+  issuer: () => string;
+  clock: () => number;
+  cors: ClientCors;
+}
+
+export const APP_NOT_FOUND = "No application has access to your account under this id";
+export const NO_BROWSER_SESSION = "Sign in first: this token belongs to no session";
+export const INSUFFICIENT_SCOPE = "The token was not granted the openid scope";
+
+const UserInfo = Type.Object(
+  {
+    sub: Type.String({ description: "The user's stable id (never the e-mail, which can change)." }),
+    name: Type.Optional(Type.String({ description: "`profile` scope, when the user gave a name." })),
+    updated_at: Type.Optional(Type.Integer({ description: "`profile` scope: seconds since the epoch." })),
+    email: Type.Optional(Type.String({ description: "`email` scope." })),
+    email_verified: Type.Optional(Type.Boolean({ description: "`email` scope." })),
+  },
+  { $id: "UserInfo", description: "OpenID Connect Core 5.3.2: the claims the token's scopes grant." },
+);
+
+const GrantedApp = Type.Object(
+  {
+    client_id: Type.String(),
+    client_name: Type.String({ description: "The application's registered name." }),
+    scope: Type.String({ description: "The scopes the user allowed, space-separated." }),
+    granted_at: Type.String({ format: "date-time" }),
+  },
+  { $id: "GrantedApp", description: "An application the user allowed to use the account (its consent)." },
+);
+
+/** The query or form as a plain object; a repeated name keeps all its values (then refused as repeated). */
+function paramsOf(search: URLSearchParams): Record<string, string | string[]> {
+  const params: Record<string, string | string[]> = Object.create(null);
+  for (const [name, value] of search) {
+    const seen = params[name];
+    params[name] = seen === undefined ? value : ([] as string[]).concat(seen, value);
+  }
+  return params;
+}
+
+function queryOf(request: FastifyRequest): URLSearchParams {
+  const at = request.url.indexOf("?");
+  return new URLSearchParams(at < 0 ? "" : request.url.slice(at + 1));
+}
+
+/** The bearer token of RFC 6750 2.1, or undefined. */
+function bearer(header: string | undefined): string | undefined {
+  const match = header === undefined ? null : /^bearer +([^ ]+) *$/i.exec(header);
+  return match?.[1];
+}
+
+function invalidToken(detail: string = COULD_NOT_VALIDATE_CREDENTIALS): HttpError {
+  return new HttpError(401, detail, { "www-authenticate": 'Bearer error="invalid_token"' });
+}
+
+export const oidcRoutes: FastifyPluginAsyncTypebox<OidcRouteOptions> = async (
+  app,
+  { store, guards, tokens, sessions, clients, browserSessions, idTokens, audit, issuer, clock, cors },
+) => {
+  acceptFormBodies(app);
+  const seconds = () => Math.floor(clock() / 1000);
+
+  function answerProblem(reply: FastifyReply, problem: RequestProblem): FastifyReply {
+    if (problem.show === "page") return sendErrorPage(reply, problem.detail);
+    // RFC 6749 4.1.2.1, with iss (RFC 9207) so the client can tell which server answered.
+    const { redirectUri, state, error, description } = problem;
+    return reply.redirect(
+      responseUri(redirectUri, { error, error_description: description, state, iss: issuer() }),
+      303,
+    );
+  }
+
+  function refuse(reply: FastifyReply, request: AuthorizationRequest, error: string, description: string) {
+    return answerProblem(reply, {
+      show: "redirect",
+      redirectUri: request.redirectUri,
+      state: request.state,
+      error,
+      description,
+    });
+  }
+
+  /** The code, back to the client's redirect URI with state and iss. */
+  async function grant(reply: FastifyReply, request: AuthorizationRequest, browser: BrowserSession, ip: string) {
+    const code = await issueCode(store, request, browser.user.id, browser.session.id, clock);
+    await audit.record("oidc", browser.user.id, "code_issued", ip);
+    return reply.redirect(responseUri(request.redirectUri, { code, state: request.state, iss: issuer() }), 303);
+  }
+
+  /** The time of an auth_after this service made (its HMAC checked), or undefined. */
+  function signedInAfter(raw: string | undefined): number | undefined {
+    const [time = "", mac] = (raw ?? "").split(".");
+    const seconds = Number(time);
+    if (!Number.isSafeInteger(seconds) || !browserSessions.checkFormToken(time, "auth_after", mac)) return undefined;
+    return seconds;
+  }
+
+  /** Whether the browser session may answer this request without a new sign-in. */
+  function needsSignIn(request: AuthorizationRequest, browser: BrowserSession | undefined): boolean {
+    if (browser === undefined) return true;
+    // A sign-in this service asked for, for this very request, satisfies login, max_age and acr_values.
+    const after = signedInAfter(request.authAfter);
+    if (after !== undefined && browser.authTime >= after) return false;
+    if (request.prompt.has("login")) return true;
+    if (request.maxAge !== undefined && seconds() - browser.authTime > request.maxAge) return true;
+    return request.acrValues.includes(ACR_MULTI_FACTOR) && !browser.session.amr.includes("mfa");
+  }
+
+  /** The sign-in page, told to come back to this request (without prompt=login, which it will have met). */
+  function signInLocation(search: URLSearchParams, request: AuthorizationRequest): string {
+    const next = new URLSearchParams(search);
+    next.delete("prompt");
+    const now = String(seconds());
+    next.set("auth_after", `${now}.${browserSessions.formToken(now, "auth_after")}`);
+    const page = new URLSearchParams({ continue: `${AUTHORIZE_PATH}?${next}` });
+    if (request.loginHint !== undefined) page.set("login_hint", request.loginHint);
+    return `${SIGN_IN_PAGE_PATH}?${page}`;
+  }
+
+  async function consentCovers(request: AuthorizationRequest, userId: string): Promise<boolean> {
+    if (request.client.firstParty) return true;
+    const consent = await store.findConsent(userId, request.client.id);
+    const granted = new Set(consent?.scope.split(" ") ?? []);
+    return request.scopes.every((scope) => granted.has(scope));
+  }
+
+  app.get(AUTHORIZE_PATH, { schema: { hide: true } }, async function authorize(request, reply) {
+    const search = queryOf(request);
+    const parsed = await parseAuthorizationRequest(paramsOf(search), clients);
+    if ("problem" in parsed) return answerProblem(reply, parsed.problem);
+    const authorization = parsed.ok;
+    const browser = await browserSessions.read(request);
+    if (needsSignIn(authorization, browser) || browser === undefined) {
+      if (authorization.prompt.has("none")) return refuse(reply, authorization, "login_required", "Sign-in required");
+      return reply.redirect(signInLocation(search, authorization), 303);
+    }
+    if (authorization.prompt.has("consent") || !(await consentCovers(authorization, browser.user.id))) {
+      if (authorization.prompt.has("none"))
+        return refuse(reply, authorization, "consent_required", "The user has not allowed this application");
+      return sendConsentPage(reply, {
+        clientName: authorization.client.name,
+        scopes: authorization.scopes,
+        email: browser.user.email,
+        request: search.toString(),
+        formToken: browserSessions.formToken(browser.session.id, "consent"),
+        action: CONSENT_PATH,
+        redirectOrigin: new URL(authorization.redirectUri).origin,
+      });
+    }
+    return grant(reply, authorization, browser, request.ip);
+  });
+
+  app.post(CONSENT_PATH, { schema: { hide: true } }, async function answerConsent(request, reply) {
+    const form = request.body as Record<string, string | undefined>;
+    const parsed = await parseAuthorizationRequest(paramsOf(new URLSearchParams(form.request ?? "")), clients);
+    if ("problem" in parsed) return answerProblem(reply, parsed.problem);
+    const authorization = parsed.ok;
+    const browser = await browserSessions.read(request);
+    if (browser === undefined) return refuse(reply, authorization, "login_required", "Sign-in required");
+    if (!browserSessions.checkFormToken(browser.session.id, "consent", form.form_token))
+      return sendErrorPage(reply, "The form has expired. Go back to the application and try again.");
+    if (form.decision !== "allow") {
+      await audit.record("oidc", browser.user.id, "consent_denied", request.ip);
+      return refuse(reply, authorization, "access_denied", "The user did not allow this application");
+    }
+    const earlier = await store.findConsent(browser.user.id, authorization.client.id);
+    const scopes = new Set([...(earlier?.scope.split(" ") ?? []), ...authorization.scopes]);
+    await store.grantConsent(
+      browser.user.id,
+      authorization.client.id,
+      [...scopes].join(" "),
+      new Date(clock()).toISOString(),
+    );
+    await audit.record("oidc", browser.user.id, "consent_granted", request.ip);
+    return grant(reply, authorization, browser, request.ip);
+  });
+
+  app.post(
+    BROWSER_SESSION_PATH,
+    {
+      preHandler: [guards.authenticate],
+      schema: {
+        operationId: "openBrowserSession",
+        security: BEARER_SECURITY,
+        tags: ["auth"],
+        summary: "Open the browser session of the authorization endpoint (sign-in page)",
+        description:
+          "The hosted sign-in page calls this with the access token it has just obtained: the answer sets the " +
+          "browser session's cookie (HttpOnly, SameSite=Lax, Secure and `__Host-` under https), bound to the " +
+          "token's session, so that the authorization endpoint knows the user. Ending that session by any route " +
+          "ends the cookie. A bearer token is required (a cross-site form cannot send one), so it cannot be " +
+          "forged from another site.",
+        response: {
+          204: { type: "null", description: "The cookie is set." },
+          400: errorResponse("The token was issued in no session.", NO_BROWSER_SESSION),
+          401: errorResponse("No token, or the token check failed.", NOT_AUTHENTICATED),
+        },
+      },
+    },
+    async function openBrowserSession(request, reply) {
+      if (request.sessionId === null) throw new HttpError(400, NO_BROWSER_SESSION);
+      browserSessions.set(reply, request.sessionId);
+      return reply.code(204).send(null);
+    },
+  );
+
+  const userinfoSchema = (method: string) => ({
+    operationId: `userinfo${method}`,
+    security: BEARER_SECURITY,
+    tags: ["auth"],
+    summary: "OpenID Connect userinfo",
+    description:
+      "OpenID Connect Core 5.3: the claims of the user of a client's access token (from the authorization_code " +
+      "grant) for its scopes: `sub` always; `name` and `updated_at` with `profile`; `email` and `email_verified` " +
+      "with `email`. The spec's own access tokens are refused here, and clients' tokens everywhere else.",
+    response: {
+      200: UserInfo,
+      401: errorResponse(
+        "No token, an invalid or expired one, not a client's, or its session has ended (`WWW-Authenticate: " +
+          'Bearer error="invalid_token"`).',
+        COULD_NOT_VALIDATE_CREDENTIALS,
+      ),
+      403: errorResponse("The token lacks the openid scope.", INSUFFICIENT_SCOPE),
+    },
+  });
+
+  async function userinfo(request: FastifyRequest) {
+    const token = bearer(request.headers.authorization);
+    if (token === undefined) throw new HttpError(401, NOT_AUTHENTICATED, { "www-authenticate": "Bearer" });
+    let claims: ReturnType<TokenService["verifyAccessToken"]>;
+    try {
+      claims = tokens.verifyAccessToken(token);
+    } catch (error) {
+      if (error instanceof InvalidToken) throw invalidToken();
+      throw error;
+    }
+    if (claims.clientId === undefined || claims.sid === undefined) throw invalidToken();
+    const scopes = (claims.scope ?? "").split(" ");
+    if (!scopes.includes("openid"))
+      throw new HttpError(403, INSUFFICIENT_SCOPE, { "www-authenticate": 'Bearer error="insufficient_scope"' });
+    const user = await store.findById(claims.sub);
+    const session = await store.findSession(claims.sid);
+    if (!user?.isActive || user.credentialStamp !== claims.stamp || !session || session.revokedAt !== null)
+      throw invalidToken();
+    return userClaims(user, scopes);
+  }
+
+  // Browser apps of public clients call userinfo cross-origin (oidc-client-ts): CORS for their origins.
+  await app.register(async function userinfoRoutes(scope) {
+    cors.apply(scope, { [USERINFO_PATH]: ["GET", "POST"] });
+    scope.get(USERINFO_PATH, { schema: userinfoSchema("Get") }, userinfo);
+    scope.post(
+      USERINFO_PATH,
+      { schema: { ...userinfoSchema("Post"), consumes: ["application/x-www-form-urlencoded"] } },
+      userinfo,
+    );
+  });
+
+  /** RP-initiated logout 1.0: the client a hint or client_id names, and its registered return address. */
+  async function logout(request: FastifyRequest, reply: FastifyReply, params: Record<string, string | string[]>) {
+    const text = (name: string) => (typeof params[name] === "string" ? (params[name] as string) : undefined);
+    const hintText = text("id_token_hint");
+    const hint = hintText === undefined ? undefined : idTokens.readHint(hintText);
+    if (hintText !== undefined && hint === undefined)
+      return sendErrorPage(reply, "The sign-out request carries an ID token this service did not issue.");
+    const clientId = hint?.aud ?? text("client_id");
+    const client = clientId === undefined ? undefined : await clients.find(clientId);
+    const returnTo = text("post_logout_redirect_uri");
+    if (returnTo !== undefined && !client?.postLogoutRedirectUris.includes(returnTo))
+      return sendErrorPage(reply, "The application asked to return to an address it has not registered.");
+    const browser = await browserSessions.read(request);
+    // Without an ID token of this user, a page of another site could sign the user out: ask first.
+    const confirmed =
+      (hint !== undefined && browser !== undefined && hint.sub === browser.user.id) ||
+      (browser !== undefined && browserSessions.checkFormToken(browser.session.id, "logout", text("form_token")));
+    if (browser !== undefined && !confirmed) {
+      const fields: Record<string, string> = { form_token: browserSessions.formToken(browser.session.id, "logout") };
+      for (const name of ["client_id", "post_logout_redirect_uri", "state"]) {
+        const value = text(name);
+        if (value !== undefined) fields[name] = value;
+      }
+      return sendSignOutPage(reply, {
+        action: END_SESSION_PATH,
+        fields,
+        redirectOrigin: returnTo === undefined ? undefined : new URL(returnTo).origin,
+      });
+    }
+    if (browser !== undefined) {
+      const at = new Date(clock()).toISOString();
+      await sessions.revoke(browser.session.id, [
+        { type: "session_revocation", outcome: "revoked", clientAddress: request.ip },
+      ]);
+      await store.revokeClientSessions(browser.session.id, at);
+      await audit.record("oidc", browser.user.id, "logout", request.ip);
+    }
+    browserSessions.clear(reply);
+    if (returnTo === undefined) return sendSignedOutPage(reply);
+    return reply.redirect(responseUri(returnTo, { state: text("state") }), 303);
+  }
+
+  app.get(
+    "/me/apps",
+    {
+      preHandler: [guards.authenticate],
+      schema: {
+        operationId: "listGrantedApps",
+        tags: ["me"],
+        summary: "Applications you allowed to use your account",
+        description:
+          "The third-party applications (OpenID Connect clients) you gave consent to, with the scopes, newest " +
+          "first. First-party applications need no consent and are not listed.",
+        security: BEARER_SECURITY,
+        response: {
+          200: Type.Object({ items: Type.Array(GrantedApp) }),
+          401: errorResponse("No token, or the token check failed.", COULD_NOT_VALIDATE_CREDENTIALS),
+        },
+      },
+    },
+    async function listGrantedApps(request) {
+      const consents = await store.listConsents(request.user!.id);
+      const items = await Promise.all(
+        consents.map(async (consent) => ({
+          client_id: consent.clientId,
+          client_name: (await clients.find(consent.clientId))?.name ?? "A removed application",
+          scope: consent.scope,
+          granted_at: consent.grantedAt,
+        })),
+      );
+      return { items };
+    },
+  );
+
+  app.delete(
+    "/me/apps/:client_id",
+    {
+      preHandler: [guards.authenticate],
+      schema: {
+        operationId: "revokeGrantedApp",
+        tags: ["me"],
+        summary: "Take back an application's access",
+        description:
+          "204 with no body. Forgets the consent (the application asks again next time) and ends the " +
+          "application's sessions of your account: its refresh tokens stop working at once.",
+        security: BEARER_SECURITY,
+        params: Type.Object({ client_id: Type.String({ maxLength: 200 }) }),
+        response: {
+          204: { type: "null", description: "Taken back." },
+          401: errorResponse("No token, or the token check failed.", COULD_NOT_VALIDATE_CREDENTIALS),
+          404: errorResponse("No consent of yours for this client.", APP_NOT_FOUND),
+        },
+      },
+    },
+    async function revokeGrantedApp(request, reply) {
+      const userId = request.user!.id;
+      if (!(await store.revokeConsent(userId, request.params.client_id, new Date(clock()).toISOString())))
+        throw new HttpError(404, APP_NOT_FOUND);
+      await audit.record("oidc", userId, "consent_revoked", request.ip);
+      reply.code(204).send(null);
+    },
+  );
+
+  app.get(END_SESSION_PATH, { schema: { hide: true } }, async function endSession(request, reply) {
+    return logout(request, reply, paramsOf(queryOf(request)));
+  });
+  app.post(END_SESSION_PATH, { schema: { hide: true } }, async function endSessionByForm(request, reply) {
+    const form = (request.body ?? {}) as Record<string, string>;
+    return logout(request, reply, form);
+  });
+};

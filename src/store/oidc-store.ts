@@ -1,0 +1,117 @@
+// The OpenID Connect verbs of the store (store.ts, OidcStore), written once
+// for both databases like sql-store.ts, whose factory spreads them in: codes
+// are spent by one conditional UPDATE, so of two instances redeeming one code
+// at once exactly one wins and the other sees a replay.
+import type { Db } from "./db.ts";
+import { reader } from "./reader.ts";
+import type * as store from "./store.ts";
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+const readCode = reader<store.AuthorizationCodeRecord>();
+const readClientSession = reader<store.ClientSessionRecord>();
+const readConsent = reader<store.ConsentRecord>({}, ["user_id"]);
+
+export function oidcStore(db: Db): store.OidcStore {
+  return {
+    async saveAuthorizationCode(code) {
+      await db.run(
+        `INSERT INTO oidc_codes (code_hash, client_id, user_id, browser_session_id, redirect_uri, code_challenge,
+                                 nonce, scope, created_at, expires_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+        [
+          code.codeHash,
+          code.clientId,
+          code.userId,
+          code.browserSessionId,
+          code.redirectUri,
+          code.codeChallenge,
+          code.nonce,
+          code.scope,
+          code.createdAt,
+          code.expiresAt,
+        ],
+      );
+    },
+    async redeemAuthorizationCode(codeHash, at) {
+      const spent = await db.one<Record<string, unknown>>(
+        "UPDATE oidc_codes SET redeemed_at = $1 WHERE code_hash = $2 AND redeemed_at IS NULL RETURNING *",
+        [at, codeHash],
+      );
+      if (spent) return { outcome: "redeemed", code: readCode(spent) };
+      const known = await db.one<Record<string, unknown>>("SELECT * FROM oidc_codes WHERE code_hash = $1", [codeHash]);
+      return known ? { outcome: "replayed", code: readCode(known) } : { outcome: "unknown" };
+    },
+    async recordCodeIssue(codeHash, sessionId) {
+      await db.run("UPDATE oidc_codes SET issued_session_id = $1 WHERE code_hash = $2", [sessionId, codeHash]);
+    },
+    async bindClientSession({ sessionId, clientId, scope, browserSessionId }) {
+      await db.run(
+        `INSERT INTO oidc_client_sessions (session_id, client_id, scope, browser_session_id) VALUES ($1, $2, $3, $4)`,
+        [sessionId, clientId, scope, browserSessionId],
+      );
+    },
+    async findClientSession(sessionId) {
+      if (!UUID.test(sessionId)) return undefined;
+      const row = await db.one<Record<string, unknown>>("SELECT * FROM oidc_client_sessions WHERE session_id = $1", [
+        sessionId,
+      ]);
+      return row && readClientSession(row);
+    },
+    async revokeClientSessions(browserSessionId, at) {
+      if (!UUID.test(browserSessionId)) return [];
+      const rows = await db.all<Record<string, unknown>>(
+        `SELECT c.* FROM oidc_client_sessions c JOIN sessions s ON s.id = c.session_id
+         WHERE c.browser_session_id = $1 AND s.revoked_at IS NULL`,
+        [browserSessionId],
+      );
+      await db.run(
+        `UPDATE sessions SET revoked_at = $1 WHERE revoked_at IS NULL AND id IN
+           (SELECT session_id FROM oidc_client_sessions WHERE browser_session_id = $2)`,
+        [at, browserSessionId],
+      );
+      return rows.map(readClientSession);
+    },
+    async findConsent(userId, clientId) {
+      const row = await db.one<Record<string, unknown>>(
+        "SELECT * FROM oidc_consents WHERE user_id = $1 AND client_id = $2",
+        [userId, clientId],
+      );
+      return row && readConsent(row);
+    },
+    async grantConsent(userId, clientId, scope, at) {
+      await db.run(
+        `INSERT INTO oidc_consents (user_id, client_id, scope, granted_at) VALUES ($1, $2, $3, $4)
+         ON CONFLICT (user_id, client_id) DO UPDATE SET scope = excluded.scope, granted_at = excluded.granted_at`,
+        [userId, clientId, scope, at],
+      );
+    },
+    async listConsents(userId) {
+      const rows = await db.all<Record<string, unknown>>(
+        "SELECT * FROM oidc_consents WHERE user_id = $1 ORDER BY granted_at DESC",
+        [userId],
+      );
+      return rows.map(readConsent);
+    },
+    async revokeConsent(userId, clientId, at) {
+      return db.transaction(async (tx) => {
+        const removed = await tx.run("DELETE FROM oidc_consents WHERE user_id = $1 AND client_id = $2", [
+          userId,
+          clientId,
+        ]);
+        await tx.run(
+          `UPDATE sessions SET revoked_at = $1 WHERE user_id = $2 AND revoked_at IS NULL AND id IN
+             (SELECT session_id FROM oidc_client_sessions WHERE client_id = $3)`,
+          [at, userId, clientId],
+        );
+        return removed > 0;
+      });
+    },
+    purgeAuthorizationCodes(before, limit) {
+      return db.run(
+        "DELETE FROM oidc_codes WHERE code_hash IN (SELECT code_hash FROM oidc_codes WHERE expires_at < $1 LIMIT $2)",
+        [before, limit],
+      );
+    },
+  };
+}
