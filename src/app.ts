@@ -52,10 +52,14 @@ import { oidcRoutes } from "./routes/oidc.ts";
 import { passkeyRoutes } from "./routes/passkeys.ts";
 import { secondFactorRoutes } from "./routes/second-factors.ts";
 import { tokenRoutes } from "./routes/token.ts";
+import { callbackPath, upstreamRoutes } from "./routes/upstream.ts";
 import { userRoutes } from "./routes/users.ts";
 import { wellKnownRoutes } from "./routes/well-known.ts";
 import { buildSerializersOnFirstUse } from "./serialization.ts";
 import type { UserStore } from "./store/store.ts";
+import { bindingCookie } from "./upstream/binding.ts";
+import { describeUpstreamFailure } from "./upstream/relying-party.ts";
+import { createUpstream } from "./upstream/sign-in.ts";
 import { createValidatorCompiler } from "./validation.ts";
 
 /** Our largest legitimate body is a sign-up of about 600 bytes. */
@@ -424,6 +428,27 @@ export async function buildApp({
       clientInfo: clientOf,
     });
 
+  // Sign-in with upstream providers (issue 25), when UPSTREAM_PROVIDERS names any.
+  const upstreamConfig = config.upstream;
+  const upstream =
+    upstreamConfig && upstreamConfig.providers.length > 0
+      ? {
+          upstream: createUpstream({
+            config: upstreamConfig,
+            store,
+            audit,
+            sealKeys: config.mfa.encryptionKeys,
+            signupOpen: config.signupOpen,
+            verificationRequired: config.accountRecovery.verificationRequired,
+            redirectUri: (provider) => `${addresses.baseUrl()}${callbackPath(provider)}`,
+            clock,
+            onFailure: (provider, error) =>
+              app.log.warn({ provider, reason: describeUpstreamFailure(error) }, "upstream sign-in failed"),
+          }),
+          binding: bindingCookie(addresses.baseUrl().startsWith("https:")),
+        }
+      : undefined;
+
   await app.register(healthRoutes, { store, counters: counterStore, ...(draining ? { draining } : {}) });
   await app.register(wellKnownRoutes, { keys, addresses, ...(oidcKeys ? { oidcKeys } : {}) });
   await app.register(async function apiRoutes(api) {
@@ -441,7 +466,9 @@ export async function buildApp({
       clients,
       oauthErrorFields: config.oauthErrorFields,
       ...(oidcGrants ? { oidc: oidcGrants } : {}),
+      ...(upstream ? { upstream } : {}),
     });
+    if (upstream) await api.register(upstreamRoutes, { store, guards, audit, ...upstream });
     if (idTokens) {
       const browserSessions = createBrowserSessions({
         store,

@@ -18,6 +18,7 @@ import {
 import { createPasswordPolicy } from "./auth/password-policy.ts";
 import { DEFAULT_HASH_QUEUE_LIMIT } from "./auth/passwords.ts";
 import { ConfigError } from "./errors.ts";
+import { parseUpstreamConfig, type UpstreamConfig } from "./upstream/settings.ts";
 
 export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -103,6 +104,8 @@ export interface Config {
   passwordListCheck: boolean;
   /** Second factors (issue 14). */
   mfa: MfaConfig;
+  /** Sign-in with Google, Microsoft, GitHub or any OpenID Connect provider (issue 25): src/upstream/settings.ts. */
+  upstream?: UpstreamConfig;
 }
 
 export interface MfaConfig {
@@ -274,7 +277,10 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): LoadedConfig 
       encryptionKeys: resolveSecrets(MFA_KEY, setting(env, MFA_KEY.name), database, notices),
       totpIssuer: parseTotpIssuer(setting(env, "TOTP_ISSUER") ?? defaultTotpIssuer(linkBase)),
     },
+    upstream: parseUpstreamConfig(env, parseBoolean),
   };
+  if (config.upstream?.keepTokens && config.mfa.encryptionKeys.length === 0)
+    throw new ConfigError("UPSTREAM_KEEP_TOKENS", "needs MFA_ENCRYPTION_KEY, which seals the kept tokens");
   if (config.firstAdmin) {
     // The bootstrap admin's password follows the same rules as every other new password.
     const { email, password } = config.firstAdmin;

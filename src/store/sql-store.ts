@@ -15,6 +15,7 @@ import { oidcStore } from "./oidc-store.ts";
 import { reader } from "./reader.ts";
 import { judgePresentedToken, parseAmr, type SessionTokenState } from "./rotation.ts";
 import type * as store from "./store.ts";
+import { upstreamStore } from "./upstream-store.ts";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const isUuid = (...ids: string[]) => ids.every((id) => UUID.test(id));
@@ -715,6 +716,7 @@ export function sqlStore(db: Db, clock: () => number): store.UserStore {
     },
 
     ...oidcStore(db),
+    ...upstreamStore(db),
 
     // The database itself
     ping: () => db.one("SELECT 1").then(() => {}),

@@ -25,6 +25,8 @@ import type { Client, ClientRegistry } from "../../oidc/clients.ts";
 import type { OidcGrants } from "../../oidc/code-grant.ts";
 import type { ClientTokenOut, MfaRequired, TokenForm, TokenOut } from "../../schemas.ts";
 import type { UserRecord, UserStore } from "../../store/store.ts";
+import type { BindingCookie } from "../../upstream/binding.ts";
+import type { Upstream } from "../../upstream/sign-in.ts";
 import { MALFORMED_WEBAUTHN_RESPONSE, type Passkeys } from "../passkeys.ts";
 import type { PasswordHasher } from "../passwords.ts";
 import type { RateLimits } from "../rate-limits.ts";
@@ -48,6 +50,8 @@ export interface GrantDeps {
   verificationRequired: boolean;
   passkeys: Passkeys;
   clients: ClientRegistry;
+  /** Sign-in with upstream providers (issue 25); absent when none is configured. */
+  upstream?: { upstream: Upstream; binding: BindingCookie };
   /** OpenID Connect's grants (authorization_code, and the refresh of a client's session); absent while it is off. */
   oidc?: OidcGrants;
 }
@@ -103,6 +107,35 @@ export async function refuseUnverified(deps: GrantDeps, request: FastifyRequest,
     await deps.audit.record("login", user.id, "refused_unverified", request.ip);
     throw new HttpError(403, EMAIL_NOT_VERIFIED);
   }
+}
+
+export const MFA_REQUIRED = "A second factor is required";
+
+/**
+ * For an account with a second factor, the first step opens nothing: 403 `mfa_required` with a
+ * single-use challenge for the second step (password and upstream grants); undefined otherwise.
+ */
+export async function secondFactorChallenge(
+  { factors, audit }: GrantDeps,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  user: UserRecord,
+) {
+  const offer = await factors.factorsOnOffer(user.id);
+  if (offer.length === 0) return undefined;
+  const challenge = await factors.challenge(user.id);
+  await audit.record("login", user.id, "mfa_required", request.ip);
+  request.loginStep = "mfa_required";
+  // RFC 6749 section 5.1: the mfa_token is a credential too; never cached (the route says so).
+  reply.code(403);
+  return {
+    error: "mfa_required" as const,
+    detail: MFA_REQUIRED,
+    error_description: MFA_REQUIRED,
+    mfa_token: challenge.token,
+    mfa_factors: offer,
+    expires_in: challenge.expiresIn,
+  };
 }
 
 /** The spec's token response for a user's session (plus the refresh token and its lifetime). */
