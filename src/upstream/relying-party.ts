@@ -84,7 +84,11 @@ function oidcParty(provider: UpstreamOidcProvider, timeoutMs: number): RelyingPa
     discovered ??= client
       .discovery(new URL(provider.issuer), provider.clientId, provider.clientSecret, undefined, {
         timeout: Math.ceil(timeoutMs / 1000),
-        ...(insecure ? { execute: [client.allowInsecureRequests] } : {}),
+        // The ID token's signature is checked against the provider's JWK Set too (openid-client, like
+        // OIDC Core 3.1.3.7, would otherwise rely on TLS for a token endpoint's answer).
+        execute: insecure
+          ? [client.enableNonRepudiationChecks, client.allowInsecureRequests]
+          : [client.enableNonRepudiationChecks],
       })
       .catch((error: unknown) => {
         discovered = undefined; // tried again by the next sign-in
