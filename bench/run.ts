@@ -16,7 +16,7 @@ import autocannon from "autocannon";
 import pg from "pg";
 import { createPasswordHasher, DEFAULT_HASH_QUEUE_LIMIT } from "../src/auth/passwords.ts";
 import { type Child, cpuTimes, freePort, nodeArguments, ROOT, SERVICE, sampleMemory, startChild } from "./processes.ts";
-import { seedUsers } from "./seed.ts";
+import { registerBenchClient, seedUsers } from "./seed.ts";
 
 const argv = process.argv.slice(2);
 const quick = argv.includes("--quick");
@@ -283,6 +283,65 @@ async function main(): Promise<void> {
     ratio: "",
     target: "(reported)",
     holds: true,
+  });
+
+  // 8: OAuth clients. A confidential client's client_credentials grants (client authentication, an
+  // RFC 9068 token signed) and introspections of such a token by the client (authentication, the
+  // token verified, its client looked up), each against bare Fastify's GET /me in the same rounds,
+  // alternating.
+  const oauthClient = await registerBenchClient(join(work, "small.db"));
+  const clientAuth = {
+    authorization: `Basic ${Buffer.from(`${oauthClient.id}:${oauthClient.secret}`).toString("base64")}`,
+  };
+  const grantBody = "grant_type=client_credentials";
+  const issued = await fetch(`${service.url}/auth/token`, {
+    method: "POST",
+    headers: { ...formHeaders, ...clientAuth },
+    body: grantBody,
+  });
+  if (issued.status !== 200) throw new Error(`client_credentials failed: ${issued.status}`);
+  const clientToken = ((await issued.json()) as { access_token: string }).access_token;
+  const introspectBody = new URLSearchParams({ token: clientToken }).toString();
+  const grants: Load[] = [];
+  const introspections: Load[] = [];
+  const clientBase: Load[] = [];
+  const clientLoads = [
+    { runs: grants, url: `${service.url}/auth/token`, body: grantBody },
+    { runs: introspections, url: `${service.url}/auth/introspect`, body: introspectBody },
+    { runs: clientBase, url: `${baseline.url}/me`, body: undefined },
+  ];
+  for (let round = 0; round < plan.rounds; round++) {
+    log(`OAuth clients round ${round + 1}/${plan.rounds}`);
+    for (const { runs, url, body } of round % 2 === 0 ? clientLoads : [...clientLoads].reverse()) {
+      runs.push(
+        await load(
+          url,
+          body === undefined
+            ? { connections: 64 }
+            : { connections: 64, method: "POST", body, headers: { ...formHeaders, ...clientAuth } },
+        ),
+      );
+    }
+  }
+  const clientBaseRps = median(rates(clientBase));
+  const grantRatio = pairedRatio(rates(grants), rates(clientBase));
+  const introspectionRatio = pairedRatio(rates(introspections), rates(clientBase));
+  record.oauthClients = { grants, introspections, baseline: clientBase };
+  rows.push({
+    figure: "8. client_credentials grants/s, 64 connections",
+    value: median(rates(grants)).toFixed(0),
+    reference: `${clientBaseRps.toFixed(0)} (bare Fastify GET /me)`,
+    ratio: pct(grantRatio),
+    target: ">= 25%",
+    holds: grantRatio >= 0.25 && grants.every((run) => run.errors === 0),
+  });
+  rows.push({
+    figure: "8. introspections/s of a client's token by a client, 64 connections",
+    value: median(rates(introspections)).toFixed(0),
+    reference: `${clientBaseRps.toFixed(0)} (bare Fastify GET /me)`,
+    ratio: pct(introspectionRatio),
+    target: ">= 50%",
+    holds: introspectionRatio >= 0.5 && introspections.every((run) => run.errors === 0),
   });
 
   // 2: POST /auth/token against bare Argon2id verifies with the same parallelism, alternating.

@@ -2,7 +2,9 @@
 // service's own migrations (openSqliteStore), then rows go in through one
 // prepared statement inside one transaction, all sharing one real Argon2id
 // hash. A million rows take seconds, not the hours a million sign-ups would.
+// Also registers the benchmark's OAuth client, through the client registry.
 import { DatabaseSync } from "node:sqlite";
+import { clientMetadata, createClientRegistry } from "../src/oidc/clients.ts";
 import { newId } from "../src/store/ids.ts";
 import { openSqliteStore } from "../src/store/sqlite.ts";
 
@@ -17,4 +19,19 @@ export async function seedUsers(path: string, count: number, hashedPassword: str
   for (let i = 0; i < count; i++) insert.run(newId(), `seed${i}@example.com`, hashedPassword, stamp, stamp);
   db.exec("COMMIT");
   db.close();
+}
+
+/** Registers a confidential client for client_credentials in the service's SQLite database; its id and secret. */
+export async function registerBenchClient(path: string): Promise<{ id: string; secret: string }> {
+  const store = await openSqliteStore(path);
+  try {
+    const metadata = clientMetadata({ client_name: "Bench", grant_types: ["client_credentials"], scope: "bench" });
+    const { client, secret } = await createClientRegistry(store).register(metadata, {
+      userId: null,
+      clientAddress: null,
+    });
+    return { id: client.id, secret: secret as string };
+  } finally {
+    await store.close();
+  }
 }

@@ -39,17 +39,20 @@ import type { Metrics } from "./metrics.ts";
 import { createBrowserSessions } from "./oidc/browser-session.ts";
 import { createClientRegistry } from "./oidc/clients.ts";
 import { createOidcGrants } from "./oidc/code-grant.ts";
+import { createClientCors } from "./oidc/cors.ts";
 import { createIdTokens } from "./oidc/id-tokens.ts";
 import { registerAccountPages } from "./pages/account-pages.ts";
 import { registerSecurityPages } from "./pages/security-pages.ts";
 import { requestLoggerOnFirstUse } from "./request-logger.ts";
 import { accountRoutes } from "./routes/account.ts";
+import { clientRoutes } from "./routes/clients.ts";
 import { eventRoutes } from "./routes/events.ts";
 import { healthRoutes } from "./routes/health.ts";
 import { introspectRoutes } from "./routes/introspect.ts";
 import { meRoutes } from "./routes/me.ts";
 import { oidcRoutes } from "./routes/oidc.ts";
 import { passkeyRoutes } from "./routes/passkeys.ts";
+import { registrationRoutes } from "./routes/registration.ts";
 import { secondFactorRoutes } from "./routes/second-factors.ts";
 import { tokenRoutes } from "./routes/token.ts";
 import { callbackPath, upstreamRoutes } from "./routes/upstream.ts";
@@ -371,6 +374,8 @@ export async function buildApp({
   });
   housekeeping(app, store, clock, config.auditRetentionDays);
   const clients = createClientRegistry(store, clock);
+  // The token and revocation endpoints (and discovery, JWKS, userinfo) answer browser apps of public clients.
+  const clientCors = createClientCors(clients, config.corsOrigins);
   const policy = createPasswordPolicy({ listCheck: config.passwordListCheck });
   const mails = createAccountMails(
     { from: config.mail.from, ...config.accountRecovery },
@@ -450,7 +455,7 @@ export async function buildApp({
       : undefined;
 
   await app.register(healthRoutes, { store, counters: counterStore, ...(draining ? { draining } : {}) });
-  await app.register(wellKnownRoutes, { keys, addresses, ...(oidcKeys ? { oidcKeys } : {}) });
+  await app.register(wellKnownRoutes, { keys, addresses, cors: clientCors, ...(oidcKeys ? { oidcKeys } : {}) });
   await app.register(async function apiRoutes(api) {
     documentCommonResponses(api);
     await api.register(tokenRoutes, {
@@ -464,6 +469,7 @@ export async function buildApp({
       verificationRequired: config.accountRecovery.verificationRequired,
       passkeys,
       clients,
+      cors: clientCors,
       oauthErrorFields: config.oauthErrorFields,
       ...(oidcGrants ? { oidc: oidcGrants } : {}),
       ...(upstream ? { upstream } : {}),
@@ -487,6 +493,7 @@ export async function buildApp({
         audit,
         issuer: addresses.issuer,
         clock,
+        cors: clientCors,
       });
     }
     await api.register(passkeyRoutes, { store, guards, passkeys, factors });
@@ -503,7 +510,20 @@ export async function buildApp({
     await api.register(accountRoutes, { recovery, limits });
     await api.register(eventRoutes, { store, guards });
     await api.register(secondFactorRoutes, { store, guards, passwords, limits, audit, factors });
-    await api.register(introspectRoutes, { store, guards, tokens, clients: config.introspectionClients, clock });
+    await api.register(clientRoutes, { clients, guards });
+    if (config.dynamicRegistration)
+      await api.register(registrationRoutes, {
+        clients,
+        initialAccessToken: config.dynamicRegistration.initialAccessToken,
+      });
+    await api.register(introspectRoutes, {
+      store,
+      guards,
+      tokens,
+      clients: config.introspectionClients,
+      registry: clients,
+      clock,
+    });
   });
 
   await app.ready();

@@ -12,7 +12,10 @@ import { createRateLimits, MemoryCounterStore } from "./auth/rate-limits.ts";
 import { createSecondFactors } from "./auth/second-factors.ts";
 import { type Config, DEFAULT_DATABASE_URL, generateSecret, loadConfig } from "./config.ts";
 import { readEnvironment } from "./env.ts";
-import { ConfigError, EmailTaken, LastActiveAdmin } from "./errors.ts";
+import { ConfigError, EmailTaken, HttpError, LastActiveAdmin } from "./errors.ts";
+import { ClientCreate } from "./oidc/client-schemas.ts";
+import { clientMetadata, createClientRegistry, MAX_SECRET_GRACE_SECONDS } from "./oidc/clients.ts";
+import { toClientOut, withSecret } from "./oidc/present.ts";
 import { UserCreate } from "./schemas.ts";
 import { migrations } from "./store/migrations.ts";
 import { openStore } from "./store/open.ts";
@@ -38,6 +41,20 @@ Commands:
   users deactivate <email>
                          Deactivate a user: it can no longer log in, and its sessions and
                          access tokens end at once. The last active admin cannot be deactivated.
+  clients create <json>   Register an OAuth client from its RFC 7591 metadata, the same JSON that
+                         POST /clients takes, e.g.
+                           npm run cli -- clients create '{"client_name": "Billing",
+                             "grant_types": ["client_credentials"], "scope": "invoices:read"}'
+                         Prints the client as JSON, with its client_secret (confidential clients):
+                         shown this once, stored only as a hash.
+  clients list           Every client: client_id, name, auth method, grant types, created.
+  clients show <client_id>
+                         One client as JSON (never its secret).
+  clients rotate-secret <client_id> [--grace-seconds N]
+                         A new secret, printed once; the current one keeps working N seconds
+                         (default 0: it stops at once; at most 2592000, 30 days).
+  clients delete <client_id>
+                         Delete a client: its secret stops working, its tokens introspect inactive.
   mail list [--status pending|sent|failed]
                          The mail outbox, newest first (at most 1000): id, status, kind,
                          recipient, attempts, created, next attempt or sent time, last error.
@@ -240,6 +257,98 @@ async function deactivate(args: string[]): Promise<void> {
   });
 }
 
+const checkClient = Compile(ClientCreate);
+/** Changes made here are the operator's: no admin user, no client address. */
+const OPERATOR = { userId: null, clientAddress: null };
+
+function printJson(value: unknown): void {
+  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+}
+
+function oneClientId(args: string[], command: string): string {
+  const [id, ...rest] = args;
+  if (id === undefined || rest.length > 0) throw new UsageError(`${command} takes exactly one client_id`);
+  return id;
+}
+
+async function clientsCommand(command: string | undefined, args: string[]): Promise<void> {
+  if (command === "create") {
+    const [json, ...rest] = args;
+    if (json === undefined || rest.length > 0) throw new UsageError("clients create takes one JSON argument");
+    let input: unknown;
+    try {
+      input = JSON.parse(json);
+    } catch {
+      throw new CliError("the client metadata is not JSON");
+    }
+    const problems = checkClient.Errors(input);
+    // The summary of an unknown field says which; its first entry only says "schema is false".
+    const problem = problems.find((entry) => entry.keyword !== "boolean") ?? problems[0];
+    if (problem) throw new CliError(`${problem.instancePath.slice(1) || "metadata"} ${problem.message}`);
+    await withClients(async (clients) => {
+      printJson(withSecret(await clients.register(clientMetadata(input as ClientCreate), OPERATOR)));
+    });
+  } else if (command === "list") {
+    if (args.length > 0) throw new UsageError("clients list takes no arguments");
+    await withClients(async (clients) => {
+      process.stdout.write("client_id\tclient_name\ttoken_endpoint_auth_method\tgrant_types\tcreated_at\n");
+      let after: string | undefined;
+      for (;;) {
+        const page = await clients.list({ limit: 500, ...(after ? { after } : {}) });
+        for (const c of page) {
+          process.stdout.write(
+            `${[c.id, c.name, c.tokenEndpointAuthMethod, c.grantTypes.join(","), c.createdAt].join("\t")}\n`,
+          );
+        }
+        if (page.length < 500) return;
+        after = page.at(-1)?.id;
+      }
+    });
+  } else if (command === "show") {
+    const id = oneClientId(args, "clients show");
+    await withClients(async (clients) => {
+      const client = await clients.find(id);
+      if (client === undefined) throw new CliError(`no client with the id ${id}`);
+      printJson(toClientOut(client));
+    });
+  } else if (command === "rotate-secret") {
+    const graceAt = args.indexOf("--grace-seconds");
+    const grace = graceAt < 0 ? "0" : args[graceAt + 1];
+    const rest = graceAt < 0 ? args : args.filter((_, index) => index !== graceAt && index !== graceAt + 1);
+    const id = oneClientId(rest, "clients rotate-secret");
+    if (grace === undefined || !/^\d{1,10}$/.test(grace) || Number(grace) > MAX_SECRET_GRACE_SECONDS)
+      throw new UsageError(`--grace-seconds takes a whole number from 0 to ${MAX_SECRET_GRACE_SECONDS}`);
+    await withClients(async (clients) => {
+      const client = await clients.find(id);
+      if (client === undefined) throw new CliError(`no client with the id ${id}`);
+      if (!client.confidential) throw new CliError(`${id} is a public client: it has no secret`);
+      const rotated = await clients.rotateSecret(id, Number(grace), OPERATOR);
+      if (rotated === undefined) throw new CliError(`no client with the id ${id}`);
+      printJson(withSecret(rotated));
+    });
+  } else if (command === "delete") {
+    const id = oneClientId(args, "clients delete");
+    await withClients(async (clients) => {
+      if (!(await clients.remove(id, OPERATOR))) throw new CliError(`no client with the id ${id}`);
+      process.stdout.write(`deleted client ${id}\n`);
+    });
+  } else {
+    throw new UsageError(`unknown command: clients ${command ?? ""}`.trim());
+  }
+}
+
+/** The client registry over the configured store; a refused metadata rule is one line, exit code 1. */
+async function withClients(work: (clients: ReturnType<typeof createClientRegistry>) => Promise<void>): Promise<void> {
+  await withStore(async (store) => {
+    try {
+      await work(createClientRegistry(store));
+    } catch (error) {
+      if (error instanceof HttpError) throw new CliError(error.detail);
+      throw error;
+    }
+  });
+}
+
 const MAIL_STATUSES: readonly MailStatus[] = ["pending", "sent", "failed"];
 
 async function listMail(args: string[]): Promise<void> {
@@ -385,6 +494,7 @@ async function main(argv: string[]): Promise<number> {
     if (group === "users" && command === "list") await listUsers(args);
     else if (group === "users" && command === "set-password") await setPassword(args);
     else if (group === "users" && command === "deactivate") await deactivate(args);
+    else if (group === "clients") await clientsCommand(command, args);
     else if (group === "mail" && command === "list") await listMail(args);
     else if (group === "mail" && command === "retry") await retryMail(args);
     else if (group === "mfa" && command === "reseal") await resealSecondFactors(args);

@@ -106,6 +106,11 @@ export interface Config {
   mfa: MfaConfig;
   /** Sign-in with Google, Microsoft, GitHub or any OpenID Connect provider (issue 25): src/upstream/settings.ts. */
   upstream?: UpstreamConfig;
+  /**
+   * DYNAMIC_CLIENT_REGISTRATION (RFC 7591), off by default; when on, REGISTRATION_ACCESS_TOKEN is the
+   * initial access token a registrant must send as a bearer token.
+   */
+  dynamicRegistration?: { initialAccessToken: string };
 }
 
 export interface MfaConfig {
@@ -281,6 +286,8 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): LoadedConfig 
   };
   if (config.upstream?.keepTokens && config.mfa.encryptionKeys.length === 0)
     throw new ConfigError("UPSTREAM_KEEP_TOKENS", "needs MFA_ENCRYPTION_KEY, which seals the kept tokens");
+  const registration = parseDynamicRegistration(env);
+  if (registration) config.dynamicRegistration = registration;
   if (config.firstAdmin) {
     // The bootstrap admin's password follows the same rules as every other new password.
     const { email, password } = config.firstAdmin;
@@ -569,6 +576,21 @@ function parseAudience(raw: string | undefined): string | undefined {
   if (!/^[\x21-\x7e]{1,256}$/.test(raw) || raw.includes(","))
     throw new ConfigError("TOKEN_AUDIENCE", "must be one value of 1 to 256 visible characters without commas");
   return raw;
+}
+
+/**
+ * Dynamic client registration is off unless DYNAMIC_CLIENT_REGISTRATION is on, and then needs its
+ * initial access token: a credential like SIGNING_SECRET, with its minimum length, never echoed.
+ */
+function parseDynamicRegistration(env: Env): Config["dynamicRegistration"] {
+  const on = parseBoolean("DYNAMIC_CLIENT_REGISTRATION", setting(env, "DYNAMIC_CLIENT_REGISTRATION") ?? "off");
+  const token = setting(env, "REGISTRATION_ACCESS_TOKEN");
+  if (!on) return undefined;
+  if (token === undefined)
+    throw new ConfigError("REGISTRATION_ACCESS_TOKEN", "is required when DYNAMIC_CLIENT_REGISTRATION is on");
+  if (Buffer.byteLength(token, "utf8") < MIN_SECRET_BYTES)
+    throw new ConfigError("REGISTRATION_ACCESS_TOKEN", `must be at least ${MIN_SECRET_BYTES} bytes`);
+  return { initialAccessToken: token };
 }
 
 /**

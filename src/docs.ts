@@ -80,6 +80,12 @@ export async function registerDocs(app: FastifyInstance): Promise<void> {
         },
         { name: "users", description: "Users of the service." },
         {
+          name: "clients",
+          description:
+            "OAuth clients (relying parties) registered with the service: apps that sign users in, and services " +
+            "that get tokens for themselves (client_credentials).",
+        },
+        {
           name: "account",
           description: "Account recovery by e-mail: password reset and address verification links.",
         },

@@ -427,6 +427,10 @@ export const IntrospectForm = Type.Object(
     token_type_hint: Type.Optional(
       Type.String({ description: "`access_token` or `refresh_token`; accepted and not needed." }),
     ),
+    client_id: Type.Optional(
+      Type.String({ description: "A registered client using `client_secret_post`: its id (with `client_secret`)." }),
+    ),
+    client_secret: Type.Optional(Type.String({ description: "A registered client using `client_secret_post`." })),
   },
   { $id: "IntrospectForm", description: "RFC 7662 token introspection, form-encoded." },
 );
@@ -436,13 +440,20 @@ export const IntrospectionOut = Type.Object(
   {
     active: Type.Boolean({ description: "True only for an access token that would open a protected route now." }),
     token_type: Type.Optional(Type.Literal("Bearer")),
-    sub: Type.Optional(Type.String({ description: "The user's e-mail, as in the token." })),
+    client_id: Type.Optional(
+      Type.String({ description: "A client's own token (client_credentials): the client it was issued to." }),
+    ),
+    scope: Type.Optional(Type.String({ description: "A client's own token: the scopes it carries." })),
+    sub: Type.Optional(
+      Type.String({ description: "The user's e-mail, as in the token; for a client's own token, its client_id." }),
+    ),
     username: Type.Optional(Type.String({ description: "The user's e-mail." })),
     user_id: Type.Optional(Type.String({ format: "uuid", description: "The user's id." })),
     iss: Type.Optional(Type.String()),
     aud: Type.Optional(Type.String()),
     iat: Type.Optional(Type.Integer()),
     exp: Type.Optional(Type.Integer()),
+    jti: Type.Optional(Type.String({ description: "A client's own token: its unique id." })),
     sid: Type.Optional(Type.String({ description: "The session the token was issued in." })),
     amr: Type.Optional(
       Type.Array(Type.String(), {

@@ -192,6 +192,45 @@ describe("the authorization endpoint", () => {
     assert.equal(await setup.store.findConsent(setup.user.id, setup.clients.partner.id), undefined);
   });
 
+  test("prompt=login, max_age and acr_values (a second factor) send a signed-in user to sign in again, once", async (t) => {
+    const setup = await setUp(t);
+    const cookie = await browserCookie(setup);
+    await setup.store.grantConsent(setup.user.id, setup.clients.partner.id, "openid email", new Date().toISOString());
+    const pkce = pkcePair();
+    const where = async (extra: Record<string, string>) => {
+      const answer = await setup.app.inject({
+        url: authorizeUrl(codeRequest(setup.clients, pkce, extra)),
+        headers: { cookie },
+      });
+      assert.equal(answer.statusCode, 303);
+      return new URL(answer.headers.location as string, "http://service.test");
+    };
+    const multiFactor = "http://schemas.openid.net/pape/policies/2007/06/multi-factor";
+    assert.equal((await where({})).searchParams.has("code"), true, "the session answers");
+    setup.clock.advanceSeconds(120);
+    const asks: Record<string, string>[] = [{ prompt: "login" }, { max_age: "60" }, { acr_values: multiFactor }];
+    let continuation = "";
+    for (const extra of asks) {
+      const signIn = await where(extra);
+      assert.equal(signIn.pathname, "/sign-in", JSON.stringify(extra));
+      // The continuation drops prompt=login and names, signed, the time after which a sign-in counts.
+      continuation = signIn.searchParams.get("continue") as string;
+      const next = new URLSearchParams(continuation.split("?")[1]);
+      assert.equal(next.get("prompt"), null);
+      assert.match(next.get("auth_after") as string, new RegExp(`^${setup.clock.seconds}\\.[\\w-]{43}$`));
+    }
+    // An auth_after the client made up counts for nothing.
+    assert.equal((await where({ max_age: "0", prompt: "login", auth_after: "0" })).pathname, "/sign-in");
+    assert.equal(
+      (await where({ prompt: "login", auth_after: `${setup.clock.seconds - 500}.forged` })).pathname,
+      "/sign-in",
+    );
+    // A session signed in since then satisfies the service's continuation: no loop.
+    const fresh = await browserCookie(setup);
+    const continued = await setup.app.inject({ url: continuation, headers: { cookie: fresh } });
+    assert.equal(new URL(continued.headers.location as string).searchParams.has("code"), true);
+  });
+
   test("ending the session by any route ends the browser session", async (t) => {
     const setup = await setUp(t);
     const cookie = await browserCookie(setup);
@@ -202,6 +241,74 @@ describe("the authorization endpoint", () => {
       headers: { cookie },
     });
     assert.equal(new URL(answer.headers.location as string).searchParams.get("error"), "login_required");
+  });
+});
+
+describe("consent", () => {
+  test("allowed on the consent page, listed on the account, taken back (which ends the app's sessions)", async (t) => {
+    const setup = await setUp(t);
+    const { app, clients, user } = setup;
+    const cookie = await browserCookie(setup);
+    const pkce = pkcePair();
+    const page = await app.inject({ url: authorizeUrl(codeRequest(clients, pkce)), headers: { cookie } });
+    assert.equal(page.statusCode, 200);
+    const field = (name: string) =>
+      (new RegExp(`name="${name}" value="([^"]*)"`).exec(page.body)?.[1] ?? "").replaceAll("&#38;", "&");
+    const allowed = await app.inject({
+      method: "POST",
+      url: "/oauth/consent",
+      headers: { cookie, "content-type": "application/x-www-form-urlencoded" },
+      payload: new URLSearchParams({
+        request: field("request"),
+        form_token: field("form_token"),
+        decision: "allow",
+      }).toString(),
+    });
+    assert.equal(allowed.statusCode, 303);
+    const back = new URL(allowed.headers.location as string);
+    assert.equal(back.searchParams.get("state"), "st-1");
+    const code = back.searchParams.get("code") as string;
+    const tokens = (
+      await requestToken(
+        app,
+        { grant_type: "authorization_code", code, redirect_uri: `${RP}/callback`, code_verifier: pkce.verifier },
+        basic(clients.partner.id, clients.partner.secret),
+      )
+    ).json();
+    const login = await requestToken(app, { username: "ada@example.com", password: PASSWORD });
+    const mine = bearer(login.json().access_token);
+    const listed = await app.inject({ url: "/me/apps", headers: mine });
+    assert.equal(listed.statusCode, 200);
+    const consent = await setup.store.findConsent(user.id, clients.partner.id);
+    assert.deepEqual(listed.json(), {
+      items: [
+        {
+          client_id: clients.partner.id,
+          client_name: "Partner <App>",
+          scope: "openid email",
+          granted_at: consent?.grantedAt,
+        },
+      ],
+    });
+    const removed = await app.inject({ method: "DELETE", url: `/me/apps/${clients.partner.id}`, headers: mine });
+    assert.equal(removed.statusCode, 204);
+    assert.deepEqual((await app.inject({ url: "/me/apps", headers: mine })).json(), { items: [] });
+    const again = await app.inject({ method: "DELETE", url: `/me/apps/${clients.partner.id}`, headers: mine });
+    assert.equal(again.statusCode, 404);
+    assert.deepEqual(again.json(), { detail: "No application has access to your account under this id" });
+    // The app's session ended with its access: its refresh token is refused.
+    const refresh = await requestToken(
+      app,
+      { grant_type: "refresh_token", refresh_token: tokens.refresh_token },
+      basic(clients.partner.id, clients.partner.secret),
+    );
+    assert.equal(refresh.statusCode, 400);
+    // prompt=none asks again: consent_required.
+    const none = await app.inject({
+      url: authorizeUrl(codeRequest(clients, pkce, { prompt: "none" })),
+      headers: { cookie },
+    });
+    assert.equal(new URL(none.headers.location as string).searchParams.get("error"), "consent_required");
   });
 });
 

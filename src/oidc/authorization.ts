@@ -31,10 +31,12 @@ export interface AuthorizationRequest {
   loginHint: string | undefined;
   acrValues: string[];
   /**
-   * Set by this service when it sends the user to sign in for this request: a sign-in at or after this
-   * time (seconds) satisfies prompt=login and acr_values, so the request does not loop.
+   * Set by this service when it sends the user to sign in for this request, `<seconds>.<HMAC>`: a
+   * sign-in at or after that time satisfies prompt=login, max_age and acr_values, so the request does
+   * not loop. Only the service can make one (the route checks the HMAC): a client cannot weaken its
+   * own request with it.
    */
-  authAfter: number | undefined;
+  authAfter: string | undefined;
 }
 
 /** What went wrong with a request, and where the user or the client hears of it. */
@@ -103,8 +105,6 @@ export async function parseAuthorizationRequest(
   const maxAge = rawMaxAge === undefined ? undefined : Number(rawMaxAge);
   if (maxAge !== undefined && !(Number.isSafeInteger(maxAge) && maxAge >= 0))
     return refuse("invalid_request", "max_age must be a whole number of seconds");
-  const rawAuthAfter = single(params, "auth_after");
-  const authAfter = rawAuthAfter === undefined ? undefined : Number(rawAuthAfter);
   return {
     ok: {
       client,
@@ -117,7 +117,7 @@ export async function parseAuthorizationRequest(
       maxAge,
       loginHint: single(params, "login_hint") ?? undefined,
       acrValues: (single(params, "acr_values") ?? "").split(" ").filter((entry) => entry !== ""),
-      authAfter: authAfter !== undefined && Number.isSafeInteger(authAfter) ? authAfter : undefined,
+      authAfter: single(params, "auth_after") ?? undefined,
     },
   };
 }

@@ -24,7 +24,7 @@ const CACHE_TTL_MS = 2000;
 const CACHE_MAX_ENTRIES = 1000;
 
 /** A client as the rest of the service sees it: its metadata, never its secrets' hashes. */
-export type Client = Omit<ClientRecord, "secretHash" | "previousSecretHash" | "previousSecretExpiresAt"> & {
+export type Client = Omit<ClientRecord, "secretHash" | "previousSecretHash"> & {
   /** Has a secret (client_secret_basic or client_secret_post); false for a public client (`none`). */
   confidential: boolean;
 };
@@ -195,7 +195,7 @@ function checkBackchannelUri(uri: string): void {
 }
 
 /** The metadata of a stored client as RFC 7591 input, so a partial change can be checked as a whole. */
-export function metadataInputOf(client: ClientMetadataRecord): ClientMetadataInput {
+export function metadataInputOf(client: ClientMetadataRecord): Required<ClientMetadataInput> {
   return {
     client_name: client.name,
     redirect_uris: client.redirectUris,
@@ -274,7 +274,7 @@ export interface Registered {
 }
 
 export function toClient(record: ClientRecord): Client {
-  const { secretHash, previousSecretHash: _previous, previousSecretExpiresAt: _until, ...metadata } = record;
+  const { secretHash, previousSecretHash: _previous, ...metadata } = record;
   return { ...metadata, confidential: secretHash !== null };
 }
 

@@ -119,6 +119,11 @@ const SECURITY_PAGE = page(
 <ul id="identity-list" class="items"></ul>
 <div id="identity-link" class="actions"></div>
 </section>
+<section id="apps-section" aria-labelledby="apps-heading" hidden>
+<h2 id="apps-heading">Apps with access to your account</h2>
+<p id="apps-empty" class="hint" hidden>No application has access.</p>
+<ul id="app-list" class="items"></ul>
+</section>
 <section aria-labelledby="sessions-heading">
 <h2 id="sessions-heading">Signed-in sessions</h2>
 <ul id="session-list" class="items"></ul>

@@ -225,6 +225,28 @@ async function loadSessions() {
   );
 }
 
+// Applications with access (OpenID Connect consents); the section stays hidden while that is off.
+async function loadApps() {
+  const result = await api("/me/apps");
+  if (!result.ok) return;
+  $("apps-section").hidden = false;
+  $("apps-empty").hidden = result.data.items.length > 0;
+  $("app-list").replaceChildren(
+    ...result.data.items.map((app) =>
+      element("li", {}, [
+        element("strong", {}, [app.client_name]),
+        element("p", { class: "hint" }, [`Allowed ${dateText(app.granted_at)}: ${app.scope}`]),
+        button("Remove access", app.client_name, async () => {
+          const removed = await api(`/me/apps/${encodeURIComponent(app.client_id)}`, { method: "DELETE" });
+          if (!removed.ok) return say(detail(removed, "The access could not be removed."), "error");
+          say(`${app.client_name} no longer has access.`, "success");
+          await loadApps();
+        }),
+      ]),
+    ),
+  );
+}
+
 // Password.
 onSubmit($("password-change"), async () => {
   const result = await api("/me/password", {
@@ -295,6 +317,6 @@ $("sign-out").addEventListener("click", () => guarded($("sign-out"), leave));
   if (!passkeysSupported()) $("passkey-add").hidden = true;
   const linked = location.hash === "#linked";
   if (linked) history.replaceState(null, "", location.pathname);
-  await Promise.all([loadFactors(), loadPasskeys(), loadSessions(), loadIdentities()]);
+  await Promise.all([loadFactors(), loadPasskeys(), loadSessions(), loadApps(), loadIdentities()]);
   say(linked ? "The sign-in is linked." : "Your security settings are loaded.", linked ? "success" : "info");
 })();

@@ -6,15 +6,21 @@
 // is {"active": false} for anything not valid now; an active token gets its
 // claims. The check is the token check of protected routes (the same guard),
 // plus the session: the hot path does not look sessions up, this does.
+// Registered confidential clients (issue 24) may ask too, authenticating as
+// they registered (HTTP Basic, or client_id and client_secret in the form),
+// and a client's own token (client_credentials) introspects as active with
+// its client_id and scope while its client is registered.
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { Guards } from "../auth/guard.ts";
-import { InvalidToken, type TokenService } from "../auth/tokens.ts";
+import { type ClientAccessClaims, InvalidToken, type TokenService } from "../auth/tokens.ts";
 import type { IntrospectionClient } from "../config.ts";
 import { BEARER_SECURITY, INTROSPECTION_SCHEME } from "../docs.ts";
 import { HttpError, NOT_ENOUGH_PRIVILEGES, unauthorized } from "../errors.ts";
 import { acceptFormBodies } from "../forms.ts";
+import { basicCredentials, presentedClient } from "../oidc/client-auth.ts";
+import type { ClientRegistry } from "../oidc/clients.ts";
 import { errorResponse, IntrospectForm, IntrospectionOut } from "../schemas.ts";
 import type { UserStore } from "../store/store.ts";
 
@@ -23,12 +29,12 @@ export interface IntrospectRouteOptions {
   guards: Guards;
   tokens: TokenService;
   clients: readonly IntrospectionClient[];
+  /** Registered OAuth clients: confidential ones may introspect; their own tokens are introspected. */
+  registry: ClientRegistry;
   clock: () => number;
 }
 
 export const INTROSPECTION_CLIENT_REFUSED = "Introspection needs a configured client's credentials or an admin token";
-
-const BASIC = /^basic +([A-Za-z0-9+/=]+) *$/i;
 
 function digest(value: string): Buffer {
   return createHash("sha256").update(value).digest();
@@ -38,43 +44,73 @@ function digest(value: string): Buffer {
  * The client id when the Basic credentials match a configured client, else undefined. Secrets are
  * compared as SHA-256 digests in constant time, so neither their content nor their length leaks.
  */
-function basicClient(header: string, clients: readonly IntrospectionClient[]): string | undefined {
-  const match = BASIC.exec(header);
-  if (match === null) return undefined;
-  const decoded = Buffer.from(match[1] as string, "base64").toString("utf8");
-  const colon = decoded.indexOf(":");
-  if (colon < 0) return undefined;
-  // RFC 6749 section 2.3.1: client id and secret are form-encoded before Basic encoding.
-  let id: string;
-  let secret: string;
-  try {
-    id = decodeURIComponent(decoded.slice(0, colon).replaceAll("+", " "));
-    secret = decodeURIComponent(decoded.slice(colon + 1).replaceAll("+", " "));
-  } catch {
-    return undefined;
-  }
-  const client = clients.find((candidate) => candidate.id === id);
+function configuredClient(
+  credentials: { id: string; secret: string },
+  clients: readonly IntrospectionClient[],
+): string | undefined {
+  const client = clients.find((candidate) => candidate.id === credentials.id);
   const expected = digest(client?.secret ?? "no client: compare against something all the same");
-  return timingSafeEqual(expected, digest(secret)) && client ? client.id : undefined;
+  return timingSafeEqual(expected, digest(credentials.secret)) && client ? client.id : undefined;
+}
+
+/** The claims of a client's own token, read without verifying: only to choose which check to run first. */
+function looksLikeAClientToken(token: string): boolean {
+  const start = token.indexOf(".");
+  const end = token.indexOf(".", start + 1);
+  if (start < 0 || end < 0) return false;
+  try {
+    const payload = JSON.parse(Buffer.from(token.slice(start + 1, end), "base64url").toString("utf8"));
+    return typeof payload?.client_id === "string" && payload.stamp === undefined;
+  } catch {
+    return false;
+  }
 }
 
 export const introspectRoutes: FastifyPluginAsyncTypebox<IntrospectRouteOptions> = async (
   app,
-  { store, guards, tokens, clients, clock },
+  { store, guards, tokens, clients, registry, clock },
 ) => {
   app.removeAllContentTypeParsers();
   acceptFormBodies(app);
 
-  /** A configured resource server (HTTP Basic) or an admin (bearer token); 401 or 403 otherwise. */
+  /**
+   * A configured resource server (HTTP Basic), a registered confidential client (as it registered:
+   * Basic or the form), or an admin (bearer token); 401 or 403 otherwise, the same words whatever
+   * was wrong.
+   */
   async function authorizeCaller(request: FastifyRequest, reply: FastifyReply): Promise<void> {
-    const header = request.headers.authorization ?? "";
-    if (/^basic /i.test(header)) {
-      if (basicClient(header, clients) === undefined) throw unauthorized(INTROSPECTION_CLIENT_REFUSED);
+    const header = request.headers.authorization;
+    const form = (request.body ?? {}) as { client_id?: string; client_secret?: string };
+    const basic = basicCredentials(header);
+    if (basic !== undefined || form.client_secret !== undefined) {
+      if (basic && form.client_secret === undefined && configuredClient(basic, clients) !== undefined) return;
+      let presented: ReturnType<typeof presentedClient>;
+      try {
+        presented = presentedClient(header, { client_id: form.client_id, client_secret: form.client_secret });
+      } catch {
+        throw unauthorized(INTROSPECTION_CLIENT_REFUSED);
+      }
+      // Public clients (`none`) have nothing to prove who they are with: they may not introspect.
+      const client = presented && presented.method !== "none" ? await registry.authenticate(presented) : undefined;
+      if (client === undefined) throw unauthorized(INTROSPECTION_CLIENT_REFUSED);
       return;
     }
-    if (!/^bearer /i.test(header)) throw unauthorized(INTROSPECTION_CLIENT_REFUSED);
+    if (!/^bearer /i.test(header ?? "")) throw unauthorized(INTROSPECTION_CLIENT_REFUSED);
     await guards.authenticate(request, reply);
     await guards.requireAdmin(request, reply);
+  }
+
+  /** A client's own token, valid now and of a client still registered; undefined otherwise. */
+  async function checkClientToken(token: string): Promise<ClientAccessClaims | undefined> {
+    let claims: ClientAccessClaims;
+    try {
+      claims = tokens.verifyClientAccessToken(token);
+    } catch (error) {
+      if (error instanceof InvalidToken) return undefined;
+      throw error;
+    }
+    // A deleted client's tokens end with it.
+    return (await registry.find(claims.client_id)) === undefined ? undefined : claims;
   }
 
   /**
@@ -110,7 +146,10 @@ export const introspectRoutes: FastifyPluginAsyncTypebox<IntrospectRouteOptions>
         summary: "Is this access token valid now? (RFC 7662)",
         description:
           "For resource servers. The caller authenticates with HTTP Basic as a client listed in " +
-          "`INTROSPECTION_CLIENTS`, or with an admin's bearer token. Form-encoded `token`. Answers " +
+          "`INTROSPECTION_CLIENTS`, as a registered confidential client (the way it registered: HTTP Basic, or " +
+          "`client_id` and `client_secret` in the form), or with an admin's bearer token. Form-encoded `token`. " +
+          "A client's own token (`client_credentials`) is active with its `client_id` and `scope` while that " +
+          "client is registered. Answers " +
           '`{"active": false}` for anything that would not open a protected route now: unknown, forged or expired ' +
           "tokens, refresh tokens, tokens of a deleted or deactivated user or from before a password change, and " +
           "tokens whose session was ended (logout, revocation), which a local JWT check cannot see.",
@@ -126,6 +165,22 @@ export const introspectRoutes: FastifyPluginAsyncTypebox<IntrospectRouteOptions>
     },
     async function introspectToken(request, reply) {
       const inactive = { active: false };
+      if (looksLikeAClientToken(request.body.token)) {
+        const client = await checkClientToken(request.body.token);
+        if (client === undefined) return inactive;
+        return {
+          active: true,
+          token_type: "Bearer" as const,
+          client_id: client.client_id,
+          ...(client.scope === "" ? {} : { scope: client.scope }),
+          sub: client.sub,
+          iss: client.iss,
+          aud: client.aud,
+          iat: client.iat,
+          exp: client.exp,
+          jti: client.jti,
+        };
+      }
       const checked = await checkToken(request, reply, request.body.token);
       if (checked === undefined) return inactive;
       let claims: ReturnType<TokenService["verifyAccessToken"]>;

@@ -10,6 +10,7 @@ import type { Audit } from "../audit.ts";
 import type { Guards } from "../auth/guard.ts";
 import type { Sessions } from "../auth/sessions.ts";
 import { InvalidToken, type TokenService } from "../auth/tokens.ts";
+import { BEARER_SECURITY } from "../docs.ts";
 import { COULD_NOT_VALIDATE_CREDENTIALS, HttpError, NOT_AUTHENTICATED } from "../errors.ts";
 import { acceptFormBodies } from "../forms.ts";
 import {
@@ -22,6 +23,7 @@ import {
 import type { BrowserSession, BrowserSessions } from "../oidc/browser-session.ts";
 import { userClaims } from "../oidc/claims.ts";
 import type { ClientRegistry } from "../oidc/clients.ts";
+import type { ClientCors } from "../oidc/cors.ts";
 import { ACR_MULTI_FACTOR, type IdTokens } from "../oidc/id-tokens.ts";
 import { AUTHORIZE_PATH, BROWSER_SESSION_PATH, CONSENT_PATH, END_SESSION_PATH, USERINFO_PATH } from "../oidc/paths.ts";
 import { sendConsentPage, sendErrorPage, sendSignedOutPage, sendSignOutPage } from "../pages/oidc-pages.ts";
@@ -40,8 +42,10 @@ export interface OidcRouteOptions {
   audit: Audit;
   issuer: () => string;
   clock: () => number;
+  cors: ClientCors;
 }
 
+export const APP_NOT_FOUND = "No application has access to your account under this id";
 export const NO_BROWSER_SESSION = "Sign in first: this token belongs to no session";
 export const INSUFFICIENT_SCOPE = "The token was not granted the openid scope";
 
@@ -54,6 +58,16 @@ const UserInfo = Type.Object(
     email_verified: Type.Optional(Type.Boolean({ description: "`email` scope." })),
   },
   { $id: "UserInfo", description: "OpenID Connect Core 5.3.2: the claims the token's scopes grant." },
+);
+
+const GrantedApp = Type.Object(
+  {
+    client_id: Type.String(),
+    client_name: Type.String({ description: "The application's registered name." }),
+    scope: Type.String({ description: "The scopes the user allowed, space-separated." }),
+    granted_at: Type.String({ format: "date-time" }),
+  },
+  { $id: "GrantedApp", description: "An application the user allowed to use the account (its consent)." },
 );
 
 /** The query or form as a plain object; a repeated name keeps all its values (then refused as repeated). */
@@ -83,7 +97,7 @@ function invalidToken(detail: string = COULD_NOT_VALIDATE_CREDENTIALS): HttpErro
 
 export const oidcRoutes: FastifyPluginAsyncTypebox<OidcRouteOptions> = async (
   app,
-  { store, guards, tokens, sessions, clients, browserSessions, idTokens, audit, issuer, clock },
+  { store, guards, tokens, sessions, clients, browserSessions, idTokens, audit, issuer, clock, cors },
 ) => {
   acceptFormBodies(app);
   const seconds = () => Math.floor(clock() / 1000);
@@ -115,11 +129,20 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<OidcRouteOptions> = async (
     return reply.redirect(responseUri(request.redirectUri, { code, state: request.state, iss: issuer() }), 303);
   }
 
+  /** The time of an auth_after this service made (its HMAC checked), or undefined. */
+  function signedInAfter(raw: string | undefined): number | undefined {
+    const [time = "", mac] = (raw ?? "").split(".");
+    const seconds = Number(time);
+    if (!Number.isSafeInteger(seconds) || !browserSessions.checkFormToken(time, "auth_after", mac)) return undefined;
+    return seconds;
+  }
+
   /** Whether the browser session may answer this request without a new sign-in. */
   function needsSignIn(request: AuthorizationRequest, browser: BrowserSession | undefined): boolean {
     if (browser === undefined) return true;
     // A sign-in this service asked for, for this very request, satisfies login, max_age and acr_values.
-    if (request.authAfter !== undefined && browser.authTime >= request.authAfter) return false;
+    const after = signedInAfter(request.authAfter);
+    if (after !== undefined && browser.authTime >= after) return false;
     if (request.prompt.has("login")) return true;
     if (request.maxAge !== undefined && seconds() - browser.authTime > request.maxAge) return true;
     return request.acrValues.includes(ACR_MULTI_FACTOR) && !browser.session.amr.includes("mfa");
@@ -129,7 +152,8 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<OidcRouteOptions> = async (
   function signInLocation(search: URLSearchParams, request: AuthorizationRequest): string {
     const next = new URLSearchParams(search);
     next.delete("prompt");
-    next.set("auth_after", String(seconds()));
+    const now = String(seconds());
+    next.set("auth_after", `${now}.${browserSessions.formToken(now, "auth_after")}`);
     const page = new URLSearchParams({ continue: `${AUTHORIZE_PATH}?${next}` });
     if (request.loginHint !== undefined) page.set("login_hint", request.loginHint);
     return `${SIGN_IN_PAGE_PATH}?${page}`;
@@ -199,6 +223,7 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<OidcRouteOptions> = async (
       preHandler: [guards.authenticate],
       schema: {
         operationId: "openBrowserSession",
+        security: BEARER_SECURITY,
         tags: ["auth"],
         summary: "Open the browser session of the authorization endpoint (sign-in page)",
         description:
@@ -223,7 +248,7 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<OidcRouteOptions> = async (
 
   const userinfoSchema = (method: string) => ({
     operationId: `userinfo${method}`,
-    security: [{ bearer: [] }],
+    security: BEARER_SECURITY,
     tags: ["auth"],
     summary: "OpenID Connect userinfo",
     description:
@@ -262,12 +287,16 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<OidcRouteOptions> = async (
     return userClaims(user, scopes);
   }
 
-  app.get(USERINFO_PATH, { schema: userinfoSchema("Get") }, userinfo);
-  app.post(
-    USERINFO_PATH,
-    { schema: { ...userinfoSchema("Post"), consumes: ["application/x-www-form-urlencoded"] } },
-    userinfo,
-  );
+  // Browser apps of public clients call userinfo cross-origin (oidc-client-ts): CORS for their origins.
+  await app.register(async function userinfoRoutes(scope) {
+    cors.apply(scope, { [USERINFO_PATH]: ["GET", "POST"] });
+    scope.get(USERINFO_PATH, { schema: userinfoSchema("Get") }, userinfo);
+    scope.post(
+      USERINFO_PATH,
+      { schema: { ...userinfoSchema("Post"), consumes: ["application/x-www-form-urlencoded"] } },
+      userinfo,
+    );
+  });
 
   /** RP-initiated logout 1.0: the client a hint or client_id names, and its registered return address. */
   async function logout(request: FastifyRequest, reply: FastifyReply, params: Record<string, string | string[]>) {
@@ -310,6 +339,67 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<OidcRouteOptions> = async (
     if (returnTo === undefined) return sendSignedOutPage(reply);
     return reply.redirect(responseUri(returnTo, { state: text("state") }), 303);
   }
+
+  app.get(
+    "/me/apps",
+    {
+      preHandler: [guards.authenticate],
+      schema: {
+        operationId: "listGrantedApps",
+        tags: ["me"],
+        summary: "Applications you allowed to use your account",
+        description:
+          "The third-party applications (OpenID Connect clients) you gave consent to, with the scopes, newest " +
+          "first. First-party applications need no consent and are not listed.",
+        security: BEARER_SECURITY,
+        response: {
+          200: Type.Object({ items: Type.Array(GrantedApp) }),
+          401: errorResponse("No token, or the token check failed.", COULD_NOT_VALIDATE_CREDENTIALS),
+        },
+      },
+    },
+    async function listGrantedApps(request) {
+      const consents = await store.listConsents(request.user!.id);
+      const items = await Promise.all(
+        consents.map(async (consent) => ({
+          client_id: consent.clientId,
+          client_name: (await clients.find(consent.clientId))?.name ?? "A removed application",
+          scope: consent.scope,
+          granted_at: consent.grantedAt,
+        })),
+      );
+      return { items };
+    },
+  );
+
+  app.delete(
+    "/me/apps/:client_id",
+    {
+      preHandler: [guards.authenticate],
+      schema: {
+        operationId: "revokeGrantedApp",
+        tags: ["me"],
+        summary: "Take back an application's access",
+        description:
+          "204 with no body. Forgets the consent (the application asks again next time) and ends the " +
+          "application's sessions of your account: its refresh tokens stop working at once.",
+        security: BEARER_SECURITY,
+        params: Type.Object({ client_id: Type.String({ maxLength: 200 }) }),
+        response: {
+          204: { type: "null", description: "Taken back." },
+          401: errorResponse("No token, or the token check failed.", COULD_NOT_VALIDATE_CREDENTIALS),
+          404: errorResponse("No consent of yours for this client.", APP_NOT_FOUND),
+        },
+      },
+    },
+    async function revokeGrantedApp(request, reply) {
+      const userId = request.user!.id;
+      if (!(await store.revokeConsent(userId, request.params.client_id, new Date(clock()).toISOString())))
+        throw new HttpError(404, APP_NOT_FOUND);
+      await audit.record("oidc", userId, "consent_revoked", request.ip);
+      reply.code(204).send(null);
+    },
+  );
 
   app.get(END_SESSION_PATH, { schema: { hide: true } }, async function endSession(request, reply) {
     return logout(request, reply, paramsOf(queryOf(request)));

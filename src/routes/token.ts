@@ -47,6 +47,7 @@ import {
   renderOAuthError,
 } from "../oauth-errors.ts";
 import { authenticatePresented, CLIENT_AUTHENTICATION_FAILED, presentedClient } from "../oidc/client-auth.ts";
+import type { ClientCors } from "../oidc/cors.ts";
 import { authorizationCodeGrant } from "../oidc/grants/authorization-code.ts";
 import { clientCredentialsGrant, INVALID_SCOPE } from "../oidc/grants/client-credentials.ts";
 import {
@@ -68,6 +69,8 @@ export { EMAIL_NOT_VERIFIED } from "../auth/grants/grant.ts";
 export { MFA_REQUIRED } from "../auth/grants/password.ts";
 
 export interface TokenRouteOptions extends GrantDeps {
+  /** CORS for browser apps of registered public clients (and CORS_ORIGINS). */
+  cors: ClientCors;
   store: UserStore;
   tokens: TokenService;
   sessions: Sessions;
@@ -98,6 +101,8 @@ function grantTable(deps: GrantDeps): ReadonlyMap<string, Grant> {
 export const tokenRoutes: FastifyPluginAsyncTypebox<TokenRouteOptions> = async (app, options) => {
   const { store, tokens, sessions, oauthErrorFields } = options;
   const grants = grantTable(options);
+  // Before the routes, so it applies to them: browser apps of public clients call both cross-origin.
+  options.cors.apply(app, { "/auth/token": ["POST"], "/auth/revoke": ["POST"] });
   app.removeAllContentTypeParsers();
   acceptFormBodies(app);
 

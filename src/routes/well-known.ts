@@ -12,6 +12,7 @@ import { type KeySet, publicJwkSet } from "../auth/keys.ts";
 import { WEBAUTHN_GRANT } from "../auth/passkeys.ts";
 import { NO_SECURITY } from "../docs.ts";
 import { PROMPTS, SUPPORTED_SCOPES } from "../oidc/authorization.ts";
+import type { ClientCors } from "../oidc/cors.ts";
 import { ACR_MULTI_FACTOR, ACR_SINGLE_FACTOR } from "../oidc/id-tokens.ts";
 import { AUTHORIZE_PATH, END_SESSION_PATH, USERINFO_PATH } from "../oidc/paths.ts";
 import { MFA_OTP_GRANT, MFA_RECOVERY_CODE_GRANT, MFA_WEBAUTHN_GRANT } from "../schemas.ts";
@@ -21,6 +22,8 @@ export interface WellKnownRouteOptions {
   addresses: Addresses;
   /** The RSA keys of ID tokens, when OpenID Connect is on: published too, and discovery is served. */
   oidcKeys?: KeySet;
+  /** CORS for registered public clients' origins (browser apps read discovery and the key set). */
+  cors?: ClientCors;
 }
 
 /** Five minutes: short against the 30-minute token lifetime, so a rotation is seen well before old tokens expire. */
@@ -105,8 +108,12 @@ function etagOf(body: unknown): string {
 
 export const wellKnownRoutes: FastifyPluginAsyncTypebox<WellKnownRouteOptions> = async (
   app,
-  { keys, addresses, oidcKeys },
+  { keys, addresses, oidcKeys, cors },
 ) => {
+  cors?.apply(app, {
+    "/.well-known/jwks.json": ["GET"],
+    ...(oidcKeys ? { "/.well-known/openid-configuration": ["GET"] } : {}),
+  });
   const jwks = oidcKeys ? publicJwkSet(keys, oidcKeys) : publicJwkSet(keys);
   const jwksEtag = etagOf(jwks);
 

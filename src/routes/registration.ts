@@ -1,0 +1,117 @@
+// POST /auth/register: dynamic client registration (RFC 7591), registered only
+// when DYNAMIC_CLIENT_REGISTRATION is on. A registrant sends the initial
+// access token of REGISTRATION_ACCESS_TOKEN as a bearer token (section 3:
+// the protected registration the issue asks for; open registration is not
+// offered) and RFC 7591 metadata as JSON; unknown metadata is ignored
+// (section 2) and such a client is never first-party (consent is always
+// asked). The answer is section 3.2.1's, the secret shown once; refusals are
+// section 3.2.2's 400 `invalid_redirect_uri` or `invalid_client_metadata`,
+// and RFC 6750's 401 for a missing or wrong initial access token.
+import { createHash, timingSafeEqual } from "node:crypto";
+import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
+import { Type } from "typebox";
+import { BEARER_SECURITY } from "../docs.ts";
+import { describeError } from "../error-handler.ts";
+import { OAuthError, renderOAuthError } from "../oauth-errors.ts";
+import { ClientRegistration, ClientWithSecretOut } from "../oidc/client-schemas.ts";
+import { type ClientRegistry, clientMetadata, InvalidClientMetadata } from "../oidc/clients.ts";
+import { withSecret } from "../oidc/present.ts";
+
+export const REGISTRATION_PATH = "/auth/register";
+export const REGISTRATION_TOKEN_REFUSED = "Registration needs the initial access token";
+/** A registration that names no client_name: the consent page still shows something. */
+export const UNNAMED_CLIENT = "Unnamed client";
+
+export interface RegistrationRouteOptions {
+  clients: ClientRegistry;
+  initialAccessToken: string;
+}
+
+const digest = (value: string) => createHash("sha256").update(value).digest();
+
+const oauthError = (description: string, codes: string[], example: string) =>
+  Type.Object(
+    {
+      error: Type.Union(codes.map((code) => Type.Literal(code))),
+      error_description: Type.String(),
+      detail: Type.String(),
+    },
+    { description, examples: [{ error: codes[0], error_description: example, detail: example }] },
+  );
+
+export const registrationRoutes: FastifyPluginAsyncTypebox<RegistrationRouteOptions> = async (
+  app,
+  { clients, initialAccessToken },
+) => {
+  const expected = digest(initialAccessToken);
+
+  app.setErrorHandler(function registrationErrors(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+    if (error instanceof OAuthError) return renderOAuthError(error, reply);
+    if (error instanceof InvalidClientMetadata)
+      return renderOAuthError(new OAuthError(400, error.code, error.detail), reply);
+    const { status, detail, headers } = describeError(error, request);
+    // RFC 7591 section 3.2.2: metadata of the wrong shape is invalid_client_metadata too.
+    const code = status === 422 ? "invalid_client_metadata" : status >= 500 ? "server_error" : "invalid_request";
+    renderOAuthError(new OAuthError(status === 422 ? 400 : status, code, detail, headers), reply);
+  });
+
+  /** RFC 6750: no token, no error code; a wrong one, invalid_token. Compared as digests, in constant time. */
+  function checkInitialAccessToken(request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void) {
+    const header = request.headers.authorization;
+    const match = header === undefined ? null : /^bearer +(\S+) *$/i.exec(header);
+    if (match === null)
+      return done(new OAuthError(401, "invalid_token", REGISTRATION_TOKEN_REFUSED, { "www-authenticate": "Bearer" }));
+    if (!timingSafeEqual(digest(match[1] as string), expected))
+      return done(
+        new OAuthError(401, "invalid_token", REGISTRATION_TOKEN_REFUSED, {
+          "www-authenticate": 'Bearer error="invalid_token"',
+        }),
+      );
+    done();
+  }
+
+  app.post(
+    REGISTRATION_PATH,
+    {
+      // Before the body is validated: a stranger learns nothing about what the metadata lacks.
+      preValidation: [checkInitialAccessToken],
+      schema: {
+        operationId: "registerClient",
+        tags: ["clients"],
+        summary: "Dynamic client registration (RFC 7591)",
+        description:
+          "On only with DYNAMIC_CLIENT_REGISTRATION=on. Send the initial access token (REGISTRATION_ACCESS_TOKEN) " +
+          "as a bearer token and the client's RFC 7591 metadata as JSON; unknown metadata is ignored, and a client " +
+          "registered here is never first-party. The answer carries the `client_secret` (confidential clients) " +
+          "this once.",
+        security: BEARER_SECURITY,
+        body: ClientRegistration,
+        response: {
+          201: ClientWithSecretOut,
+          400: oauthError(
+            "The metadata breaks a rule (RFC 7591 section 3.2.2).",
+            ["invalid_redirect_uri", "invalid_client_metadata", "invalid_request"],
+            "redirect_uris: must not have a fragment",
+          ),
+          401: oauthError(
+            "No initial access token, or a wrong one (RFC 6750).",
+            ["invalid_token"],
+            REGISTRATION_TOKEN_REFUSED,
+          ),
+          415: oauthError("The body is not JSON.", ["invalid_request"], "Unsupported Media Type"),
+        },
+      },
+    },
+    async function registerClient(request, reply) {
+      const { first_party: _notTheirs, ...metadata } = request.body;
+      const registered = await clients.register(
+        clientMetadata({ ...metadata, client_name: metadata.client_name ?? UNNAMED_CLIENT, first_party: false }),
+        { userId: null, clientAddress: request.ip },
+        "dynamic",
+      );
+      reply.code(201).header("location", `/clients/${registered.client.id}`);
+      return withSecret(registered);
+    },
+  );
+};
