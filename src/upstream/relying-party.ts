@@ -42,8 +42,20 @@ export function describeUpstreamFailure(error: unknown): string {
   const parts: string[] = [];
   let at: unknown = error instanceof UpstreamFailure ? error.cause : error;
   for (let depth = 0; at instanceof Error && depth < 3; depth++) {
-    const code = (at as { code?: unknown }).code;
-    parts.push(`${at.name}${typeof code === "string" ? ` ${code}` : ""}: ${at.message}`);
+    const {
+      code,
+      error: oauthError,
+      error_description: description,
+    } = at as {
+      code?: unknown;
+      error?: unknown;
+      error_description?: unknown;
+    };
+    const said =
+      typeof oauthError === "string"
+        ? ` (${oauthError}${typeof description === "string" ? `: ${description}` : ""})`
+        : "";
+    parts.push(`${at.name}${typeof code === "string" ? ` ${code}` : ""}: ${at.message}${said}`);
     at = at.cause;
   }
   return parts.join(" <- ") || String(at);
@@ -82,14 +94,21 @@ function oidcParty(provider: UpstreamOidcProvider, timeoutMs: number): RelyingPa
   const insecure = provider.issuer.startsWith("http:");
   function configuration(): Promise<client.Configuration> {
     discovered ??= client
-      .discovery(new URL(provider.issuer), provider.clientId, provider.clientSecret, undefined, {
-        timeout: Math.ceil(timeoutMs / 1000),
-        // The ID token's signature is checked against the provider's JWK Set too (openid-client, like
-        // OIDC Core 3.1.3.7, would otherwise rely on TLS for a token endpoint's answer).
-        execute: insecure
-          ? [client.enableNonRepudiationChecks, client.allowInsecureRequests]
-          : [client.enableNonRepudiationChecks],
-      })
+      // client_secret_basic: OpenID Connect's default method, which every preset's provider accepts.
+      .discovery(
+        new URL(provider.issuer),
+        provider.clientId,
+        undefined,
+        client.ClientSecretBasic(provider.clientSecret),
+        {
+          timeout: Math.ceil(timeoutMs / 1000),
+          // The ID token's signature is checked against the provider's JWK Set too (openid-client, like
+          // OIDC Core 3.1.3.7, would otherwise rely on TLS for a token endpoint's answer).
+          execute: insecure
+            ? [client.enableNonRepudiationChecks, client.allowInsecureRequests]
+            : [client.enableNonRepudiationChecks],
+        },
+      )
       .catch((error: unknown) => {
         discovered = undefined; // tried again by the next sign-in
         throw new UpstreamFailure(PROVIDER_UNREACHABLE, error);
@@ -112,19 +131,17 @@ function oidcParty(provider: UpstreamOidcProvider, timeoutMs: number): RelyingPa
     },
     async finish(callback, pending, redirectUri) {
       const config = await configuration();
+      // The library takes the redirect_uri of the token request from the URL it is given: ours, as registered.
+      const current = new URL(redirectUri);
+      current.search = callback.search;
       let tokens: Awaited<ReturnType<typeof client.authorizationCodeGrant>>;
       try {
-        tokens = await client.authorizationCodeGrant(
-          config,
-          callback,
-          {
-            pkceCodeVerifier: pending.codeVerifier,
-            expectedState: pending.state,
-            expectedNonce: pending.nonce,
-            idTokenExpected: true,
-          },
-          { redirect_uri: redirectUri },
-        );
+        tokens = await client.authorizationCodeGrant(config, current, {
+          pkceCodeVerifier: pending.codeVerifier,
+          expectedState: pending.state,
+          expectedNonce: pending.nonce,
+          idTokenExpected: true,
+        });
       } catch (error) {
         throw new UpstreamFailure(isTimeout(error) ? PROVIDER_UNREACHABLE : PROVIDER_REFUSED, error);
       }

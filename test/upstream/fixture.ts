@@ -35,8 +35,9 @@ export async function startOidcUpstream(
   t: TestContext,
   redirectUris: string[],
   accounts: Record<string, UpstreamAccount>,
+  port?: number,
 ): Promise<string> {
-  const port = await freePort();
+  port ??= await freePort();
   const issuer = `http://localhost:${port}`;
   const provider = new Provider(issuer, {
     clients: [
