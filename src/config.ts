@@ -208,7 +208,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): LoadedConfig 
     database,
     signingAlgorithm,
     ...resolveSigningMaterial(signingAlgorithm, env, database, cwd, notices),
-    oidcSigningKeys: resolveOidcSigningKeys(setting(env, "OIDC_SIGNING_KEY_FILE"), database, cwd, notices),
+    oidcSigningKeys: resolveOidcSigningKeys(setting(env, "OIDC_SIGNING_KEY_FILE"), publicUrl, database, cwd, notices),
     ...(publicUrl === undefined ? {} : { publicUrl }),
     ...optional("tokenIssuer", parsePublicUrl("TOKEN_ISSUER", setting(env, "TOKEN_ISSUER")) ?? publicUrl),
     ...optional("tokenAudience", parseAudience(setting(env, "TOKEN_AUDIENCE"))),
@@ -683,16 +683,20 @@ const OIDC_SIGNING_KEY: KeyFileSetting = {
 };
 
 /**
- * OIDC_SIGNING_KEY_FILE, or a generated key on SQLite. With PostgreSQL and no file, OpenID Connect
- * is off (one notice): every instance must sign ID tokens with one key, and a key kept in the
- * database would be readable by anyone who can read a backup of it.
+ * OIDC_SIGNING_KEY_FILE, or a generated key on SQLite once PUBLIC_URL names the issuer that relying
+ * parties reach (without either, OpenID Connect is off and nothing changes: no key is made, the JWK
+ * Set stays as it was). With PostgreSQL and no file, OpenID Connect is off (one notice): every
+ * instance must sign ID tokens with one key, and a key kept in the database would be readable by
+ * anyone who can read a backup of it.
  */
 function resolveOidcSigningKeys(
   raw: string | undefined,
+  publicUrl: string | undefined,
   database: DatabaseLocation,
   cwd: string,
   notices: string[],
 ): string[] {
+  if (raw === undefined && publicUrl === undefined) return [];
   const keys = resolvePrivateKeys(OIDC_SIGNING_KEY, "RS256", raw, database, cwd, notices);
   if (keys !== undefined) return keys;
   notices.push(

@@ -469,10 +469,15 @@ describe("discovery and keys", () => {
     assert.deepEqual((await app.inject({ url: "/.well-known/jwks.json" })).json(), { keys: [] });
   });
 
-  test("OIDC_SIGNING_KEY_FILE: a generated key on SQLite, off on PostgreSQL without it, a bad key named", () => {
-    const memory = loadConfig({ DATABASE_URL: "sqlite::memory:" });
+  test("OIDC_SIGNING_KEY_FILE: a generated key on SQLite with PUBLIC_URL, off on PostgreSQL without it, a bad key named", () => {
+    assert.deepEqual(loadConfig({ DATABASE_URL: "sqlite::memory:" }).config.oidcSigningKeys, [], "no PUBLIC_URL: off");
+    const memory = loadConfig({ DATABASE_URL: "sqlite::memory:", PUBLIC_URL: "https://id.example.com" });
     assert.equal(memory.config.oidcSigningKeys?.length, 1);
-    const postgres = loadConfig({ DATABASE_URL: "postgres://db/users", SIGNING_SECRET: "s".repeat(32) });
+    const postgres = loadConfig({
+      DATABASE_URL: "postgres://db/users",
+      SIGNING_SECRET: "s".repeat(32),
+      PUBLIC_URL: "https://id.example.com",
+    });
     assert.deepEqual(postgres.config.oidcSigningKeys, []);
     assert.ok(postgres.notices.some((notice) => notice.startsWith("OIDC_SIGNING_KEY_FILE is unset: OpenID Connect")));
     assert.throws(
