@@ -131,7 +131,9 @@ function housekeeping(app: FastifyInstance, store: UserStore, clock: Clock, rete
         (await store.purgeExpired(new Date(now).toISOString(), 1000)) +
           (await store.pruneEvents(auditCutoff, 1000)) +
           (await store.pruneAccountRecords(tokenCutoff, auditCutoff, 1000)) +
-          (await store.purgeAuthorizationCodes(codeCutoff, 1000)) >
+          (await store.purgeAuthorizationCodes(codeCutoff, 1000)) +
+          // Pending upstream sign-ins and their tickets live minutes; the same hour's margin.
+          (await store.purgeUpstreamPending(codeCutoff, 1000)) >
         0
       ) {
         await new Promise((resolve) => setImmediate(resolve));

@@ -247,6 +247,10 @@ describe("sign-in with an upstream OpenID Connect provider", () => {
     s.clock.advanceSeconds(601);
     assertPage(await s.callback(late.state, late.cookie), 400, NO_PENDING_SIGN_IN);
     assert.equal(await s.users(), 1);
+    // Housekeeping deletes pending sign-ins and tickets an hour past their expiry.
+    s.clock.advanceSeconds(3600);
+    assert.ok((await s.store.purgeUpstreamPending(new Date(s.clock.now - 3_600_000).toISOString(), 1000)) >= 5);
+    assert.equal(await s.store.purgeUpstreamPending(new Date(s.clock.now).toISOString(), 1000), 0);
   });
 
   test("the provider down: the start answers a 400 page", async (t) => {

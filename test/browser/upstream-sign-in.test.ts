@@ -181,4 +181,32 @@ describe("sign-in with upstream providers in Chromium", { skip: skipWithoutChrom
     assert.equal((await service.store.listIdentities(bob.id)).length, 1);
     await page.context().close();
   });
+
+  test("an account with a second factor is asked for it after a GitHub sign-in", async (t) => {
+    const { service } = await setUp(t);
+    const first = await newPage();
+    await first.goto(`${service.issuer}/sign-in`);
+    await first.click("#upstream-github");
+    await first.waitForURL(/\/account\/security$/);
+    await first.context().close();
+    const octo = await service.store.findByEmail("octo@example.com");
+    await service.store.addPasskey({
+      userId: octo!.id,
+      credentialId: "credential-1",
+      publicKey: "not-used",
+      counter: 0,
+      transports: [],
+      name: "key",
+      deviceType: "singleDevice",
+      backedUp: false,
+      aaguid: null,
+    });
+    const page = await newPage();
+    await page.goto(`${service.issuer}/sign-in`);
+    await page.click("#upstream-github");
+    await page.waitForSelector("#second-factor:not([hidden])");
+    assert.equal(await page.locator("#status").textContent(), "Confirm with one of your passkeys.");
+    assert.match(page.url(), /\/sign-in$/);
+    await page.context().close();
+  });
 });
