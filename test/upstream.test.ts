@@ -16,7 +16,7 @@ import type { UpstreamConfig, UpstreamOidcProvider } from "../src/upstream/setti
 import { DOMAIN_NOT_ALLOWED, NO_PENDING_SIGN_IN, SIGNUP_CLOSED } from "../src/upstream/sign-in.ts";
 import { freePort } from "./browser/chromium.ts";
 import { bearer, createUser, loginToken, openTestStore, requestToken, TestClock, testConfig } from "./helpers.ts";
-import { type SpoiledAnswer, startSpoilableOidc, UPSTREAM_CLIENT } from "./upstream/fixture.ts";
+import { addTestPasskey, type SpoiledAnswer, startSpoilableOidc, UPSTREAM_CLIENT } from "./upstream/fixture.ts";
 
 const BASE = "http://localhost:8999";
 const GRANT = "urn:user-token-service:grant-type:upstream";
@@ -370,17 +370,7 @@ describe("sign-in with an upstream OpenID Connect provider", () => {
     const first = await s.signIn();
     await requestToken(s.app, { grant_type: GRANT, upstream_ticket: first.ticket }, { cookie: first.cookie });
     const user = await s.store.findByEmail("spoil@example.com");
-    await s.store.addPasskey({
-      userId: user!.id,
-      credentialId: "cred-1",
-      publicKey: "pk",
-      counter: 0,
-      transports: [],
-      name: "key",
-      deviceType: "singleDevice",
-      backedUp: false,
-      aaguid: null,
-    });
+    await addTestPasskey(s.store, user!.id);
     const { ticket, cookie } = await s.signIn();
     const answer = await requestToken(s.app, { grant_type: GRANT, upstream_ticket: ticket }, { cookie });
     assert.equal(answer.statusCode, 403, answer.body);

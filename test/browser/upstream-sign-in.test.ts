@@ -13,7 +13,13 @@ import * as client from "openid-client";
 import type { Browser, Page } from "playwright-core";
 import { createUser } from "../helpers.ts";
 import { type OidcService, startOidcService, startRelyingParty } from "../oidc/fixture.ts";
-import { type GithubUser, startFakeGithub, startOidcUpstream, UPSTREAM_CLIENT } from "../upstream/fixture.ts";
+import {
+  addTestPasskey,
+  type GithubUser,
+  startFakeGithub,
+  startOidcUpstream,
+  UPSTREAM_CLIENT,
+} from "../upstream/fixture.ts";
 import { freePort, launchChromium, STEP_TIMEOUT, skipWithoutChromium } from "./chromium.ts";
 
 const PASSWORD = "correct horse battery";
@@ -190,17 +196,7 @@ describe("sign-in with upstream providers in Chromium", { skip: skipWithoutChrom
     await first.waitForURL(/\/account\/security$/);
     await first.context().close();
     const octo = await service.store.findByEmail("octo@example.com");
-    await service.store.addPasskey({
-      userId: octo!.id,
-      credentialId: "credential-1",
-      publicKey: "not-used",
-      counter: 0,
-      transports: [],
-      name: "key",
-      deviceType: "singleDevice",
-      backedUp: false,
-      aaguid: null,
-    });
+    await addTestPasskey(service.store, octo!.id);
     const page = await newPage();
     await page.goto(`${service.issuer}/sign-in`);
     await page.click("#upstream-github");

@@ -10,6 +10,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { TestContext } from "node:test";
 import { exportJWK, SignJWT } from "jose";
 import Provider from "oidc-provider";
+import type { UserStore } from "../../src/store/store.ts";
 import { freePort } from "../browser/chromium.ts";
 
 export interface UpstreamAccount {
@@ -187,4 +188,19 @@ export async function startSpoilableOidc(t: TestContext, mode: () => SpoiledAnsw
     json(404, {});
   });
   return { issuer, state };
+}
+
+/** A passkey record for `userId`, so that the account has a second factor (its key is never used). */
+export function addTestPasskey(store: UserStore, userId: string) {
+  return store.addPasskey({
+    userId,
+    credentialId: `credential-${userId}`,
+    publicKey: "not-used",
+    counter: 0,
+    transports: [],
+    name: "key",
+    deviceType: "singleDevice",
+    backedUp: false,
+    aaguid: null,
+  });
 }
