@@ -8,6 +8,7 @@
 // domain allow-list, closed sign-up, unlinking never the last way, and the
 // admin's view. Both backends (TEST_BACKEND=postgres).
 import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
 import { describe, type TestContext, test } from "node:test";
 import { buildApp } from "../src/app.ts";
 import type { Config } from "../src/config.ts";
@@ -376,5 +377,10 @@ describe("sign-in with an upstream OpenID Connect provider", () => {
     assert.equal(answer.statusCode, 403, answer.body);
     assert.equal(answer.json().error, "mfa_required");
     assert.deepEqual(answer.json().mfa_factors, ["webauthn"]);
+    // The challenge remembers the first factor: the session's amr will say "fed", not "pwd".
+    const challenge = await s.store.findMfaChallenge(
+      createHash("sha256").update(answer.json().mfa_token).digest("base64url"),
+    );
+    assert.equal(challenge?.firstFactor, "fed");
   });
 });

@@ -337,6 +337,8 @@ export const migrations: readonly Migration[] = [
   // that the callback may reach any instance; spent once; bound to the browser by a cookie whose
   // SHA-256 is kept); and the one-use tickets that hand a finished upstream sign-in to the sign-in page
   // (or a link still to be proved with the account's password). Upstream tokens, when kept, are sealed.
+  // A second-factor challenge remembers the first factor (pwd, or fed after an upstream sign-in), so
+  // that the session's amr says how the user signed in.
   migration(
     50,
     "upstream identities, pending upstream sign-ins, upstream tickets",
@@ -382,6 +384,7 @@ export const migrations: readonly Migration[] = [
         spent_at ${t.time}
       )${t.strict};
       CREATE INDEX upstream_tickets_by_expiry ON upstream_tickets (expires_at);
+      ALTER TABLE mfa_challenges ADD COLUMN first_factor ${t.text} NOT NULL DEFAULT 'pwd';
     `,
   ),
 ];

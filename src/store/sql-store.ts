@@ -518,13 +518,12 @@ export function sqlStore(db: Db, clock: () => number): store.UserStore {
         await record(tx, events, userId);
       });
     },
-    async createMfaChallenge({ tokenHash, userId, expiresAt }) {
-      await db.run("INSERT INTO mfa_challenges (token_hash, user_id, created_at, expires_at) VALUES ($1, $2, $3, $4)", [
-        tokenHash,
-        userId,
-        now(),
-        expiresAt,
-      ]);
+    async createMfaChallenge({ tokenHash, userId, expiresAt, firstFactor = "pwd" }) {
+      await db.run(
+        `INSERT INTO mfa_challenges (token_hash, user_id, created_at, expires_at, first_factor)
+         VALUES ($1, $2, $3, $4, $5)`,
+        [tokenHash, userId, now(), expiresAt, firstFactor],
+      );
     },
     findMfaChallenge: (tokenHash) =>
       find("SELECT * FROM mfa_challenges WHERE token_hash = $1", [tokenHash], readMfaChallenge),

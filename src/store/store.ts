@@ -428,6 +428,8 @@ export interface MfaChallenge {
   expiresAt: string;
   spentAt: string | null;
   failures: number;
+  /** RFC 8176: "pwd" (the password grant) or "fed" (an upstream sign-in). */
+  firstFactor: string;
 }
 
 export interface SecondFactorStore {
@@ -473,7 +475,12 @@ export interface SecondFactorStore {
    * credentials) and pending challenges, with the events. The admin reset.
    */
   resetSecondFactors(userId: string, events?: readonly AuditEntry[]): Promise<void>;
-  createMfaChallenge(challenge: { tokenHash: string; userId: string; expiresAt: string }): Promise<void>;
+  createMfaChallenge(challenge: {
+    tokenHash: string;
+    userId: string;
+    expiresAt: string;
+    firstFactor?: string;
+  }): Promise<void>;
   findMfaChallenge(tokenHash: string): Promise<MfaChallenge | undefined>;
   /** Counts a wrong code against a live challenge and spends it at `maxFailures`; answers the count. */
   failMfaChallenge(tokenHash: string, maxFailures: number, now: string): Promise<number>;

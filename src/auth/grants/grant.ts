@@ -120,10 +120,11 @@ export async function secondFactorChallenge(
   request: FastifyRequest,
   reply: FastifyReply,
   user: UserRecord,
+  firstFactor = "pwd",
 ) {
   const offer = await factors.factorsOnOffer(user.id);
   if (offer.length === 0) return undefined;
-  const challenge = await factors.challenge(user.id);
+  const challenge = await factors.challenge(user.id, firstFactor);
   await audit.record("login", user.id, "mfa_required", request.ip);
   request.loginStep = "mfa_required";
   // RFC 6749 section 5.1: the mfa_token is a credential too; never cached (the route says so).

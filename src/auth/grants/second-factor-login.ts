@@ -21,7 +21,7 @@ export async function secondFactorLogin(
   verify: (userId: string, used: readonly AuditEntry[]) => Promise<boolean>,
 ) {
   request.loginStep = "second_factor";
-  const userId = await factors.challengedUser(mfaToken);
+  const { userId, firstFactor } = await factors.challengedSignIn(mfaToken);
   await limits.checkSecondFactor(userId);
   const user = await store.findById(userId);
   if (!user?.isActive) throw invalidMfaToken();
@@ -36,7 +36,8 @@ export async function secondFactorLogin(
     user.id,
     clientOf(request),
     [{ type: "login", outcome: "success", clientAddress: request.ip }],
-    SECOND_FACTOR_AMR[factor],
+    // After an upstream sign-in the first factor is "fed", not the password.
+    SECOND_FACTOR_AMR[factor].map((method) => (method === "pwd" ? firstFactor : method)),
   );
   return userTokens(tokens, user, issued);
 }

@@ -31,7 +31,7 @@ export function upstreamGrant(deps: GrantDeps): Grant {
       const user = await upstream.redeemSignIn(ticket, binding.read(request));
       if (!user) throw new HttpError(400, INVALID_UPSTREAM_TICKET);
       await refuseUnverified(deps, request, user);
-      const challenge = await secondFactorChallenge(deps, request, reply, user);
+      const challenge = await secondFactorChallenge(deps, request, reply, user, "fed");
       if (challenge) return challenge;
       const issued = await deps.sessions.start(
         user.id,
