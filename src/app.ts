@@ -56,11 +56,15 @@ import { passkeyRoutes } from "./routes/passkeys.ts";
 import { registrationRoutes } from "./routes/registration.ts";
 import { secondFactorRoutes } from "./routes/second-factors.ts";
 import { tokenRoutes } from "./routes/token.ts";
+import { callbackPath, upstreamRoutes } from "./routes/upstream.ts";
 import { userRoutes } from "./routes/users.ts";
 import { webhookRoutes } from "./routes/webhooks.ts";
 import { wellKnownRoutes } from "./routes/well-known.ts";
 import { buildSerializersOnFirstUse } from "./serialization.ts";
 import type { UserStore } from "./store/store.ts";
+import { bindingCookie } from "./upstream/binding.ts";
+import { describeUpstreamFailure } from "./upstream/relying-party.ts";
+import { createUpstream } from "./upstream/sign-in.ts";
 import { createValidatorCompiler } from "./validation.ts";
 import { createWebhookEndpoints } from "./webhooks/endpoints.ts";
 import { webhookSecretSealer } from "./webhooks/secrets.ts";
@@ -133,7 +137,9 @@ function housekeeping(app: FastifyInstance, store: UserStore, clock: Clock, rete
           (await store.pruneEvents(auditCutoff, 1000)) +
           (await store.pruneAccountRecords(tokenCutoff, auditCutoff, 1000)) +
           (await store.pruneWebhookRecords(auditCutoff, 1000)) +
-          (await store.purgeAuthorizationCodes(codeCutoff, 1000)) >
+          (await store.purgeAuthorizationCodes(codeCutoff, 1000)) +
+          // Pending upstream sign-ins and their tickets live minutes; the same hour's margin.
+          (await store.purgeUpstreamPending(codeCutoff, 1000)) >
         0
       ) {
         await new Promise((resolve) => setImmediate(resolve));
@@ -464,6 +470,27 @@ export async function buildApp({
       clientInfo: clientOf,
     });
 
+  // Sign-in with upstream providers (issue 25), when UPSTREAM_PROVIDERS names any.
+  const upstreamConfig = config.upstream;
+  const upstream =
+    upstreamConfig && upstreamConfig.providers.length > 0
+      ? {
+          upstream: createUpstream({
+            config: upstreamConfig,
+            store,
+            audit,
+            sealKeys: config.mfa.encryptionKeys,
+            signupOpen: config.signupOpen,
+            verificationRequired: config.accountRecovery.verificationRequired,
+            redirectUri: (provider) => `${addresses.baseUrl()}${callbackPath(provider)}`,
+            clock,
+            onFailure: (provider, error) =>
+              app.log.warn({ provider, reason: describeUpstreamFailure(error) }, "upstream sign-in failed"),
+          }),
+          binding: bindingCookie(addresses.baseUrl().startsWith("https:")),
+        }
+      : undefined;
+
   await app.register(healthRoutes, { store, counters: counterStore, ...(draining ? { draining } : {}) });
   await app.register(wellKnownRoutes, { keys, addresses, cors: clientCors, ...(oidcKeys ? { oidcKeys } : {}) });
   await app.register(async function apiRoutes(api) {
@@ -484,7 +511,9 @@ export async function buildApp({
       devices,
       notices,
       ...(oidcGrants ? { oidc: oidcGrants } : {}),
+      ...(upstream ? { upstream } : {}),
     });
+    if (upstream) await api.register(upstreamRoutes, { store, guards, audit, ...upstream });
     if (idTokens) {
       const browserSessions = createBrowserSessions({
         store,

@@ -19,6 +19,7 @@ import { createPasswordPolicy } from "./auth/password-policy.ts";
 import { DEFAULT_HASH_QUEUE_LIMIT } from "./auth/passwords.ts";
 import { ConfigError } from "./errors.ts";
 import { NOTICE_KINDS, type NoticeKind } from "./store/store.ts";
+import { parseUpstreamConfig, type UpstreamConfig } from "./upstream/settings.ts";
 
 export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -106,6 +107,8 @@ export interface Config {
   securityNotifications: ReadonlySet<NoticeKind>;
   /** Second factors (issue 14). */
   mfa: MfaConfig;
+  /** Sign-in with Google, Microsoft, GitHub or any OpenID Connect provider (issue 25): src/upstream/settings.ts. */
+  upstream?: UpstreamConfig;
   /**
    * DYNAMIC_CLIENT_REGISTRATION (RFC 7591), off by default; when on, REGISTRATION_ACCESS_TOKEN is the
    * initial access token a registrant must send as a bearer token.
@@ -309,7 +312,10 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): LoadedConfig 
       secretGraceSeconds: parseInteger(env, "WEBHOOK_SECRET_GRACE_SECONDS", 86_400, 0, 30 * 86_400),
       pollIntervalMs: 1000,
     },
+    upstream: parseUpstreamConfig(env, parseBoolean),
   };
+  if (config.upstream?.keepTokens && config.mfa.encryptionKeys.length === 0)
+    throw new ConfigError("UPSTREAM_KEEP_TOKENS", "needs MFA_ENCRYPTION_KEY, which seals the kept tokens");
   const registration = parseDynamicRegistration(env);
   if (registration) config.dynamicRegistration = registration;
   if (config.firstAdmin) {

@@ -9,6 +9,8 @@ import { CLIENT_ERROR_CODES, OAUTH_ERROR_CODES, type OAuthErrorCode } from "./oa
 
 /** Extension grants (RFC 6749 section 4.5) that answer the password grant's second-factor challenge. */
 export const MFA_OTP_GRANT = "urn:user-token-service:grant-type:mfa-otp";
+/** Sign-in with an upstream provider (issue 25): the sign-in page spends the callback's ticket here. */
+export const UPSTREAM_GRANT = "urn:user-token-service:grant-type:upstream";
 export const MFA_RECOVERY_CODE_GRANT = "urn:user-token-service:grant-type:mfa-recovery-code";
 /** A passkey as the second factor: `mfa_token` + `webauthn_response` (auth/passkeys.ts verifies it). */
 export const MFA_WEBAUTHN_GRANT = "urn:user-token-service:grant-type:mfa-webauthn";
@@ -250,6 +252,14 @@ export const TokenForm = Type.Object(
         description:
           "Passkey grants, required: the assertion from `navigator.credentials.get()` as JSON text (its `toJSON()`, " +
           "or @simplewebauthn/browser's `startAuthentication()`).",
+      }),
+    ),
+    upstream_ticket: Type.Optional(
+      Type.String({
+        maxLength: 128,
+        description:
+          `\`${UPSTREAM_GRANT}\`, required: the one-use ticket the upstream sign-in's callback handed to the ` +
+          "sign-in page (two minutes, and only from the browser that started the sign-in).",
       }),
     ),
     mfa_token: Type.Optional(

@@ -105,10 +105,12 @@ export interface SecondFactorService {
    * user has some, which stay valid and are not replaced.
    */
   codesForNewFactor(userId: string, clientAddress: string | null): Promise<NewFactorCodes | undefined>;
-  /** A new mfa_token for a user who proved the password. */
-  challenge(userId: string): Promise<Challenge>;
+  /** A new mfa_token for a user who proved the password (or, `firstFactor` "fed", an upstream sign-in). */
+  challenge(userId: string, firstFactor?: string): Promise<Challenge>;
   /** The user of a live mfa_token; 401 when it is unknown, spent or expired. */
   challengedUser(mfaToken: string): Promise<string>;
+  /** The same, with the first factor the challenge followed. */
+  challengedSignIn(mfaToken: string): Promise<{ userId: string; firstFactor: string }>;
   /** Counts a wrong code against the mfa_token (spending it at the limit) and the user. */
   recordFailure(mfaToken: string | undefined, userId: string): Promise<void>;
   /** Spends the mfa_token after a right code; 401 when another request spent it first. */
@@ -278,20 +280,25 @@ export function createSecondFactors({
       return { ...service.newRecoveryCodes(), events };
     },
 
-    async challenge(userId) {
+    async challenge(userId, firstFactor = "pwd") {
       const token = randomBytes(32).toString("base64url");
       await store.createMfaChallenge({
         tokenHash: hashToken(token),
         userId,
         expiresAt: iso(MFA_TOKEN_LIFETIME_SECONDS),
+        firstFactor,
       });
       return { token, expiresIn: MFA_TOKEN_LIFETIME_SECONDS };
     },
 
     async challengedUser(mfaToken) {
+      return (await service.challengedSignIn(mfaToken)).userId;
+    },
+
+    async challengedSignIn(mfaToken) {
       const challenge = await store.findMfaChallenge(hashToken(mfaToken));
       if (!challenge || challenge.spentAt !== null || challenge.expiresAt <= iso()) throw invalidMfaToken();
-      return challenge.userId;
+      return { userId: challenge.userId, firstFactor: challenge.firstFactor };
     },
 
     async recordFailure(mfaToken, userId) {

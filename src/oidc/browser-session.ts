@@ -39,7 +39,7 @@ function equal(a: string, b: string): boolean {
 }
 
 /** The cookie's value from a Cookie header, without a cookie library for one name. */
-function cookieValue(header: string | undefined, name: string): string | undefined {
+export function cookieValue(header: string | undefined, name: string): string | undefined {
   if (header === undefined) return undefined;
   for (const part of header.split(";")) {
     const eq = part.indexOf("=");

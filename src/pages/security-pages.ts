@@ -40,6 +40,10 @@ const SIGN_IN_PAGE = page(
 <p class="hint">No e-mail or password needed: your device asks for your fingerprint, face or PIN.</p>
 <button type="button" id="passkey-sign-in">Sign in with a passkey</button>
 </section>
+<section id="upstream-section" aria-labelledby="upstream-heading" hidden>
+<h2 id="upstream-heading">Or sign in with</h2>
+<ul id="upstream-list" class="items"></ul>
+</section>
 <section id="second-factor" aria-labelledby="second-factor-heading" hidden>
 <h2 id="second-factor-heading">Confirm it is you</h2>
 <form id="otp-form" hidden>
@@ -112,6 +116,11 @@ const SECURITY_PAGE = page(
 <input id="passkey-name" name="name" maxlength="100" required placeholder="For example: laptop fingerprint">
 <button type="submit">Add a passkey</button>
 </form>
+</section>
+<section id="identities-section" aria-labelledby="identities-heading" hidden>
+<h2 id="identities-heading">Linked sign-ins</h2>
+<ul id="identity-list" class="items"></ul>
+<div id="identity-link" class="actions"></div>
 </section>
 <section id="apps-section" aria-labelledby="apps-heading" hidden>
 <h2 id="apps-heading">Apps with access to your account</h2>

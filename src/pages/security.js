@@ -260,6 +260,44 @@ onSubmit($("password-change"), async () => {
   await leave();
 });
 
+// Linked sign-ins (upstream identities, issue 25): list, unlink, link another.
+async function loadIdentities() {
+  const providers = await api("/auth/upstream/providers");
+  if (!providers.ok || !Array.isArray(providers.data) || providers.data.length === 0) return;
+  const result = await api("/me/identities");
+  if (!result.ok) return say(detail(result, "Your linked sign-ins could not be loaded."), "error");
+  const labels = new Map(providers.data.map((provider) => [provider.name, provider.label]));
+  const list = $("identity-list");
+  const items = result.data.items.map((identity) => {
+    const label = labels.get(identity.provider) ?? identity.provider;
+    return element("li", { class: "identity" }, [
+      element("strong", {}, [label]),
+      element("p", { class: "hint" }, [
+        `${identity.email ?? "no e-mail"}; linked ${dateText(identity.created_at)}, last used ${dateText(identity.last_used_at)}`,
+      ]),
+      button("Unlink", label, async () => {
+        const removed = await api(`/me/identities/${identity.id}`, { method: "DELETE" });
+        if (!removed.ok) return say(detail(removed, "The sign-in could not be unlinked."), "error");
+        say(`${label} is unlinked.`, "success");
+        await loadIdentities();
+      }),
+    ]);
+  });
+  list.replaceChildren(...(items.length > 0 ? items : [element("li", {}, ["No linked sign-ins."])]));
+  $("identity-link").replaceChildren(
+    ...providers.data.map((provider) => {
+      const node = button(`Link ${provider.label}`, "to this account", async () => {
+        const started = await api("/me/identities", { method: "POST", body: { provider: provider.name } });
+        if (!started.ok) return say(detail(started, "Linking could not start."), "error");
+        location.assign(started.data.location);
+      });
+      node.id = `link-${provider.name}`;
+      return node;
+    }),
+  );
+  $("identities-section").hidden = false;
+}
+
 async function leave() {
   await signOut();
   location.assign("/sign-in#signed-out");
@@ -277,6 +315,8 @@ $("sign-out").addEventListener("click", () => guarded($("sign-out"), leave));
   $("who").textContent = `Signed in as ${me.data.email}.`;
   $("content").hidden = false;
   if (!passkeysSupported()) $("passkey-add").hidden = true;
-  await Promise.all([loadFactors(), loadPasskeys(), loadSessions(), loadApps()]);
-  say("Your security settings are loaded.");
+  const linked = location.hash === "#linked";
+  if (linked) history.replaceState(null, "", location.pathname);
+  await Promise.all([loadFactors(), loadPasskeys(), loadSessions(), loadApps(), loadIdentities()]);
+  say(linked ? "The sign-in is linked." : "Your security settings are loaded.", linked ? "success" : "info");
 })();

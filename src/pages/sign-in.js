@@ -25,6 +25,12 @@ const query = new URLSearchParams(location.search);
 const next = query.get("continue");
 const continuing = next?.startsWith(AUTHORIZE) ? next : null;
 if (query.get("login_hint")) passwordForm.elements.username.value = query.get("login_hint");
+// Back from an upstream provider (issue 25): a ticket in the fragment, never sent to a server by the
+// browser; removed from the address bar at once.
+const fragment = new URLSearchParams(location.hash.slice(1));
+const upstreamTicket = fragment.get("upstream");
+const linkTicket = fragment.get("link");
+if (upstreamTicket || linkTicket) history.replaceState(null, "", location.pathname + location.search);
 
 if (location.hash === "#signed-out") {
   say("You are signed out.", "success");
@@ -36,6 +42,10 @@ if (!passkeysSupported()) {
 
 async function signedIn(result) {
   saveTokens(result.data);
+  if (linkTicket) {
+    const linked = await api("/auth/upstream/link", { method: "POST", body: { ticket: linkTicket } });
+    if (!linked.ok) return say(detail(linked, "Linking the sign-in failed. Try again."), "error");
+  }
   if (continuing) {
     const opened = await fetch("/oauth/browser-session", {
       method: "POST",
@@ -167,3 +177,37 @@ const passkeyButton = document.getElementById("passkey-sign-in");
 passkeyButton.addEventListener("click", () =>
   busy(passkeyButton, () => withPasskey({}, { grant_type: `${GRANT}webauthn` })),
 );
+
+/** A button per upstream provider; each goes back to the pending authorization request, if any. */
+async function showProviders() {
+  const section = document.getElementById("upstream-section");
+  const answer = await api("/auth/upstream/providers");
+  if (!answer.ok || !Array.isArray(answer.data) || answer.data.length === 0) return;
+  const list = document.getElementById("upstream-list");
+  for (const provider of answer.data) {
+    const link = document.createElement("a");
+    link.className = "button";
+    link.id = `upstream-${provider.name}`;
+    link.href = continuing ? `${provider.start}?${new URLSearchParams({ continue: continuing })}` : provider.start;
+    link.textContent = `Sign in with ${provider.label}`;
+    const item = document.createElement("li");
+    item.append(link);
+    list.append(item);
+  }
+  section.hidden = false;
+}
+
+if (linkTicket) {
+  say("An account with this e-mail address exists. Sign in to it to link this sign-in.");
+} else if (upstreamTicket) {
+  passwordForm.hidden = true;
+  passkeySection.hidden = true;
+  say("Signing in…");
+  tokenRequest({ grant_type: `${GRANT}upstream`, upstream_ticket: upstreamTicket }).then((result) => {
+    if (result.ok) return signedIn(result);
+    if (result.status === 403 && result.data.error === "mfa_required") return askSecondFactor(result.data);
+    passwordForm.hidden = false;
+    say(detail(result, "Signing in failed. Try again."), "error");
+  });
+}
+if (!upstreamTicket) showProviders();

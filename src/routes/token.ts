@@ -23,6 +23,7 @@ import { mfaRecoveryCodeGrant } from "../auth/grants/mfa-recovery-code.ts";
 import { mfaWebauthnGrant } from "../auth/grants/mfa-webauthn.ts";
 import { passwordGrant } from "../auth/grants/password.ts";
 import { refreshTokenGrant } from "../auth/grants/refresh-token.ts";
+import { upstreamGrant } from "../auth/grants/upstream.ts";
 import { webauthnGrant } from "../auth/grants/webauthn.ts";
 import { PASSKEY_NOT_VERIFIED, WEBAUTHN_GRANT } from "../auth/passkeys.ts";
 import { TOO_MANY_LOGIN_ATTEMPTS } from "../auth/rate-limits.ts";
@@ -91,6 +92,7 @@ function grantTable(deps: GrantDeps): ReadonlyMap<string, Grant> {
     mfaWebauthnGrant(deps),
     webauthnGrant(deps),
     clientCredentialsGrant(deps),
+    ...(deps.upstream ? [upstreamGrant(deps)] : []),
     ...(deps.oidc ? [authorizationCodeGrant(deps.oidc)] : []),
   ];
   return new Map(grants.map((grant) => [grant.type, grant]));

@@ -404,6 +404,61 @@ export const migrations: readonly Migration[] = [
       CREATE INDEX oidc_client_sessions_by_browser_session ON oidc_client_sessions (browser_session_id);
     `,
   ),
+  // Sign-in with upstream providers (issue 25): identities keyed by (issuer, subject), never by e-mail;
+  // the pending sign-ins of the redirect to a provider (state, nonce and PKCE verifier kept here, so
+  // that the callback may reach any instance; spent once; bound to the browser by a cookie whose
+  // SHA-256 is kept); and the one-use tickets that hand a finished upstream sign-in to the sign-in page
+  // (or a link still to be proved with the account's password). Upstream tokens, when kept, are sealed.
+  // A second-factor challenge remembers the first factor (pwd, or fed after an upstream sign-in), so
+  // that the session's amr says how the user signed in.
+  migration(
+    50,
+    "upstream identities, pending upstream sign-ins, upstream tickets",
+    (t) => `
+      CREATE TABLE upstream_identities (
+        id ${t.id} PRIMARY KEY,
+        user_id ${t.id} NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+        provider ${t.text} NOT NULL,
+        issuer ${t.text} NOT NULL,
+        subject ${t.text} NOT NULL,
+        email ${t.text},
+        sealed_tokens ${t.text},
+        created_at ${t.time} NOT NULL,
+        last_used_at ${t.time} NOT NULL,
+        UNIQUE (issuer, subject)
+      )${t.strict};
+      CREATE INDEX upstream_identities_by_user ON upstream_identities (user_id);
+      CREATE TABLE upstream_pending (
+        state_hash ${t.text} PRIMARY KEY,
+        provider ${t.text} NOT NULL,
+        binding_hash ${t.text} NOT NULL,
+        nonce ${t.text} NOT NULL,
+        code_verifier ${t.text} NOT NULL,
+        continue_to ${t.text},
+        link_user_id ${t.id} REFERENCES users (id) ON DELETE CASCADE,
+        created_at ${t.time} NOT NULL,
+        expires_at ${t.time} NOT NULL,
+        spent_at ${t.time}
+      )${t.strict};
+      CREATE INDEX upstream_pending_by_expiry ON upstream_pending (expires_at);
+      CREATE TABLE upstream_tickets (
+        ticket_hash ${t.text} PRIMARY KEY,
+        kind ${t.text} NOT NULL CHECK (kind IN ('sign_in', 'link')),
+        binding_hash ${t.text} NOT NULL,
+        user_id ${t.id} REFERENCES users (id) ON DELETE CASCADE,
+        provider ${t.text} NOT NULL,
+        issuer ${t.text} NOT NULL,
+        subject ${t.text} NOT NULL,
+        email ${t.text},
+        sealed_tokens ${t.text},
+        created_at ${t.time} NOT NULL,
+        expires_at ${t.time} NOT NULL,
+        spent_at ${t.time}
+      )${t.strict};
+      CREATE INDEX upstream_tickets_by_expiry ON upstream_tickets (expires_at);
+      ALTER TABLE mfa_challenges ADD COLUMN first_factor ${t.text} NOT NULL DEFAULT 'pwd';
+    `,
+  ),
 ];
 
 /** The versions still to apply, in order. */

@@ -16,6 +16,7 @@ import { oidcStore } from "./oidc-store.ts";
 import { reader } from "./reader.ts";
 import { judgePresentedToken, parseAmr, type SessionTokenState } from "./rotation.ts";
 import type * as store from "./store.ts";
+import { upstreamStore } from "./upstream-store.ts";
 import { createWebhookPublisher } from "./webhook-events.ts";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -603,13 +604,12 @@ export function sqlStore(db: Db, clock: () => number): store.UserStore {
         await record(tx, events, userId);
       });
     },
-    async createMfaChallenge({ tokenHash, userId, expiresAt }) {
-      await db.run("INSERT INTO mfa_challenges (token_hash, user_id, created_at, expires_at) VALUES ($1, $2, $3, $4)", [
-        tokenHash,
-        userId,
-        now(),
-        expiresAt,
-      ]);
+    async createMfaChallenge({ tokenHash, userId, expiresAt, firstFactor = "pwd" }) {
+      await db.run(
+        `INSERT INTO mfa_challenges (token_hash, user_id, created_at, expires_at, first_factor)
+         VALUES ($1, $2, $3, $4, $5)`,
+        [tokenHash, userId, now(), expiresAt, firstFactor],
+      );
     },
     findMfaChallenge: (tokenHash) =>
       find("SELECT * FROM mfa_challenges WHERE token_hash = $1", [tokenHash], readMfaChallenge),
@@ -940,6 +940,7 @@ export function sqlStore(db: Db, clock: () => number): store.UserStore {
       return messages + (await deleteSome("webhook_attempts", "id", "created_at < $1", before, limit));
     },
     ...oidcStore(db),
+    ...upstreamStore(db),
 
     // The database itself
     ping: () => db.one("SELECT 1").then(() => {}),

@@ -174,6 +174,8 @@ export const AUDIT_EVENT_TYPES = [
   // An OAuth client registered, changed, given a new secret or deleted; about the admin who did it.
   "oauth_client",
   "oidc",
+  // Sign-in with an upstream provider (issue 25): sign-ins, links and unlinks of identities.
+  "upstream",
 ] as const;
 export type AuditEventType = (typeof AUDIT_EVENT_TYPES)[number];
 
@@ -472,6 +474,8 @@ export interface MfaChallenge {
   expiresAt: string;
   spentAt: string | null;
   failures: number;
+  /** RFC 8176: "pwd" (the password grant) or "fed" (an upstream sign-in). */
+  firstFactor: string;
 }
 
 export interface SecondFactorStore {
@@ -517,7 +521,12 @@ export interface SecondFactorStore {
    * credentials) and pending challenges, with the events. The admin reset.
    */
   resetSecondFactors(userId: string, events?: readonly AuditEntry[]): Promise<void>;
-  createMfaChallenge(challenge: { tokenHash: string; userId: string; expiresAt: string }): Promise<void>;
+  createMfaChallenge(challenge: {
+    tokenHash: string;
+    userId: string;
+    expiresAt: string;
+    firstFactor?: string;
+  }): Promise<void>;
   findMfaChallenge(tokenHash: string): Promise<MfaChallenge | undefined>;
   /** Counts a wrong code against a live challenge and spends it at `maxFailures`; answers the count. */
   failMfaChallenge(tokenHash: string, maxFailures: number, now: string): Promise<number>;
@@ -795,9 +804,82 @@ export interface OidcStore {
   purgeAuthorizationCodes(before: string, limit: number): Promise<number>;
 }
 
+/** An account's identity at an upstream provider (issue 25): (issuer, subject), never the e-mail. */
+export interface UpstreamIdentityRecord {
+  id: string;
+  userId: string;
+  /** The configured provider's name (google, github, ...). */
+  provider: string;
+  issuer: string;
+  subject: string;
+  /** The address the provider last gave (information only: never used to find the account). */
+  email: string | null;
+  createdAt: string;
+  lastUsedAt: string;
+}
+
+export interface NewUpstreamIdentity extends Omit<UpstreamIdentityRecord, "lastUsedAt"> {
+  /** The upstream tokens, sealed, when UPSTREAM_KEEP_TOKENS asks for them; null otherwise. */
+  sealedTokens: string | null;
+}
+
+/** A redirect to a provider not yet answered: what the callback checks. */
+export interface UpstreamPendingRecord {
+  stateHash: string;
+  provider: string;
+  /** SHA-256 of the cookie that binds the sign-in to the browser that started it. */
+  bindingHash: string;
+  nonce: string;
+  codeVerifier: string;
+  /** The authorization request to go back to, if any. */
+  continueTo: string | null;
+  /** Set when a signed-in user links another identity. */
+  linkUserId: string | null;
+  createdAt: string;
+  expiresAt: string;
+}
+
+/** A finished upstream sign-in (kind sign_in, with its user) or a link awaiting the account's password. */
+export interface UpstreamTicketRecord {
+  ticketHash: string;
+  kind: "sign_in" | "link";
+  bindingHash: string;
+  userId: string | null;
+  provider: string;
+  issuer: string;
+  subject: string;
+  email: string | null;
+  sealedTokens: string | null;
+  createdAt: string;
+  expiresAt: string;
+}
+
+export interface UpstreamStore {
+  savePendingUpstream(pending: UpstreamPendingRecord): Promise<void>;
+  /** Spends the pending sign-in of this state at once; undefined when unknown, spent or expired. */
+  takePendingUpstream(stateHash: string, at: string): Promise<UpstreamPendingRecord | undefined>;
+  saveUpstreamTicket(ticket: UpstreamTicketRecord): Promise<void>;
+  /** Spends the ticket at once; undefined when unknown, of another kind, spent or expired. */
+  takeUpstreamTicket(
+    ticketHash: string,
+    kind: UpstreamTicketRecord["kind"],
+    at: string,
+  ): Promise<UpstreamTicketRecord | undefined>;
+  findIdentity(issuer: string, subject: string): Promise<UpstreamIdentityRecord | undefined>;
+  listIdentities(userId: string): Promise<UpstreamIdentityRecord[]>;
+  /** Links the identity; undefined when (issuer, subject) is linked already (to this user or another). */
+  linkIdentity(identity: NewUpstreamIdentity): Promise<UpstreamIdentityRecord | undefined>;
+  /** Records a sign-in with the identity (its current address, and new sealed tokens when kept). */
+  touchIdentity(id: string, email: string | null, sealedTokens: string | null, at: string): Promise<void>;
+  unlinkIdentity(userId: string, id: string): Promise<boolean>;
+  /** Deletes up to `limit` pending sign-ins and tickets each that expired before `before`. */
+  purgeUpstreamPending(before: string, limit: number): Promise<number>;
+}
+
 export interface UserStore
   extends SessionStore,
     OidcStore,
+    UpstreamStore,
     AuditStore,
     AccountTokenStore,
     OutboxStore,

@@ -27,6 +27,8 @@ import type { Client, ClientRegistry } from "../../oidc/clients.ts";
 import type { OidcGrants } from "../../oidc/code-grant.ts";
 import type { ClientTokenOut, MfaRequired, TokenForm, TokenOut } from "../../schemas.ts";
 import type { AuditEntry, UserRecord, UserStore } from "../../store/store.ts";
+import type { BindingCookie } from "../../upstream/binding.ts";
+import type { Upstream } from "../../upstream/sign-in.ts";
 import type { Devices } from "../devices.ts";
 import { MALFORMED_WEBAUTHN_RESPONSE, type Passkeys } from "../passkeys.ts";
 import type { PasswordHasher } from "../passwords.ts";
@@ -54,6 +56,8 @@ export interface GrantDeps {
   /** Each sign-in's device, for the new-device notice. */
   devices: Devices;
   notices: Notices;
+  /** Sign-in with upstream providers (issue 25); absent when none is configured. */
+  upstream?: { upstream: Upstream; binding: BindingCookie };
   /** OpenID Connect's grants (authorization_code, and the refresh of a client's session); absent while it is off. */
   oidc?: OidcGrants;
 }
@@ -105,10 +109,11 @@ export async function signIn(
   request: FastifyRequest,
   user: UserRecord,
   amr?: readonly string[],
+  events: readonly AuditEntry[] = [LOGIN(request)],
 ): Promise<Issued> {
   const client = clientOf(request);
   const device = devices.sighting(user, { ...client, cookies: request.headers.cookie });
-  const issued = await sessions.start(user.id, client, [LOGIN(request)], amr, device);
+  const issued = await sessions.start(user.id, client, events, amr, device);
   if (issued.newDeviceNoticed) notices.wake();
   return issued;
 }
@@ -129,6 +134,36 @@ export async function refuseUnverified(deps: GrantDeps, request: FastifyRequest,
     await deps.audit.record("login", user.id, "refused_unverified", request.ip);
     throw new HttpError(403, EMAIL_NOT_VERIFIED);
   }
+}
+
+export const MFA_REQUIRED = "A second factor is required";
+
+/**
+ * For an account with a second factor, the first step opens nothing: 403 `mfa_required` with a
+ * single-use challenge for the second step (password and upstream grants); undefined otherwise.
+ */
+export async function secondFactorChallenge(
+  { factors, audit }: GrantDeps,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  user: UserRecord,
+  firstFactor = "pwd",
+) {
+  const offer = await factors.factorsOnOffer(user.id);
+  if (offer.length === 0) return undefined;
+  const challenge = await factors.challenge(user.id, firstFactor);
+  await audit.record("login", user.id, "mfa_required", request.ip);
+  request.loginStep = "mfa_required";
+  // RFC 6749 section 5.1: the mfa_token is a credential too; never cached (the route says so).
+  reply.code(403);
+  return {
+    error: "mfa_required" as const,
+    detail: MFA_REQUIRED,
+    error_description: MFA_REQUIRED,
+    mfa_token: challenge.token,
+    mfa_factors: offer,
+    expires_in: challenge.expiresIn,
+  };
 }
 
 /** The spec's token response for a user's session (plus the refresh token and its lifetime). */

@@ -6,12 +6,20 @@
 import type { FastifyRequest } from "fastify";
 import { INCORRECT_EMAIL_OR_PASSWORD, PasswordHashQueueFull, unauthorized } from "../../errors.ts";
 import type { UserRecord } from "../../store/store.ts";
-import { type Grant, type GrantDeps, refuseUnverified, required, signIn, userTokens } from "./grant.ts";
+import {
+  type Grant,
+  type GrantDeps,
+  refuseUnverified,
+  required,
+  secondFactorChallenge,
+  signIn,
+  userTokens,
+} from "./grant.ts";
 
-export const MFA_REQUIRED = "A second factor is required";
+export { MFA_REQUIRED } from "./grant.ts";
 
 export function passwordGrant(deps: GrantDeps): Grant {
-  const { store, passwords, limits, audit, factors, tokens } = deps;
+  const { store, passwords, limits, audit, tokens } = deps;
 
   /** Checks e-mail and password, with the brute-force limits and the equal-cost rule for unknown e-mails. */
   async function checkPassword(request: FastifyRequest, username: string, password: string): Promise<UserRecord> {
@@ -56,23 +64,8 @@ export function passwordGrant(deps: GrantDeps): Grant {
       if (username === undefined) throw required("username");
       if (password === undefined) throw required("password");
       const user = await checkPassword(request, username, password);
-      const offer = await factors.factorsOnOffer(user.id);
-      if (offer.length > 0) {
-        // The password alone opens nothing here: a single-use challenge for the second step.
-        const challenge = await factors.challenge(user.id);
-        await audit.record("login", user.id, "mfa_required", request.ip);
-        request.loginStep = "mfa_required";
-        // RFC 6749 section 5.1: the mfa_token is a credential too; never cached (the route says so).
-        reply.code(403);
-        return {
-          error: "mfa_required" as const,
-          detail: MFA_REQUIRED,
-          error_description: MFA_REQUIRED,
-          mfa_token: challenge.token,
-          mfa_factors: offer,
-          expires_in: challenge.expiresIn,
-        };
-      }
+      const challenge = await secondFactorChallenge(deps, request, reply, user);
+      if (challenge) return challenge;
       // The session, its refresh token and the login event commit together; the answer is built
       // from what was written, with no read after the commit.
       const issued = await signIn(deps, request, user);

@@ -22,7 +22,7 @@ export async function secondFactorLogin(
 ) {
   const { factors, limits, store, audit, notices, tokens } = deps;
   request.loginStep = "second_factor";
-  const userId = await factors.challengedUser(mfaToken);
+  const { userId, firstFactor } = await factors.challengedSignIn(mfaToken);
   await limits.checkSecondFactor(userId);
   const user = await store.findById(userId);
   if (!user?.isActive) throw invalidMfaToken();
@@ -36,6 +36,8 @@ export async function secondFactorLogin(
   }
   await factors.spendChallenge(mfaToken);
   await limits.recordSecondFactorSuccess(userId);
-  const issued = await signIn(deps, request, user, SECOND_FACTOR_AMR[factor]);
+  // After an upstream sign-in the first factor is "fed", not the password.
+  const amr = SECOND_FACTOR_AMR[factor].map((method) => (method === "pwd" ? firstFactor : method));
+  const issued = await signIn(deps, request, user, amr);
   return userTokens(tokens, user, issued);
 }

@@ -1,0 +1,128 @@
+// The upstream sign-in verbs of the store (store.ts, UpstreamStore), written
+// once for both databases like oidc-store.ts: identities keyed by (issuer,
+// subject); pending sign-ins and tickets spent by one conditional UPDATE, so
+// of two callbacks (or two instances) presenting one state or ticket exactly
+// one wins and the other finds nothing.
+import type { Db } from "./db.ts";
+import { reader } from "./reader.ts";
+import type * as store from "./store.ts";
+
+const readIdentity = reader<store.UpstreamIdentityRecord>({}, ["sealed_tokens"]);
+const readPending = reader<store.UpstreamPendingRecord>({}, ["spent_at"]);
+const readTicket = reader<store.UpstreamTicketRecord>({}, ["spent_at"]);
+
+export function upstreamStore(db: Db): store.UpstreamStore {
+  return {
+    async savePendingUpstream(p) {
+      await db.run(
+        `INSERT INTO upstream_pending (state_hash, provider, binding_hash, nonce, code_verifier, continue_to,
+                                       link_user_id, created_at, expires_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+        [
+          p.stateHash,
+          p.provider,
+          p.bindingHash,
+          p.nonce,
+          p.codeVerifier,
+          p.continueTo,
+          p.linkUserId,
+          p.createdAt,
+          p.expiresAt,
+        ],
+      );
+    },
+    async takePendingUpstream(stateHash, at) {
+      const row = await db.one<Record<string, unknown>>(
+        `UPDATE upstream_pending SET spent_at = $1
+         WHERE state_hash = $2 AND spent_at IS NULL AND expires_at > $1 RETURNING *`,
+        [at, stateHash],
+      );
+      return row && readPending(row);
+    },
+    async saveUpstreamTicket(t) {
+      await db.run(
+        `INSERT INTO upstream_tickets (ticket_hash, kind, binding_hash, user_id, provider, issuer, subject, email,
+                                       sealed_tokens, created_at, expires_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+        [
+          t.ticketHash,
+          t.kind,
+          t.bindingHash,
+          t.userId,
+          t.provider,
+          t.issuer,
+          t.subject,
+          t.email,
+          t.sealedTokens,
+          t.createdAt,
+          t.expiresAt,
+        ],
+      );
+    },
+    async takeUpstreamTicket(ticketHash, kind, at) {
+      const row = await db.one<Record<string, unknown>>(
+        `UPDATE upstream_tickets SET spent_at = $1
+         WHERE ticket_hash = $2 AND kind = $3 AND spent_at IS NULL AND expires_at > $1 RETURNING *`,
+        [at, ticketHash, kind],
+      );
+      return row && readTicket(row);
+    },
+    async findIdentity(issuer, subject) {
+      const row = await db.one<Record<string, unknown>>(
+        "SELECT * FROM upstream_identities WHERE issuer = $1 AND subject = $2",
+        [issuer, subject],
+      );
+      return row && readIdentity(row);
+    },
+    async listIdentities(userId) {
+      const rows = await db.all<Record<string, unknown>>(
+        "SELECT * FROM upstream_identities WHERE user_id = $1 ORDER BY created_at, id",
+        [userId],
+      );
+      return rows.map(readIdentity);
+    },
+    async linkIdentity(identity) {
+      // A pair already linked (to anyone) is left as it is: the caller reads it back to tell which.
+      const row = await db.one<Record<string, unknown>>(
+        `INSERT INTO upstream_identities (id, user_id, provider, issuer, subject, email, sealed_tokens, created_at,
+                                          last_used_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8)
+         ON CONFLICT (issuer, subject) DO NOTHING RETURNING *`,
+        [
+          identity.id,
+          identity.userId,
+          identity.provider,
+          identity.issuer,
+          identity.subject,
+          identity.email,
+          identity.sealedTokens,
+          identity.createdAt,
+        ],
+      );
+      return row && readIdentity(row);
+    },
+    async touchIdentity(id, email, sealedTokens, at) {
+      await db.run(
+        `UPDATE upstream_identities SET last_used_at = $1, email = $2,
+                sealed_tokens = COALESCE($3, sealed_tokens) WHERE id = $4`,
+        [at, email, sealedTokens, id],
+      );
+    },
+    async unlinkIdentity(userId, id) {
+      return (await db.run("DELETE FROM upstream_identities WHERE user_id = $1 AND id = $2", [userId, id])) > 0;
+    },
+    async purgeUpstreamPending(before, limit) {
+      const pending = await db.run(
+        `DELETE FROM upstream_pending WHERE state_hash IN
+           (SELECT state_hash FROM upstream_pending WHERE expires_at < $1 LIMIT ${Math.trunc(limit)})`,
+        [before],
+      );
+      const tickets = await db.run(
+        `DELETE FROM upstream_tickets WHERE ticket_hash IN
+           (SELECT ticket_hash FROM upstream_tickets WHERE expires_at < $1 LIMIT ${Math.trunc(limit)})`,
+        [before],
+      );
+      return pending + tickets;
+    },
+  };
+}

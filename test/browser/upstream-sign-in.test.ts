@@ -1,0 +1,208 @@
+// Sign-in with upstream providers in Chromium (issue 25): a real OpenID
+// Connect provider (panva's oidc-provider, configured like Google with
+// email_verified) and a server speaking GitHub's OAuth endpoints, driven
+// through the service's sign-in page: an app's authorization request
+// continued after an upstream sign-in that creates the account (the app then
+// gets its tokens through the code flow, the ID token naming that account);
+// a second sign-in landing in the same account; GitHub creating an account;
+// an existing password account linked after its password, then unlinked on
+// the security page; a second factor still asked after an upstream sign-in.
+import assert from "node:assert/strict";
+import { after, before, describe, type TestContext, test } from "node:test";
+import * as client from "openid-client";
+import type { Browser, Page } from "playwright-core";
+import { createUser } from "../helpers.ts";
+import { type OidcService, startOidcService, startRelyingParty } from "../oidc/fixture.ts";
+import {
+  addTestPasskey,
+  type GithubUser,
+  startFakeGithub,
+  startOidcUpstream,
+  UPSTREAM_CLIENT,
+} from "../upstream/fixture.ts";
+import { freePort, launchChromium, STEP_TIMEOUT, skipWithoutChromium } from "./chromium.ts";
+
+const PASSWORD = "correct horse battery";
+const ACCOUNTS = {
+  alice: { email: "alice@example.com", email_verified: true, name: "Alice" },
+  bob: { email: "bob@example.com", email_verified: true, name: "Bob" },
+};
+
+describe("sign-in with upstream providers in Chromium", { skip: skipWithoutChromium("upstream sign-in") }, () => {
+  let browser: Browser;
+  before(async () => {
+    browser = await launchChromium();
+  });
+  after(async () => {
+    await browser?.close();
+  });
+
+  async function setUp(t: TestContext) {
+    const rp = await startRelyingParty(t);
+    const upstreamPort = await freePort();
+    let githubUser: GithubUser = {
+      id: 4242,
+      login: "octo",
+      name: "Octo Cat",
+      emails: [
+        { email: "octo@users.noreply.example", primary: false, verified: true },
+        { email: "octo@example.com", primary: true, verified: true },
+      ],
+    };
+    const github = await startFakeGithub(t, () => githubUser);
+    const common = { clientId: UPSTREAM_CLIENT.id, clientSecret: UPSTREAM_CLIENT.secret, allowedDomains: [] };
+    const service = await startOidcService(t, rp.origin, {
+      upstream: {
+        providers: [
+          {
+            kind: "oidc",
+            name: "corp",
+            label: "Corp",
+            issuer: `http://localhost:${upstreamPort}`,
+            scopes: "openid email profile",
+            ...common,
+          },
+          {
+            kind: "github",
+            name: "github",
+            label: "GitHub",
+            webUrl: github,
+            apiUrl: github,
+            scopes: "read:user user:email",
+            ...common,
+          },
+        ],
+        autoLink: false,
+        keepTokens: false,
+        timeoutMs: 3000,
+      },
+    });
+    await startOidcUpstream(t, [`${service.issuer}/auth/upstream/corp/callback`], ACCOUNTS, upstreamPort);
+    return { rp, service, setGithubUser: (user: GithubUser) => (githubUser = user) };
+  }
+
+  async function newPage(): Promise<Page> {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    page.setDefaultTimeout(STEP_TIMEOUT);
+    return page;
+  }
+
+  /** At the upstream provider: its login page, then its consent page. */
+  async function upstreamLogin(page: Page, login: string) {
+    await page.waitForSelector("input[name=login]");
+    await page.fill("input[name=login]", login);
+    await page.fill("input[name=password]", "anything");
+    await page.click(".login-submit");
+    await page.waitForSelector(".login-submit");
+    await page.click(".login-submit");
+  }
+
+  async function users(service: OidcService) {
+    return (await service.store.list({ limit: 100 })).map((user) => user.email).sort();
+  }
+
+  test("an app's code flow through an upstream sign-in that creates the account; a second sign-in lands in it", async (t) => {
+    const { rp, service } = await setUp(t);
+    const config = await client.discovery(new URL(service.issuer), service.clients.spa.id, undefined, client.None(), {
+      execute: [client.allowInsecureRequests],
+    });
+    for (const round of [1, 2]) {
+      const page = await newPage();
+      const verifier = client.randomPKCECodeVerifier();
+      const nonce = client.randomNonce();
+      const url = client.buildAuthorizationUrl(config, {
+        redirect_uri: `${rp.origin}/spa/callback`,
+        scope: "openid email",
+        code_challenge: await client.calculatePKCECodeChallenge(verifier),
+        code_challenge_method: "S256",
+        nonce,
+      });
+      const back = rp.next();
+      await page.goto(url.href);
+      await page.click("#upstream-corp");
+      await upstreamLogin(page, "alice");
+      const callback = await back;
+      const tokens = await client.authorizationCodeGrant(config, callback, {
+        pkceCodeVerifier: verifier,
+        expectedNonce: nonce,
+      });
+      const claims = tokens.claims();
+      const alice = await service.store.findByEmail("alice@example.com");
+      assert.ok(alice, `round ${round}: the account exists`);
+      assert.equal(claims?.sub, alice.id);
+      assert.equal(claims?.email, "alice@example.com");
+      assert.equal(claims?.email_verified, true);
+      assert.deepEqual(claims?.amr, ["fed"]);
+      assert.deepEqual(await users(service), ["alice@example.com"]);
+      await page.context().close();
+    }
+  });
+
+  test("GitHub creates an account with its primary verified address and opens the security page", async (t) => {
+    const { service } = await setUp(t);
+    const page = await newPage();
+    await page.goto(`${service.issuer}/sign-in`);
+    await page.click("#upstream-github");
+    await page.waitForURL(/\/account\/security$/);
+    await page.waitForSelector("#identities-section:not([hidden])");
+    assert.equal(await page.locator("#who").textContent(), "Signed in as octo@example.com.");
+    assert.equal(await page.locator("#identity-list li strong").textContent(), "GitHub");
+    const octo = await service.store.findByEmail("octo@example.com");
+    const [identity] = await service.store.listIdentities(octo!.id);
+    assert.equal(identity?.subject, "4242");
+    // The account's only way to sign in: unlinking is refused.
+    await page.click("#identity-list button");
+    await page.waitForSelector("#status.error");
+    assert.match((await page.locator("#status").textContent()) ?? "", /last way to sign in/);
+    await page.context().close();
+  });
+
+  test("an existing password account is linked after its password, then unlinked on the security page", async (t) => {
+    const { service } = await setUp(t);
+    const bob = await createUser(service.store, "bob@example.com", PASSWORD);
+    const page = await newPage();
+    await page.goto(`${service.issuer}/sign-in`);
+    await page.click("#upstream-corp");
+    await upstreamLogin(page, "bob");
+    await page.waitForURL(/\/sign-in$/);
+    assert.match((await page.locator("#status").textContent()) ?? "", /An account with this e-mail address exists/);
+    assert.deepEqual(await service.store.listIdentities(bob.id), [], "nothing linked before the password");
+    await page.fill("#email", "bob@example.com");
+    await page.fill("#password", PASSWORD);
+    await page.click("#password-form button");
+    await page.waitForURL(/\/account\/security$/);
+    await page.waitForSelector("#identity-list li strong");
+    assert.equal(await page.locator("#identity-list li strong").textContent(), "Corp");
+    assert.equal((await service.store.listIdentities(bob.id)).length, 1);
+    await page.click("#identity-list button");
+    await page.waitForSelector("#status.success");
+    assert.equal(await page.locator("#status").textContent(), "Corp is unlinked.");
+    assert.deepEqual(await service.store.listIdentities(bob.id), []);
+    // Linked again from the security page (a signed-in user linking another sign-in).
+    await page.click("#link-corp");
+    await page.waitForURL(/\/account\/security$/);
+    await page.waitForSelector("#status.success");
+    assert.equal(await page.locator("#status").textContent(), "The sign-in is linked.");
+    assert.equal((await service.store.listIdentities(bob.id)).length, 1);
+    await page.context().close();
+  });
+
+  test("an account with a second factor is asked for it after a GitHub sign-in", async (t) => {
+    const { service } = await setUp(t);
+    const first = await newPage();
+    await first.goto(`${service.issuer}/sign-in`);
+    await first.click("#upstream-github");
+    await first.waitForURL(/\/account\/security$/);
+    await first.context().close();
+    const octo = await service.store.findByEmail("octo@example.com");
+    await addTestPasskey(service.store, octo!.id);
+    const page = await newPage();
+    await page.goto(`${service.issuer}/sign-in`);
+    await page.click("#upstream-github");
+    await page.waitForSelector("#second-factor:not([hidden])");
+    assert.equal(await page.locator("#status").textContent(), "Confirm with one of your passkeys.");
+    assert.match(page.url(), /\/sign-in$/);
+    await page.context().close();
+  });
+});
