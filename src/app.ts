@@ -37,6 +37,7 @@ import { createSealer } from "./mail/seal.ts";
 import { createMailSender } from "./mail/sender.ts";
 import { createMailTransport } from "./mail/transport.ts";
 import type { Metrics } from "./metrics.ts";
+import { createBackchannelLogoutSender } from "./oidc/backchannel-logout.ts";
 import { createBrowserSessions } from "./oidc/browser-session.ts";
 import { createClientRegistry } from "./oidc/clients.ts";
 import { createOidcGrants } from "./oidc/code-grant.ts";
@@ -137,6 +138,7 @@ function housekeeping(app: FastifyInstance, store: UserStore, clock: Clock, rete
           (await store.pruneEvents(auditCutoff, 1000)) +
           (await store.pruneAccountRecords(tokenCutoff, auditCutoff, 1000)) +
           (await store.pruneWebhookRecords(auditCutoff, 1000)) +
+          (await store.pruneBackchannelLogouts(auditCutoff, 1000)) +
           (await store.purgeAuthorizationCodes(codeCutoff, 1000)) +
           // Pending upstream sign-ins and their tickets live minutes; the same hour's margin.
           (await store.purgeUpstreamPending(codeCutoff, 1000)) >
@@ -457,6 +459,21 @@ export async function buildApp({
       ? keySetFromPrivateKeys("RS256", config.oidcSigningKeys)
       : undefined;
   const idTokens = oidcKeys && createIdTokens(oidcKeys, addresses.issuer, clock);
+  if (idTokens) {
+    // The outbound settings are the webhooks': both POST to addresses that admins (or a dynamic
+    // registration) typed.
+    const logoutSender = createBackchannelLogoutSender({
+      store,
+      idTokens,
+      settings: config.webhooks,
+      clock,
+      log: app.log,
+      ...(metrics ? { onDelivery: (result) => metrics.observeBackchannelLogout(result) } : {}),
+    });
+    app.addHook("onClose", async function stopBackchannelLogoutSender() {
+      await logoutSender.stop();
+    });
+  }
   const oidcGrants =
     idTokens &&
     createOidcGrants({

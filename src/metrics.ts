@@ -46,6 +46,8 @@ export interface Metrics {
   observeMail(kind: string, result: string): void;
   /** Counts one webhook delivery attempt by event type and result (sent, retry, failed). */
   observeWebhook(type: string, result: string): void;
+  /** Counts one back-channel logout delivery attempt by result (sent, retry, failed). */
+  observeBackchannelLogout(result: string): void;
   /**
    * Counts one client authentication of a registered OAuth client by method (client_secret_basic,
    * client_secret_post, none) and result (success, failure): failures climbing is a guessed secret.
@@ -124,6 +126,12 @@ export function createMetrics(): Metrics {
     labelNames: ["type", "result"] as const,
     registers: [registry],
   });
+  const backchannelLogouts = new Counter({
+    name: "backchannel_logouts_total",
+    help: "Back-channel logout deliveries (logout tokens POSTed to relying parties) by result: sent (a 2xx), retry (failed, will be tried again), failed (gave up).",
+    labelNames: ["result"] as const,
+    registers: [registry],
+  });
   const passkeys = new Counter({
     name: "passkey_assertions_total",
     help: "Passkey assertions by purpose (login: a passkey alone; second_factor: after the password) and result: success, failure.",
@@ -182,6 +190,9 @@ export function createMetrics(): Metrics {
     },
     observeWebhook(type, result) {
       webhooks.inc({ type, result });
+    },
+    observeBackchannelLogout(result) {
+      backchannelLogouts.inc({ result });
     },
     observeClientAuthentication(method, result) {
       clientAuthentications.inc({ method, result });

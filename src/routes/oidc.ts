@@ -328,12 +328,11 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<OidcRouteOptions> = async (
       });
     }
     if (browser !== undefined) {
-      const at = new Date(clock()).toISOString();
+      // One transaction: the browser session, the client sessions begun in it, and their logout tokens.
       await sessions.revoke(browser.session.id, [
         { type: "session_revocation", outcome: "revoked", clientAddress: request.ip },
+        { type: "oidc", outcome: "logout", clientAddress: request.ip },
       ]);
-      await store.revokeClientSessions(browser.session.id, at);
-      await audit.record("oidc", browser.user.id, "logout", request.ip);
     }
     browserSessions.clear(reply);
     if (returnTo === undefined) return sendSignedOutPage(reply);
@@ -394,9 +393,10 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<OidcRouteOptions> = async (
     },
     async function revokeGrantedApp(request, reply) {
       const userId = request.user!.id;
-      if (!(await store.revokeConsent(userId, request.params.client_id, new Date(clock()).toISOString())))
+      const at = new Date(clock()).toISOString();
+      const event = { type: "oidc", outcome: "consent_revoked", clientAddress: request.ip } as const;
+      if (!(await store.revokeConsent(userId, request.params.client_id, at, [event])))
         throw new HttpError(404, APP_NOT_FOUND);
-      await audit.record("oidc", userId, "consent_revoked", request.ip);
       reply.code(204).send(null);
     },
   );

@@ -97,6 +97,8 @@ const OpenIdConfiguration = Type.Object(
     request_parameter_supported: Type.Boolean(),
     request_uri_parameter_supported: Type.Boolean(),
     authorization_response_iss_parameter_supported: Type.Boolean(),
+    backchannel_logout_supported: Type.Boolean(),
+    backchannel_logout_session_supported: Type.Boolean(),
     service_documentation: Type.String(),
   },
   { $id: "OpenIdConfiguration", description: "OpenID Connect Discovery 1.0 section 3." },
@@ -246,6 +248,9 @@ export const wellKnownRoutes: FastifyPluginAsyncTypebox<WellKnownRouteOptions> =
         request_parameter_supported: false,
         request_uri_parameter_supported: false,
         authorization_response_iss_parameter_supported: true,
+        // Back-Channel Logout 1.0: logout tokens always carry sid (the browser session the ID token named).
+        backchannel_logout_supported: true,
+        backchannel_logout_session_supported: true,
         service_documentation: `${base}/docs`,
       };
     },

@@ -459,6 +459,36 @@ export const migrations: readonly Migration[] = [
       ALTER TABLE mfa_challenges ADD COLUMN first_factor ${t.text} NOT NULL DEFAULT 'pwd';
     `,
   ),
+  // Back-channel logout (issue 24): the outbox of logout tokens owed to relying parties, claimed with a
+  // lease like mail_outbox. A row names what the token will say (the client, the user as sub, the
+  // browser session as sid) and where it goes (the client's backchannel_logout_uri when the session
+  // ended, so a client deleted since is still told); the token itself is signed at each attempt, since
+  // it expires within minutes. At most one pending logout per client and sid (the partial unique
+  // index): sessions that end together owe one. user_id has no foreign key: a deleted user's logouts
+  // outlive the user.
+  migration(
+    60,
+    "back-channel logout outbox",
+    (t) => `
+      CREATE TABLE backchannel_logouts (
+        id ${t.id} PRIMARY KEY,
+        client_id ${t.text} NOT NULL,
+        user_id ${t.id} NOT NULL,
+        sid ${t.text} NOT NULL,
+        uri ${t.text} NOT NULL,
+        status ${t.text} NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'sent', 'failed')),
+        attempts ${t.integer} NOT NULL DEFAULT 0,
+        next_attempt_at ${t.time} NOT NULL,
+        lease_owner ${t.text},
+        lease_until ${t.time},
+        last_error ${t.text},
+        created_at ${t.time} NOT NULL,
+        sent_at ${t.time}
+      )${t.strict};
+      CREATE UNIQUE INDEX backchannel_logouts_pending ON backchannel_logouts (client_id, sid) WHERE status = 'pending';
+      CREATE INDEX backchannel_logouts_due ON backchannel_logouts (status, next_attempt_at);
+    `,
+  ),
 ];
 
 /** The versions still to apply, in order. */

@@ -12,7 +12,8 @@ const readCode = reader<store.AuthorizationCodeRecord>();
 const readClientSession = reader<store.ClientSessionRecord>();
 const readConsent = reader<store.ConsentRecord>({}, ["user_id"]);
 
-export function oidcStore(db: Db): store.OidcStore {
+/** All but revokeConsent, which ends sessions: sql-store.ts writes it on its path for ended sessions. */
+export function oidcStore(db: Db): Omit<store.OidcStore, "revokeConsent"> {
   return {
     async saveAuthorizationCode(code) {
       await db.run(
@@ -58,20 +59,6 @@ export function oidcStore(db: Db): store.OidcStore {
       ]);
       return row && readClientSession(row);
     },
-    async revokeClientSessions(browserSessionId, at) {
-      if (!UUID.test(browserSessionId)) return [];
-      const rows = await db.all<Record<string, unknown>>(
-        `SELECT c.* FROM oidc_client_sessions c JOIN sessions s ON s.id = c.session_id
-         WHERE c.browser_session_id = $1 AND s.revoked_at IS NULL`,
-        [browserSessionId],
-      );
-      await db.run(
-        `UPDATE sessions SET revoked_at = $1 WHERE revoked_at IS NULL AND id IN
-           (SELECT session_id FROM oidc_client_sessions WHERE browser_session_id = $2)`,
-        [at, browserSessionId],
-      );
-      return rows.map(readClientSession);
-    },
     async findConsent(userId, clientId) {
       const row = await db.one<Record<string, unknown>>(
         "SELECT * FROM oidc_consents WHERE user_id = $1 AND client_id = $2",
@@ -92,20 +79,6 @@ export function oidcStore(db: Db): store.OidcStore {
         [userId],
       );
       return rows.map(readConsent);
-    },
-    async revokeConsent(userId, clientId, at) {
-      return db.transaction(async (tx) => {
-        const removed = await tx.run("DELETE FROM oidc_consents WHERE user_id = $1 AND client_id = $2", [
-          userId,
-          clientId,
-        ]);
-        await tx.run(
-          `UPDATE sessions SET revoked_at = $1 WHERE user_id = $2 AND revoked_at IS NULL AND id IN
-             (SELECT session_id FROM oidc_client_sessions WHERE client_id = $3)`,
-          [at, userId, clientId],
-        );
-        return removed > 0;
-      });
     },
     purgeAuthorizationCodes(before, limit) {
       return db.run(

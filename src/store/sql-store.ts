@@ -9,6 +9,7 @@
 import { LastActiveAdmin } from "../errors.ts";
 import { normalizeEmail } from "../users/email.ts";
 import { type EventFacts, eventOfAudit, type WebhookEventType, webhookEvent } from "../webhooks/events.ts";
+import { backchannelLogouts } from "./backchannel-logouts.ts";
 import { ChangeListeners } from "./change-feed.ts";
 import { type Db, type Dialect, type Param, prepared, type Queryable, type Sql } from "./db.ts";
 import { newCredentialStamp, newId } from "./ids.ts";
@@ -81,6 +82,13 @@ export const PURGE_SESSIONS = `DELETE FROM sessions WHERE id IN (
 
 const SESSION_LIMIT: store.AuditEntry = { type: "session_revocation", outcome: "session_limit", clientAddress: null };
 
+/** Ends the live client sessions begun in a browser session ($1 now, $2 the browser session). */
+const END_CLIENT_SESSIONS_OF = `UPDATE sessions SET revoked_at = $1 WHERE revoked_at IS NULL AND id IN
+  (SELECT session_id FROM oidc_client_sessions WHERE browser_session_id = $2) RETURNING id, user_id`;
+/** Ends the live sessions of a client ($1 now, $2 the client), all users' or one's ($3). */
+const END_SESSIONS_OF_CLIENT = `UPDATE sessions SET revoked_at = $1 WHERE revoked_at IS NULL AND id IN
+  (SELECT session_id FROM oidc_client_sessions WHERE client_id = $2)`;
+
 /** What resetSecondFactors deletes of a user: its second factors and pending challenges. */
 const RESET = ["totp_factors", "recovery_codes", "webauthn_credentials", "webauthn_challenges", "mfa_challenges"];
 
@@ -149,6 +157,7 @@ export function sqlStore(db: Db, clock: () => number): store.UserStore {
   const sessionForRotation = prepared("sessions_for_rotation", `SELECT * FROM sessions WHERE id = $1${d.forUpdate}`);
   const pastCap = revokeSessionsPastCap(d);
   const webhooks = createWebhookPublisher(clock);
+  const logouts = backchannelLogouts(db, clock);
   // The primary key (user_id, device_hash) answers it; one hash per key in use.
   const knownDevice = prepared(
     "known_devices_find",
@@ -186,6 +195,48 @@ export function sqlStore(db: Db, clock: () => number): store.UserStore {
       if (event.notice !== undefined) await insertMail(q, event.notice);
     }
     await webhooks.publish(q, published);
+  }
+
+  /**
+   * Inside the transaction that ended `sessionIds` (revoked, or about to be deleted with their user):
+   * the one path by which every ending of a session reaches the relying parties. With `cascade`, the
+   * live client sessions begun in an ended browser session end with it (an OpenID Connect sign-out is
+   * the browser session's), each recorded as `cascade` (so its webhook session.ended too); then the
+   * logout tokens owed for all of them are queued, one per client and sid (backchannel-logouts.ts).
+   */
+  async function sessionsEnded(tx: Queryable, sessionIds: readonly string[], at: string, cascade?: store.AuditEntry) {
+    const all = [...sessionIds];
+    if (cascade !== undefined) {
+      for (const id of sessionIds) {
+        for (const begun of await tx.all<{ id: string; user_id: string }>(END_CLIENT_SESSIONS_OF, [at, id])) {
+          await record(tx, [cascade], begun.user_id, { sessionId: begun.id });
+          all.push(begun.id);
+        }
+      }
+    }
+    await logouts.queue(tx, all);
+  }
+
+  /** A session revoked with `events`, and what follows from it (sessionsEnded); the owner's id if it was live. */
+  async function revokeOne(
+    sql: string,
+    params: Param[],
+    sessionId: string,
+    at: string,
+    events: readonly store.AuditEntry[],
+  ) {
+    return db.transaction(async (tx) => {
+      const row = await tx.one<{ user_id: string }>(sql, params);
+      if (row === undefined) return undefined;
+      await record(tx, events, row.user_id, { sessionId });
+      const cascade: store.AuditEntry = {
+        type: "session_revocation",
+        outcome: "browser_session_ended",
+        clientAddress: events[0]?.clientAddress ?? null,
+      };
+      await sessionsEnded(tx, [sessionId], at, cascade);
+      return row.user_id;
+    });
   }
 
   /** Publishes one webhook event that no audit entry names (user.updated), when anyone subscribes. */
@@ -372,6 +423,12 @@ export function sqlStore(db: Db, clock: () => number): store.UserStore {
           for (const session of ended) {
             await publish(tx, "session.ended", id, { session_id: session.id, reason: "credentials_changed" });
           }
+          // Every session of the user ended: no client session is left to cascade to.
+          await sessionsEnded(
+            tx,
+            ended.map((session) => session.id),
+            at,
+          );
         }
         const user = readUser(row);
         await record(tx, events, id, { email: user.email });
@@ -383,6 +440,15 @@ export function sqlStore(db: Db, clock: () => number): store.UserStore {
     },
     async remove(id, { events = [] } = {}) {
       return writeUser(id, true, async (tx) => {
+        // The sessions go with the user (cascade); their relying parties are told first, while they are known.
+        const live = await tx.all<{ id: string }>("SELECT id FROM sessions WHERE user_id = $1 AND revoked_at IS NULL", [
+          id,
+        ]);
+        await sessionsEnded(
+          tx,
+          live.map((session) => session.id),
+          now(),
+        );
         const removed = (await tx.run("DELETE FROM users WHERE id = $1", [id])) > 0;
         if (removed) await record(tx, events, id);
         return removed;
@@ -400,8 +466,11 @@ export function sqlStore(db: Db, clock: () => number): store.UserStore {
         const values = [id, userId, at, expiresAt, clientAddress, userAgent, tokenHash, tokenExpiresAt];
         await tx.run(INSERT_SESSION, [...values, JSON.stringify(amr)]);
         await record(tx, events, userId, { sessionId: id });
-        for (const ended of await tx.all<{ id: string }>(pastCap, [userId, at, maxPerUser])) {
-          await record(tx, [SESSION_LIMIT], userId, { sessionId: ended.id });
+        const ended = await tx.all<{ id: string }>(pastCap, [userId, at, maxPerUser]);
+        for (const session of ended) await record(tx, [SESSION_LIMIT], userId, { sessionId: session.id });
+        if (ended.length > 0) {
+          const ids = ended.map((session) => session.id);
+          await sessionsEnded(tx, ids, at, { ...SESSION_LIMIT, outcome: "browser_session_ended" });
         }
         const notice = device !== undefined && (await sighted(tx, userId, device, at)) ? device.notice : undefined;
         if (notice !== undefined) await insertMail(tx, notice);
@@ -441,20 +510,19 @@ export function sqlStore(db: Db, clock: () => number): store.UserStore {
     async revokeSession(id, at, events = []) {
       if (!isUuid(id)) return false;
       const sql = "UPDATE sessions SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL RETURNING user_id";
-      return (await eventful(sql, [at, id], events, undefined, { sessionId: id })) !== undefined;
+      return (await revokeOne(sql, [at, id], id, at, events)) !== undefined;
     },
     async revokeSessionByToken(presented, at, events = []) {
       if (!isUuid(presented.sessionId)) return undefined;
-      const revoked = await eventful<{ user_id: string }>(
+      return revokeOne(
         `UPDATE sessions SET revoked_at = $1
          WHERE id = $2 AND refresh_generation = $3 AND refresh_token_hash = $4 AND revoked_at IS NULL
          RETURNING user_id`,
         [at, presented.sessionId, presented.generation, presented.tokenHash],
+        presented.sessionId,
+        at,
         events,
-        undefined,
-        { sessionId: presented.sessionId },
       );
-      return revoked?.user_id;
     },
     async purgeExpired(at, limit) {
       const sessions = await db.run(PURGE_SESSIONS, [at, limit]);
@@ -693,8 +761,51 @@ export function sqlStore(db: Db, clock: () => number): store.UserStore {
     },
     async removeClient(id, events = []) {
       if (!isUuid(id)) return false;
-      const sql = "DELETE FROM oauth_clients WHERE id = $1 RETURNING id";
-      return (await eventful(sql, [id], events, null)) !== undefined;
+      const at = now();
+      return db.transaction(async (tx) => {
+        if ((await tx.one(`SELECT id FROM oauth_clients WHERE id = $1${d.forUpdate}`, [id])) === undefined)
+          return false;
+        // Its sessions end, and are told, while the client's backchannel_logout_uri is still known.
+        const ended = await tx.all<{ id: string; user_id: string }>(`${END_SESSIONS_OF_CLIENT} RETURNING id, user_id`, [
+          at,
+          id,
+        ]);
+        const entry: store.AuditEntry = { type: "session_revocation", outcome: "client_deleted", clientAddress: null };
+        for (const session of ended) await record(tx, [entry], session.user_id, { sessionId: session.id });
+        await sessionsEnded(
+          tx,
+          ended.map((session) => session.id),
+          at,
+        );
+        await tx.run("DELETE FROM oidc_consents WHERE client_id = $1", [id]);
+        await tx.run("DELETE FROM oauth_clients WHERE id = $1", [id]);
+        await record(tx, events, null);
+        return true;
+      });
+    },
+    async revokeConsent(userId, clientId, at, events = []) {
+      if (!isUuid(userId)) return false;
+      return db.transaction(async (tx) => {
+        const removed = await tx.run("DELETE FROM oidc_consents WHERE user_id = $1 AND client_id = $2", [
+          userId,
+          clientId,
+        ]);
+        if (removed === 0) return false;
+        const ended = await tx.all<{ id: string }>(`${END_SESSIONS_OF_CLIENT} AND user_id = $3 RETURNING id`, [
+          at,
+          clientId,
+          userId,
+        ]);
+        await record(tx, events, userId);
+        const entry: store.AuditEntry = { type: "session_revocation", outcome: "consent_revoked", clientAddress: null };
+        for (const session of ended) await record(tx, [entry], userId, { sessionId: session.id });
+        await sessionsEnded(
+          tx,
+          ended.map((session) => session.id),
+          at,
+        );
+        return true;
+      });
     },
 
     // The audit trail (AuditStore)
@@ -940,6 +1051,7 @@ export function sqlStore(db: Db, clock: () => number): store.UserStore {
       return messages + (await deleteSome("webhook_attempts", "id", "created_at < $1", before, limit));
     },
     ...oidcStore(db),
+    ...logouts.verbs,
     ...upstreamStore(db),
 
     // The database itself

@@ -604,7 +604,11 @@ export interface ClientStore {
     previousExpiresAt: string | null,
     events?: readonly AuditEntry[],
   ): Promise<ClientRecord | undefined>;
-  /** Deletes (with its events); false when no such client. */
+  /**
+   * Deletes (with its events), forgetting its consents and ending its sessions (each a
+   * session_revocation with outcome client_deleted, and its logout token), in one transaction;
+   * false when no such client.
+   */
   removeClient(id: string, events?: readonly AuditEntry[]): Promise<boolean>;
 }
 
@@ -792,14 +796,16 @@ export interface OidcStore {
   recordCodeIssue(codeHash: string, sessionId: string): Promise<void>;
   bindClientSession(binding: ClientSessionRecord): Promise<void>;
   findClientSession(sessionId: string): Promise<ClientSessionRecord | undefined>;
-  /** Revokes the live client sessions begun in a browser session; answers their ids. */
-  revokeClientSessions(browserSessionId: string, at: string): Promise<ClientSessionRecord[]>;
   findConsent(userId: string, clientId: string): Promise<ConsentRecord | undefined>;
   /** Remembers the scopes (replacing the earlier grant's, which the caller merged in). */
   grantConsent(userId: string, clientId: string, scope: string, at: string): Promise<void>;
   listConsents(userId: string): Promise<ConsentRecord[]>;
-  /** Forgets the grant and ends the client's sessions of this user; false when there was none. */
-  revokeConsent(userId: string, clientId: string, at: string): Promise<boolean>;
+  /**
+   * Forgets the grant and ends the client's sessions of this user (each a session_revocation with
+   * outcome consent_revoked, and its logout token), with `events`, in one transaction; false when
+   * there was no grant.
+   */
+  revokeConsent(userId: string, clientId: string, at: string, events?: readonly AuditEntry[]): Promise<boolean>;
   /** Deletes up to `limit` codes that expired before `before`. */
   purgeAuthorizationCodes(before: string, limit: number): Promise<number>;
 }
@@ -876,8 +882,50 @@ export interface UpstreamStore {
   purgeUpstreamPending(before: string, limit: number): Promise<number>;
 }
 
+/** A logout token owed to a relying party (OpenID Connect Back-Channel Logout 1.0), as queued. */
+export interface BackchannelLogoutMessage {
+  id: string;
+  clientId: string;
+  /** The token's sub. */
+  userId: string;
+  /** The token's sid: the browser session that ended, or in which the client's session began. */
+  sid: string;
+  /** The client's backchannel_logout_uri when the session ended. */
+  uri: string;
+  status: MailStatus;
+  attempts: number;
+  nextAttemptAt: string;
+  lastError: string | null;
+  createdAt: string;
+  sentAt: string | null;
+}
+
+/**
+ * The back-channel logout outbox. Logouts are queued by the verbs that end sessions, in their
+ * transaction (revokeSession, revokeSessionByToken, update with endSessions, remove, createSession
+ * past the cap, revokeConsent, removeClient): one per client with a backchannel_logout_uri and sid.
+ */
+export interface BackchannelLogoutStore {
+  /** As claimMail. */
+  claimBackchannelLogouts(
+    owner: string,
+    now: string,
+    leaseUntil: string,
+    limit: number,
+  ): Promise<BackchannelLogoutMessage[]>;
+  /** As completeMail. */
+  completeBackchannelLogout(id: string, owner: string, outcome: DeliveryOutcome): Promise<void>;
+  /** Newest first. */
+  listBackchannelLogouts(query: { status?: MailStatus; limit: number }): Promise<BackchannelLogoutMessage[]>;
+  /** Deletes up to `limit` logouts sent or given up before `before`; answers how many. */
+  pruneBackchannelLogouts(before: string, limit: number): Promise<number>;
+  /** Calls `listener` shortly after this store queued logouts (to wake the delivery worker). */
+  onBackchannelLogouts(listener: () => void): void;
+}
+
 export interface UserStore
   extends SessionStore,
+    BackchannelLogoutStore,
     OidcStore,
     UpstreamStore,
     AuditStore,

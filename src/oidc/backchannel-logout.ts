@@ -1,0 +1,99 @@
+// The back-channel logout kind of the outbox (src/outbox/worker.ts): POSTs a
+// logout token (OpenID Connect Back-Channel Logout 1.0, section 2.5) to the
+// backchannel_logout_uri of each client whose session ended, as
+// application/x-www-form-urlencoded `logout_token=...`. The store queues one
+// row per client and sid in the ending's transaction (store/backchannel-
+// logouts.ts); the token is signed here at each attempt, because it expires
+// two minutes after it is made and a retry must not carry a dead one. The
+// HTTP request is the webhooks' (webhooks/outbound.ts): no redirects, one
+// deadline (WEBHOOK_TIMEOUT_MS), private addresses refused under
+// WEBHOOK_REFUSE_PRIVATE_ADDRESSES. A 2xx is delivered (the spec says 200;
+// 204 is common). A logout is only useful soon, so the schedule is short:
+// at once, then after 5 s, 30 s, 2 min, 10 min and 45 min (six attempts
+// within the hour); then it is given up, visibly: a log line, the metric's
+// "failed" and an audit event (oidc, backchannel_logout_failed) on the user.
+import type { FastifyBaseLogger } from "fastify";
+import type { WebhookConfig } from "../config.ts";
+import { createOutboxWorker, type DeliveryResult, type OutboxWorker } from "../outbox/worker.ts";
+import type { BackchannelLogoutMessage, UserStore } from "../store/store.ts";
+import { postWebhook } from "../webhooks/outbound.ts";
+import type { IdTokens } from "./id-tokens.ts";
+
+/** The waits after the 1st, 2nd, ... failed attempt; then it gives up. */
+export const LOGOUT_RETRY_SCHEDULE_MS = [5, 30, 120, 600, 2700].map((seconds) => seconds * 1000);
+/** Longer than one attempt can take (WEBHOOK_TIMEOUT_MS is at most a minute). */
+const LEASE_MS = 5 * 60_000;
+
+export interface BackchannelLogoutSenderOptions {
+  store: UserStore;
+  idTokens: IdTokens;
+  /** The timeout and the private-address refusal of outbound requests, shared with webhooks. */
+  settings: Pick<WebhookConfig, "timeoutMs" | "refusePrivateAddresses" | "pollIntervalMs">;
+  clock: () => number;
+  log: FastifyBaseLogger;
+  onDelivery?: (result: DeliveryResult) => void;
+}
+
+export function createBackchannelLogoutSender({
+  store,
+  idTokens,
+  settings,
+  clock,
+  log,
+  onDelivery,
+}: BackchannelLogoutSenderOptions): OutboxWorker {
+  const facts = (message: BackchannelLogoutMessage) => ({
+    logoutId: message.id,
+    clientId: message.clientId,
+    attempt: message.attempts,
+  });
+  const worker = createOutboxWorker<BackchannelLogoutMessage>(
+    {
+      name: "back-channel logout",
+      claim: (owner, now, leaseUntil, limit) => store.claimBackchannelLogouts(owner, now, leaseUntil, limit),
+      async deliver(message) {
+        const token = idTokens.logoutToken(message.clientId, message.userId, message.sid);
+        const result = await postWebhook(message.uri, {
+          headers: {
+            "content-type": "application/x-www-form-urlencoded",
+            "user-agent": "user-token-service-backchannel-logout",
+          },
+          body: new URLSearchParams({ logout_token: token }).toString(),
+          timeoutMs: settings.timeoutMs,
+          refusePrivate: settings.refusePrivateAddresses,
+        });
+        return result.error === undefined ? undefined : { error: result.error };
+      },
+      retryDelayMs: (attempts) => LOGOUT_RETRY_SCHEDULE_MS[attempts - 1],
+      async record(message, owner, outcome) {
+        if (outcome.result === "sent") {
+          await store.completeBackchannelLogout(message.id, owner, { status: "sent", at: outcome.at });
+          return;
+        }
+        if (outcome.result === "retry") {
+          const { error, nextAttemptAt, retryInMs } = outcome;
+          await store.completeBackchannelLogout(message.id, owner, { status: "pending", nextAttemptAt, error });
+          log.warn({ ...facts(message), retryInMs, error }, "back-channel logout failed; will retry");
+          return;
+        }
+        await store.completeBackchannelLogout(message.id, owner, { status: "failed", error: outcome.error });
+        await store.recordEvent({
+          type: "oidc",
+          userId: message.userId,
+          outcome: "backchannel_logout_failed",
+          clientAddress: null,
+        });
+        log.error({ ...facts(message), error: outcome.error }, "back-channel logout failed for good; given up");
+      },
+    },
+    {
+      clock,
+      log,
+      pollIntervalMs: settings.pollIntervalMs,
+      leaseMs: LEASE_MS,
+      ...(onDelivery ? { onAttempt: (_message, result) => onDelivery(result) } : {}),
+    },
+  );
+  store.onBackchannelLogouts(worker.wake);
+  return worker;
+}

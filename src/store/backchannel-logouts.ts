@@ -1,0 +1,109 @@
+// The back-channel logout outbox (migration 60), written once for both
+// databases like sql-store.ts, whose factory spreads the verbs in and calls
+// queue() from its one path for ended sessions, inside the ending's
+// transaction. A row says what the logout token will say (client, sub, sid)
+// and where it goes; the token is signed at each attempt (oidc/logout.ts).
+// One pending row per client and sid (a partial unique index): sessions that
+// end together, or again before the first logout went out, owe one logout.
+import type { Db, Queryable } from "./db.ts";
+import { newId } from "./ids.ts";
+import { reader } from "./reader.ts";
+import type * as store from "./store.ts";
+
+// oauth_clients.id is a uuid on PostgreSQL, client_id text: compared as text (the registry is small).
+const OWED = `SELECT DISTINCT c.client_id, c.browser_session_id, s.user_id, k.backchannel_logout_uri
+  FROM oidc_client_sessions c JOIN sessions s ON s.id = c.session_id
+    JOIN oauth_clients k ON CAST(k.id AS TEXT) = c.client_id
+  WHERE c.session_id = $1 AND k.backchannel_logout_uri IS NOT NULL`;
+
+const INSERT = `INSERT INTO backchannel_logouts (id, client_id, user_id, sid, uri, next_attempt_at, created_at)
+  VALUES ($1, $2, $3, $4, $5, $6, $6) ON CONFLICT (client_id, sid) WHERE status = 'pending' DO NOTHING`;
+
+/**
+ * The wake-up waits this long: it is sent from inside the transaction, which commits a moment later; a
+ * worker that looks too early finds the logouts at its next poll.
+ */
+const WAKE_DELAY_MS = 20;
+
+type Row = Record<string, unknown>;
+const readLogout = reader<store.BackchannelLogoutMessage>({}, ["lease_owner", "lease_until"]);
+
+export interface BackchannelQueue {
+  /** Through `q` (the ending's transaction): the logouts owed for these ended client sessions. */
+  queue(q: Queryable, sessionIds: readonly string[]): Promise<void>;
+  verbs: store.BackchannelLogoutStore;
+}
+
+export function backchannelLogouts(db: Db, clock: () => number): BackchannelQueue {
+  const d = db.dialect;
+  const listeners: (() => void)[] = [];
+  const iso = (ms: number) => new Date(ms).toISOString();
+
+  return {
+    async queue(q, sessionIds) {
+      let written = 0;
+      for (const sessionId of sessionIds) {
+        for (const owed of await q.all<Row>(OWED, [sessionId])) {
+          const at = clock();
+          written += await q.run(INSERT, [
+            newId(at),
+            owed.client_id as string,
+            owed.user_id as string,
+            owed.browser_session_id as string,
+            owed.backchannel_logout_uri as string,
+            iso(at),
+          ]);
+        }
+      }
+      if (written > 0) for (const listener of listeners) setTimeout(listener, WAKE_DELAY_MS).unref();
+    },
+    verbs: {
+      async claimBackchannelLogouts(owner, at, leaseUntil, limit) {
+        // As claimMail: exclusive across instances (SQLite's write lock, PostgreSQL's SKIP LOCKED).
+        const rows = await db.claiming((tx) =>
+          tx.all<Row>(
+            `UPDATE backchannel_logouts SET lease_owner = $1, lease_until = $2, attempts = attempts + 1
+             WHERE id IN (SELECT id FROM backchannel_logouts WHERE status = 'pending' AND next_attempt_at <= $3
+                          AND (lease_until IS NULL OR lease_until <= $3) ORDER BY next_attempt_at, id LIMIT $4
+                          ${d.skipLocked}) RETURNING *`,
+            [owner, leaseUntil, at, limit],
+          ),
+        );
+        return rows.map(readLogout);
+      },
+      async completeBackchannelLogout(id, owner, outcome) {
+        const [set, params]: [string, (string | null)[]] =
+          outcome.status === "sent"
+            ? ["status = 'sent', sent_at = $3, last_error = NULL", [outcome.at]]
+            : outcome.status === "pending"
+              ? ["next_attempt_at = $3, last_error = $4", [outcome.nextAttemptAt, outcome.error]]
+              : ["status = 'failed', last_error = $3", [outcome.error]];
+        await db.run(
+          `UPDATE backchannel_logouts SET ${set}, lease_owner = NULL, lease_until = NULL
+           WHERE id = $1 AND lease_owner = $2`,
+          [id, owner, ...params],
+        );
+      },
+      async listBackchannelLogouts({ status, limit }) {
+        const rows =
+          status === undefined
+            ? await db.all<Row>("SELECT * FROM backchannel_logouts ORDER BY id DESC LIMIT $1", [limit])
+            : await db.all<Row>("SELECT * FROM backchannel_logouts WHERE status = $1 ORDER BY id DESC LIMIT $2", [
+                status,
+                limit,
+              ]);
+        return rows.map(readLogout);
+      },
+      pruneBackchannelLogouts(before, limit) {
+        return db.run(
+          `DELETE FROM backchannel_logouts WHERE id IN (SELECT id FROM backchannel_logouts
+             WHERE status <> 'pending' AND created_at < $1 LIMIT $2)`,
+          [before, limit],
+        );
+      },
+      onBackchannelLogouts(listener) {
+        listeners.push(listener);
+      },
+    },
+  };
+}
