@@ -454,6 +454,8 @@ describe("discovery and keys", () => {
       request_parameter_supported: false,
       request_uri_parameter_supported: false,
       authorization_response_iss_parameter_supported: true,
+      backchannel_logout_supported: true,
+      backchannel_logout_session_supported: true,
       service_documentation: `${base}/docs`,
     });
     const jwks = (await app.inject({ url: "/.well-known/jwks.json" })).json();

@@ -10,6 +10,7 @@ import type { FastifyInstance } from "fastify";
 import { buildApp } from "../../src/app.ts";
 import { generatePrivateKeyPem } from "../../src/auth/keys.ts";
 import type { Config } from "../../src/config.ts";
+import type { Metrics } from "../../src/metrics.ts";
 import { clientMetadata, createClientRegistry } from "../../src/oidc/clients.ts";
 import type { UserStore } from "../../src/store/store.ts";
 import { freePort } from "../browser/chromium.ts";
@@ -113,7 +114,7 @@ export async function startOidcService(
   t: TestContext,
   rpOrigin: string,
   overrides: Partial<Config> = {},
-  options: { store?: UserStore; clock?: TestClock } = {},
+  options: { store?: UserStore; clock?: TestClock; metrics?: Metrics } = {},
 ): Promise<OidcService> {
   const clock = options.clock ?? new TestClock();
   const store = options.store ?? (await openTestStore(t, clock.read));
@@ -128,6 +129,7 @@ export async function startOidcService(
     }),
     store,
     clock: clock.read,
+    ...(options.metrics ? { metrics: options.metrics } : {}),
   });
   const clients = await registerClients(store, rpOrigin);
   await app.listen({ host: "127.0.0.1", port });
