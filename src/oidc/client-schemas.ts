@@ -66,7 +66,9 @@ const metadataFields = {
   ),
   backchannel_logout_uri: Type.Optional(
     Type.Union([Uri, Type.Null()], {
-      description: "Where logout tokens are POSTed when a user's session ends (OpenID Connect Back-Channel Logout).",
+      description:
+        "Where logout tokens are POSTed when a user's session with the client ends, by any route (OpenID Connect " +
+        "Back-Channel Logout 1.0): `logout_token` form-encoded, signed RS256 (`typ: logout+jwt`), always with `sid`.",
     }),
   ),
   first_party: Type.Optional(

@@ -1,5 +1,5 @@
-// The one outbox mechanism behind every outbound delivery (mail, webhooks;
-// back-channel logout next). Each instance runs one worker per kind: it
+// The one outbox mechanism behind every outbound delivery (mail, webhooks,
+// back-channel logout tokens). Each instance runs one worker per kind: it
 // claims due messages with a lease (the store makes a claim exclusive across
 // instances), delivers them one by one, and records the outcome. A failure is
 // retried later by the kind's backoff schedule, across restarts, because the
@@ -10,7 +10,7 @@
 // the receiver accepted a message and before it was recorded, the lease runs
 // out and it goes again, under the same message id.
 //
-// Adding a kind (say, back-channel logout tokens POSTed to a relying party):
+// Adding a kind (oidc/backchannel-logout.ts is the smallest example):
 // 1. a table with the outbox columns (status, attempts, next_attempt_at,
 //    lease_owner, lease_until, last_error) and store verbs to claim due rows
 //    for an owner until a lease ends, counting an attempt, and to record an

@@ -212,7 +212,9 @@ export const clientRoutes: FastifyPluginAsyncTypebox<ClientRouteOptions> = async
         tags: ["clients"],
         summary: "Delete an OAuth client (admins)",
         description:
-          "204 with no body. Its secret stops working at once, and the tokens issued to it introspect as inactive.",
+          "204 with no body. Its secret stops working at once, and the tokens issued to it introspect as inactive. " +
+          "Its users' consents are forgotten and its sessions end (their refresh tokens stop working); with a " +
+          "`backchannel_logout_uri`, it receives a logout token for each browser session they began in.",
         security: BEARER_SECURITY,
         params: ClientIdParams,
         response: {

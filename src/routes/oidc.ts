@@ -381,7 +381,8 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<OidcRouteOptions> = async (
         summary: "Take back an application's access",
         description:
           "204 with no body. Forgets the consent (the application asks again next time) and ends the " +
-          "application's sessions of your account: its refresh tokens stop working at once.",
+          "application's sessions of your account: its refresh tokens stop working at once, and an application " +
+          "with a back-channel logout URI is told.",
         security: BEARER_SECURITY,
         params: Type.Object({ client_id: Type.String({ maxLength: 200 }) }),
         response: {

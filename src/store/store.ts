@@ -22,6 +22,11 @@
 //   next, with the session's last use; it answers with the owner, so no
 //   read follows the commit;
 // - revokeSession, revokeSessionByToken: the revocation and its event;
+// - every verb that ends sessions (the two above, update with endSessions,
+//   remove, createSession past the cap, revokeConsent, removeClient): the
+//   client sessions begun in an ended browser session end too (each with
+//   its event), and the back-channel logouts owed are queued
+//   (store/backchannel-logouts.ts), in the same transaction;
 // - addPasskey, renamePasskey, removePasskey, recordPasskeyUse: the change
 //   to the passkey and its audit event (addPasskey: with a first factor's
 //   recovery codes, replacing any spent ones);

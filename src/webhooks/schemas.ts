@@ -189,7 +189,9 @@ export function eventBody(type: WebhookEventType) {
   }
   if (type === "session.ended") {
     data.reason = Type.String({
-      description: "logged_out, revoked, session_limit, reuse_detected, credentials_changed (password or deactivation)",
+      description:
+        "logged_out, revoked, session_limit, reuse_detected, credentials_changed (password or deactivation); for " +
+        "an OpenID Connect client's session: browser_session_ended, consent_revoked, client_deleted",
     });
   }
   if (type === "mfa.enabled" || type === "mfa.disabled") {

@@ -6,12 +6,15 @@
 // refresh token then refused), a second authorization answered from the
 // browser session without a sign-in, consent for a third-party client, an ID
 // token checked against another nonce (refused by the library), and
-// RP-initiated logout ending the browser session and the client's session.
+// RP-initiated logout ending the browser session and the client's session;
+// the client hears of each ended session (the reuse, the logout) through
+// back-channel logout, a token its receiver verifies with jose.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import * as client from "openid-client";
 import type { Browser, Page } from "playwright-core";
 import { createUser } from "../helpers.ts";
+import { LogoutReceiver } from "../logout-receiver.ts";
 import { type OidcService, type RelyingPartyServer, startOidcService, startRelyingParty } from "../oidc/fixture.ts";
 import { launchChromium, STEP_TIMEOUT, skipWithoutChromium } from "./chromium.ts";
 
@@ -46,7 +49,13 @@ describe("OpenID Connect with openid-client through the sign-in page", { skip: s
     const service = await startOidcService(t, rp.origin);
     const user = await createUser(service.store, "ada@example.com", PASSWORD);
     await service.store.update(user.id, { fullName: "Ada Lovelace" });
+    const receiver = new LogoutReceiver(service.issuer, service.clients.partner.id, service.clock.read);
+    await receiver.start();
+    t.after(() => receiver.stop());
+    await service.store.updateClient(service.clients.partner.id, { backchannelLogoutUri: receiver.url });
     const config = await discover(service);
+    assert.equal(config.serverMetadata().backchannel_logout_supported, true);
+    assert.equal(config.serverMetadata().backchannel_logout_session_supported, true);
     const page = await browser.newPage();
     page.setDefaultTimeout(STEP_TIMEOUT);
 
@@ -119,6 +128,13 @@ describe("OpenID Connect with openid-client through the sign-in page", { skip: s
       assert.equal((error as { error?: string }).error, "invalid_grant");
       return true;
     });
+    // Ending the client's session, the reuse told the client's back-channel logout URI: one logout
+    // token for the ID token's sub and sid, verified against the JWK Set.
+    await receiver.waitFor(() => receiver.accepted.length === 1);
+    const logout = receiver.accepted[0]?.claims;
+    assert.equal(logout?.sub, user.id);
+    assert.equal(logout?.sid, claims.sid);
+    assert.equal(logout?.aud, service.clients.partner.id);
 
     // A second authorization: the browser session answers at once, consent remembered; the library
     // refuses the ID token when it expected another nonce.
@@ -161,6 +177,9 @@ describe("OpenID Connect with openid-client through the sign-in page", { skip: s
     assert.equal(signedOut.searchParams.get("state"), "bye");
     await assert.rejects(client.fetchUserInfo(config, refreshed.access_token, user.id));
     await assert.rejects(client.refreshTokenGrant(config, refreshed.refresh_token as string));
+    // The client's back-channel logout URI is told again: the new session of the same sid ended.
+    await receiver.waitFor(() => receiver.accepted.length === 2);
+    assert.equal(receiver.accepted[1]?.claims?.sid, tokens.claims()?.sid);
     // prompt=none now: login_required, back at the client.
     const none = client.buildAuthorizationUrl(config, {
       redirect_uri: `${rp.origin}/callback`,
