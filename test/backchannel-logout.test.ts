@@ -352,6 +352,30 @@ describe("back-channel logout", () => {
     assert.equal(w.partner.deliveries.length, before + 6);
   });
 
+  test("a logout still pending covers the next ending of the same client and sid", async (t) => {
+    const w = await world(t);
+    const call = caller(w.app);
+    const { cookie, accessToken } = await signIn(w.app);
+    w.partner.forceStatus = 500;
+    const first = await codeFlow(w, cookie, "partner");
+    assert.equal((await call("DELETE", `/me/apps/${w.clients.partner.id}`, accessToken)).statusCode, 204);
+    await w.partner.waitFor(() => w.partner.deliveries.length === 1);
+    await recorded(w, first.sid, 1);
+    const second = await codeFlow(w, cookie, "partner");
+    assert.equal(second.sid, first.sid);
+    assert.equal((await call("DELETE", `/me/apps/${w.clients.partner.id}`, accessToken)).statusCode, 204);
+    const rows = await w.store.listBackchannelLogouts({ limit: 10 });
+    assert.deepEqual(
+      rows.map((row) => [row.clientId, row.sid, row.status, row.attempts]),
+      [[w.clients.partner.id, first.sid, "pending", 1]],
+    );
+    const events = await w.store.listEvents({ userId: w.user.id, limit: 100, type: "session_revocation" });
+    assert.deepEqual(
+      events.map((event) => event.outcome),
+      ["consent_revoked", "consent_revoked"],
+    );
+  });
+
   test("a receiver slower than WEBHOOK_TIMEOUT_MS is a failure, tried again later", async (t) => {
     const w = await world(t, {
       webhooks: { refusePrivateAddresses: false, timeoutMs: 300, secretGraceSeconds: 3600, pollIntervalMs: 50 },
