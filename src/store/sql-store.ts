@@ -770,7 +770,11 @@ export function sqlStore(db: Db, clock: () => number): store.UserStore {
           at,
           id,
         ]);
-        const entry: store.AuditEntry = { type: "session_revocation", outcome: "client_deleted", clientAddress: null };
+        const entry: store.AuditEntry = {
+          type: "session_revocation",
+          outcome: "client_deleted",
+          clientAddress: events[0]?.clientAddress ?? null,
+        };
         for (const session of ended) await record(tx, [entry], session.user_id, { sessionId: session.id });
         await sessionsEnded(
           tx,
@@ -797,7 +801,11 @@ export function sqlStore(db: Db, clock: () => number): store.UserStore {
           userId,
         ]);
         await record(tx, events, userId);
-        const entry: store.AuditEntry = { type: "session_revocation", outcome: "consent_revoked", clientAddress: null };
+        const entry: store.AuditEntry = {
+          type: "session_revocation",
+          outcome: "consent_revoked",
+          clientAddress: events[0]?.clientAddress ?? null,
+        };
         for (const session of ended) await record(tx, [entry], userId, { sessionId: session.id });
         await sessionsEnded(
           tx,
