@@ -55,7 +55,7 @@ import { oidcRoutes } from "./routes/oidc.ts";
 import { passkeyRoutes } from "./routes/passkeys.ts";
 import { registrationRoutes } from "./routes/registration.ts";
 import { secondFactorRoutes } from "./routes/second-factors.ts";
-import { tokenRoutes } from "./routes/token.ts";
+import { grantTable, type TokenRouteOptions, tokenRoutes } from "./routes/token.ts";
 import { callbackPath, upstreamRoutes } from "./routes/upstream.ts";
 import { userRoutes } from "./routes/users.ts";
 import { webhookRoutes } from "./routes/webhooks.ts";
@@ -491,28 +491,36 @@ export async function buildApp({
         }
       : undefined;
 
+  const tokenOptions: TokenRouteOptions = {
+    store,
+    tokens,
+    passwords,
+    limits,
+    sessions,
+    audit,
+    factors,
+    verificationRequired: config.accountRecovery.verificationRequired,
+    passkeys,
+    clients,
+    cors: clientCors,
+    oauthErrorFields: config.oauthErrorFields,
+    devices,
+    notices,
+    ...(oidcGrants ? { oidc: oidcGrants } : {}),
+    ...(upstream ? { upstream } : {}),
+  };
   await app.register(healthRoutes, { store, counters: counterStore, ...(draining ? { draining } : {}) });
-  await app.register(wellKnownRoutes, { keys, addresses, cors: clientCors, ...(oidcKeys ? { oidcKeys } : {}) });
+  await app.register(wellKnownRoutes, {
+    keys,
+    addresses,
+    cors: clientCors,
+    grantTypes: [...grantTable(tokenOptions).keys()],
+    registration: config.dynamicRegistration !== undefined,
+    ...(oidcKeys ? { oidcKeys } : {}),
+  });
   await app.register(async function apiRoutes(api) {
     documentCommonResponses(api);
-    await api.register(tokenRoutes, {
-      store,
-      tokens,
-      passwords,
-      limits,
-      sessions,
-      audit,
-      factors,
-      verificationRequired: config.accountRecovery.verificationRequired,
-      passkeys,
-      clients,
-      cors: clientCors,
-      oauthErrorFields: config.oauthErrorFields,
-      devices,
-      notices,
-      ...(oidcGrants ? { oidc: oidcGrants } : {}),
-      ...(upstream ? { upstream } : {}),
-    });
+    await api.register(tokenRoutes, tokenOptions);
     if (upstream) await api.register(upstreamRoutes, { store, guards, audit, ...upstream });
     if (idTokens) {
       const browserSessions = createBrowserSessions({

@@ -51,6 +51,38 @@ function authorizeUrl(fields: Record<string, string>): string {
   return `/oauth/authorize?${new URLSearchParams(fields)}`;
 }
 
+/** What both discovery documents say of OAuth (RFC 8414) while OpenID Connect is on. */
+function servedMetadata(base: string) {
+  return {
+    issuer: TEST_ISSUER,
+    authorization_endpoint: `${base}/oauth/authorize`,
+    token_endpoint: `${base}/auth/token`,
+    jwks_uri: `${base}/.well-known/jwks.json`,
+    scopes_supported: ["openid", "profile", "email", "offline_access"],
+    response_types_supported: ["code"],
+    response_modes_supported: ["query"],
+    grant_types_supported: [
+      "password",
+      "refresh_token",
+      "urn:user-token-service:grant-type:mfa-otp",
+      "urn:user-token-service:grant-type:mfa-recovery-code",
+      "urn:user-token-service:grant-type:mfa-webauthn",
+      "urn:user-token-service:grant-type:webauthn",
+      "client_credentials",
+      "authorization_code",
+    ],
+    token_endpoint_auth_methods_supported: ["client_secret_basic", "client_secret_post", "none"],
+    service_documentation: `${base}/docs`,
+    revocation_endpoint: `${base}/auth/revoke`,
+    revocation_endpoint_auth_methods_supported: ["client_secret_basic", "client_secret_post", "none"],
+    introspection_endpoint: `${base}/auth/introspect`,
+    introspection_endpoint_auth_methods_supported: ["client_secret_basic", "client_secret_post"],
+    code_challenge_methods_supported: ["S256"],
+    authorization_response_iss_parameter_supported: true,
+    access_token_signing_alg_values_supported: ["HS256"],
+  };
+}
+
 function codeRequest(clients: TestClients, pkce: { challenge: string }, extra: Record<string, string> = {}) {
   return {
     response_type: "code",
@@ -416,21 +448,11 @@ describe("discovery and keys", () => {
     assert.equal(discovery.statusCode, 200);
     const base = "http://127.0.0.1:0";
     assert.deepEqual(discovery.json(), {
-      issuer: TEST_ISSUER,
-      authorization_endpoint: `${base}/oauth/authorize`,
-      token_endpoint: `${base}/auth/token`,
+      ...servedMetadata(base),
       userinfo_endpoint: `${base}/oauth/userinfo`,
       end_session_endpoint: `${base}/oauth/logout`,
-      revocation_endpoint: `${base}/auth/revoke`,
-      jwks_uri: `${base}/.well-known/jwks.json`,
-      scopes_supported: ["openid", "profile", "email", "offline_access"],
-      response_types_supported: ["code"],
-      response_modes_supported: ["query"],
-      grant_types_supported: ["authorization_code", "refresh_token"],
       subject_types_supported: ["public"],
       id_token_signing_alg_values_supported: ["RS256"],
-      token_endpoint_auth_methods_supported: ["client_secret_basic", "client_secret_post", "none"],
-      code_challenge_methods_supported: ["S256"],
       claims_supported: [
         "sub",
         "iss",
@@ -453,13 +475,37 @@ describe("discovery and keys", () => {
       claims_parameter_supported: false,
       request_parameter_supported: false,
       request_uri_parameter_supported: false,
-      authorization_response_iss_parameter_supported: true,
-      service_documentation: `${base}/docs`,
     });
     const jwks = (await app.inject({ url: "/.well-known/jwks.json" })).json();
     assert.equal(jwks.keys.length, 1);
     assert.deepEqual(Object.keys(jwks.keys[0]).sort(), ["alg", "e", "kid", "kty", "n", "use"]);
     assert.equal(jwks.keys[0].alg, "RS256");
+  });
+
+  test("the RFC 8414 metadata lists the same as the OpenID configuration, the registration endpoint when on", async (t) => {
+    const token = "r".repeat(40);
+    const { app } = await buildTestApp(t, {
+      oidcSigningKeys: [OIDC_KEY],
+      dynamicRegistration: { initialAccessToken: token },
+    });
+    const base = "http://127.0.0.1:0";
+    const metadata = await app.inject({ url: "/.well-known/oauth-authorization-server" });
+    assert.equal(metadata.statusCode, 200);
+    assert.equal(metadata.headers["cache-control"], "public, max-age=3600");
+    assert.deepEqual(metadata.json(), {
+      ...servedMetadata(base),
+      registration_endpoint: `${base}/auth/register`,
+    });
+    const discovery = (await app.inject({ url: "/.well-known/openid-configuration" })).json();
+    for (const [name, value] of Object.entries(metadata.json())) assert.deepEqual(discovery[name], value, name);
+    // The endpoint named is the one served.
+    const registered = await app.inject({
+      method: "POST",
+      url: "/auth/register",
+      headers: bearer(token),
+      payload: { client_name: "Listed", redirect_uris: ["https://listed.example/cb"] },
+    });
+    assert.equal(registered.statusCode, 201);
   });
 
   test("without an OIDC key there is no discovery and no authorization endpoint", async (t) => {

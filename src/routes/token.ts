@@ -83,7 +83,7 @@ export interface TokenRouteOptions extends GrantDeps {
  * The grants, by grant_type. A new grant is a module (see auth/grants/grant.ts) and one line here;
  * part B's authorization_code grant goes at the end, with client_credentials.
  */
-function grantTable(deps: GrantDeps): ReadonlyMap<string, Grant> {
+export function grantTable(deps: GrantDeps): ReadonlyMap<string, Grant> {
   const grants: Grant[] = [
     passwordGrant(deps),
     refreshTokenGrant(deps),
