@@ -344,6 +344,116 @@ describe("consent", () => {
   });
 });
 
+describe("the authorization endpoint by form POST (OpenID Connect Core 3.1.2.1)", () => {
+  const form = (fields: Record<string, string>) => ({
+    "content-type": "application/x-www-form-urlencoded",
+    payload: new URLSearchParams(fields).toString(),
+  });
+
+  test("answers as the GET does: a code with state and iss, redeemable with the verifier", async (t) => {
+    const setup = await setUp(t);
+    const cookie = await browserCookie(setup);
+    await setup.store.grantConsent(setup.user.id, setup.clients.partner.id, "openid email", new Date().toISOString());
+    const pkce = pkcePair();
+    const { payload, ...type } = form(codeRequest(setup.clients, pkce));
+    const answer = await setup.app.inject({
+      method: "POST",
+      url: "/oauth/authorize",
+      headers: { cookie, ...type },
+      payload,
+    });
+    assert.equal(answer.statusCode, 303);
+    assert.equal(answer.body, "");
+    const location = new URL(answer.headers.location as string);
+    assert.equal(location.origin + location.pathname, `${RP}/callback`);
+    assert.deepEqual([...location.searchParams.keys()], ["code", "state", "iss"]);
+    assert.equal(location.searchParams.get("state"), "st-1");
+    assert.equal(location.searchParams.get("iss"), TEST_ISSUER);
+    const redeemed = await requestToken(
+      setup.app,
+      {
+        grant_type: "authorization_code",
+        code: location.searchParams.get("code") as string,
+        redirect_uri: `${RP}/callback`,
+        code_verifier: pkce.verifier,
+      },
+      basic(setup.clients.partner.id, setup.clients.partner.secret),
+    );
+    assert.equal(redeemed.statusCode, 200, redeemed.body);
+  });
+
+  test("without the session cookie (a cross-site POST carries no SameSite=Lax cookie): the same request as a GET", async (t) => {
+    const setup = await setUp(t);
+    const fields = codeRequest(setup.clients, pkcePair(), { prompt: "none" });
+    const { payload, ...type } = form(fields);
+    const answer = await setup.app.inject({ method: "POST", url: "/oauth/authorize", headers: type, payload });
+    assert.equal(answer.statusCode, 303);
+    assert.equal(answer.body, "");
+    assert.equal(answer.headers.location, authorizeUrl(fields));
+    assert.equal(answer.headers["set-cookie"], undefined);
+  });
+
+  test("refuses as the GET does: an error page for an unknown client, an error at the client for missing PKCE", async (t) => {
+    const setup = await setUp(t);
+    const pkce = pkcePair();
+    const unknown = form(codeRequest(setup.clients, pkce, { client_id: "no-such-client" }));
+    const page = await setup.app.inject({
+      method: "POST",
+      url: "/oauth/authorize",
+      headers: { "content-type": unknown["content-type"] },
+      payload: unknown.payload,
+    });
+    const byGet = await setup.app.inject({
+      url: authorizeUrl(codeRequest(setup.clients, pkce, { client_id: "no-such-client" })),
+    });
+    assert.equal(page.statusCode, 400);
+    assert.equal(page.headers["content-type"], "text/html; charset=utf-8");
+    assert.equal(page.body, byGet.body);
+    assert.equal(page.headers.location, undefined);
+
+    const { code_challenge: _c, code_challenge_method: _m, ...withoutPkce } = codeRequest(setup.clients, pkce);
+    const noPkce = form(withoutPkce);
+    const refused = await setup.app.inject({
+      method: "POST",
+      url: "/oauth/authorize",
+      headers: { "content-type": noPkce["content-type"] },
+      payload: noPkce.payload,
+    });
+    assert.equal(refused.statusCode, 303);
+    assert.deepEqual(Object.fromEntries(new URL(refused.headers.location as string).searchParams), {
+      error: "invalid_request",
+      error_description: "PKCE is required: send code_challenge (S256)",
+      state: "st-1",
+      iss: TEST_ISSUER,
+    });
+
+    // A repeated parameter is the same error as in a query, not the form parser's JSON 400.
+    const repeated = await setup.app.inject({
+      method: "POST",
+      url: "/oauth/authorize",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      payload: `${new URLSearchParams(codeRequest(setup.clients, pkce))}&scope=openid`,
+    });
+    const repeatedByGet = await setup.app.inject({
+      url: `${authorizeUrl(codeRequest(setup.clients, pkce))}&scope=openid`,
+    });
+    assert.equal(repeated.statusCode, repeatedByGet.statusCode);
+    assert.equal(repeated.headers.location, repeatedByGet.headers.location);
+    assert.equal(repeated.body, repeatedByGet.body);
+  });
+
+  test("a JSON body is refused with 415", async (t) => {
+    const setup = await setUp(t);
+    const answer = await setup.app.inject({
+      method: "POST",
+      url: "/oauth/authorize",
+      payload: codeRequest(setup.clients, pkcePair()),
+    });
+    assert.equal(answer.statusCode, 415);
+    assert.deepEqual(answer.json(), { detail: "Unsupported Media Type" });
+  });
+});
+
 describe("the authorization_code grant", () => {
   test("a right redemption, then every refusal per RFC 6749 5.2", async (t) => {
     const setup = await setUp(t);

@@ -1,5 +1,5 @@
 // The OpenID Connect endpoints beside the token endpoint: the authorization
-// endpoint (GET, response_type=code), the browser session the sign-in page
+// endpoint (GET and form POST, response_type=code), the browser session the sign-in page
 // opens for it, the consent form's answer, userinfo (GET and POST, bearer)
 // and RP-initiated logout. The authorization request itself is read and
 // checked in oidc/authorization.ts, the cookie in oidc/browser-session.ts.
@@ -166,12 +166,18 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<OidcRouteOptions> = async (
     return request.scopes.every((scope) => granted.has(scope));
   }
 
-  app.get(AUTHORIZE_PATH, { schema: { hide: true } }, async function authorize(request, reply) {
-    const search = queryOf(request);
+  /** The authorization request of a GET's query or a POST's form (OpenID Connect Core 3.1.2.1: both). */
+  async function authorize(search: URLSearchParams, request: FastifyRequest, reply: FastifyReply) {
     const parsed = await parseAuthorizationRequest(paramsOf(search), clients);
     if ("problem" in parsed) return answerProblem(reply, parsed.problem);
     const authorization = parsed.ok;
     const browser = await browserSessions.read(request);
+    if (request.method === "POST" && browser === undefined) {
+      // A relying party's auto-submitted form is a cross-site POST, which carries no SameSite=Lax
+      // cookie: the same request as a GET (a top-level navigation, which does) tells whether the
+      // user is signed in, rather than asking for a sign-in, or answering login_required, wrongly.
+      return reply.redirect(`${AUTHORIZE_PATH}?${search}`, 303);
+    }
     if (needsSignIn(authorization, browser) || browser === undefined) {
       if (authorization.prompt.has("none")) return refuse(reply, authorization, "login_required", "Sign-in required");
       return reply.redirect(signInLocation(search, authorization), 303);
@@ -190,6 +196,21 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<OidcRouteOptions> = async (
       });
     }
     return grant(reply, authorization, browser, request.ip);
+  }
+
+  app.get(AUTHORIZE_PATH, { schema: { hide: true } }, async function authorizeByQuery(request, reply) {
+    return authorize(queryOf(request), request, reply);
+  });
+  await app.register(async function authorizeByFormRoute(scope) {
+    // The form as it came: repeated or empty parameters are judged as in a query (an error for the
+    // client), not by the form parser's JSON 400.
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser("application/x-www-form-urlencoded", { parseAs: "string" }, (_request, body, done) =>
+      done(null, body),
+    );
+    scope.post(AUTHORIZE_PATH, { schema: { hide: true } }, async function authorizeByForm(request, reply) {
+      return authorize(new URLSearchParams(typeof request.body === "string" ? request.body : ""), request, reply);
+    });
   });
 
   app.post(CONSENT_PATH, { schema: { hide: true } }, async function answerConsent(request, reply) {
