@@ -108,18 +108,13 @@ export function createOidcGrants(options: {
       const user = await store.findById(stored.userId);
       if (!browser || browser.revokedAt !== null || browser.expiresAt <= now || !user?.isActive)
         throw invalidGrant(INVALID_CODE);
-      const issued = await sessions.start(
+      const issued = await sessions.startForClient(
         user.id,
         clientInfo(request),
+        { clientId: client.id, scope: stored.scope, browserSessionId: browser.id },
         [{ type: "oidc", outcome: "code_redeemed", clientAddress: request.ip }],
         browser.amr,
       );
-      await store.bindClientSession({
-        sessionId: issued.session.id,
-        clientId: client.id,
-        scope: stored.scope,
-        browserSessionId: browser.id,
-      });
       await store.recordCodeIssue(stored.codeHash, issued.session.id);
       const scopes = stored.scope.split(" ");
       const accessToken = tokens.issueDelegatedAccessToken({

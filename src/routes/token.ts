@@ -332,10 +332,12 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<TokenRouteOptions> = async (
       } else {
         try {
           const { sid, sub, clientId } = tokens.verifyAccessToken(token);
+          // Only the client the token was issued to (none: the spec's tokens) revokes it.
+          if (clientId !== client?.id) return {};
           // The spec's tokens name their user by e-mail, a client's (RFC 9068) by id.
-          const owner = client === undefined ? await store.findByEmail(sub) : await store.findById(sub);
+          const owner = clientId === undefined ? await store.findByEmail(sub) : await store.findById(sub);
           const session = sid ? await store.findSession(sid) : undefined;
-          if (owner && session && session.userId === owner.id && clientId === client?.id) {
+          if (owner && session && session.userId === owner.id) {
             await sessions.revoke(session.id, [
               { type: "session_revocation", outcome: "revoked", clientAddress: request.ip },
             ]);
