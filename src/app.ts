@@ -37,6 +37,7 @@ import { createSealer } from "./mail/seal.ts";
 import { createMailSender } from "./mail/sender.ts";
 import { createMailTransport } from "./mail/transport.ts";
 import type { Metrics } from "./metrics.ts";
+import { observedAction, outcomeOfStatus } from "./observed-actions.ts";
 import { createBrowserSessions } from "./oidc/browser-session.ts";
 import { createClientRegistry } from "./oidc/clients.ts";
 import { createOidcGrants } from "./oidc/code-grant.ts";
@@ -258,6 +259,7 @@ export async function buildApp({
   app.decorateRequest("user", null);
   app.decorateRequest("sessionId", null);
   app.decorateRequest("loginStep", null);
+  app.decorateRequest("actionOutcome", null);
   app.setErrorHandler(handleError);
   app.setNotFoundHandler(handleNotFound);
   // JSON is the only body type outside the token endpoint; text/plain would otherwise parse.
@@ -367,6 +369,8 @@ export async function buildApp({
         request.loginStep,
         status === 503 && refusedTurns.has(request),
       );
+      const observed = observedAction(route, request);
+      if (observed !== undefined) metrics.observeAction(observed, request.actionOutcome ?? outcomeOfStatus(status));
       done();
     });
   }

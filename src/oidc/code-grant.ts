@@ -92,6 +92,7 @@ export function createOidcGrants(options: {
           await sessions.revoke(stored.issuedSessionId, [
             { type: "oidc", outcome: "code_replayed", clientAddress: request.ip },
           ]);
+        request.actionOutcome = "replayed";
         throw invalidGrant(INVALID_CODE);
       }
       if (

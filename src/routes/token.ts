@@ -135,12 +135,17 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<TokenRouteOptions> = async (
   }
 
   app.setErrorHandler(function tokenErrors(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
-    if (error instanceof OAuthError) return renderOAuthError(error, reply);
+    if (error instanceof OAuthError) {
+      request.actionOutcome ??= error.error;
+      return renderOAuthError(error, reply);
+    }
     if (forAClientGrant(request)) {
       // RFC 6749 section 5.2: a malformed request is 400 invalid_request (the service says 422 elsewhere).
       const { status, detail, headers } = describeError(error, request);
       const answered = status === 422 ? 400 : status;
-      return renderOAuthError(new OAuthError(answered, oauthErrorCode(answered, detail), detail, headers), reply);
+      const code = oauthErrorCode(answered, detail);
+      request.actionOutcome ??= code;
+      return renderOAuthError(new OAuthError(answered, code, detail, headers), reply);
     }
     return oauthErrorFields ? handleOAuthError(error, request, reply) : handleError(error, request, reply);
   });

@@ -5,17 +5,18 @@
 import assert from "node:assert/strict";
 import type { TestContext } from "node:test";
 import type { Config } from "../../src/config.ts";
+import type { Metrics } from "../../src/metrics.ts";
 import { bearer, buildTestApp, createUser, requestToken } from "../helpers.ts";
 import { OIDC_KEY, pkcePair, registerClients, type TestClients } from "./fixture.ts";
 
-const RP = "https://rp.example";
+export const RP = "https://rp.example";
 export const PASSWORD = "correct horse battery";
 export const EMPTY_SWAGGER_BASIC = `Basic ${Buffer.from(":").toString("base64")}`;
 
 export type ClientKey = keyof TestClients;
 
-export async function setUp(t: TestContext, config: Partial<Config> = {}) {
-  const built = await buildTestApp(t, { oidcSigningKeys: [OIDC_KEY], ...config });
+export async function setUp(t: TestContext, config: Partial<Config> = {}, extra: { metrics?: Metrics } = {}) {
+  const built = await buildTestApp(t, { oidcSigningKeys: [OIDC_KEY], ...config }, extra);
   const clients = await registerClients(built.store, RP);
   const user = await createUser(built.store, "ada@example.com", PASSWORD);
   const login = await requestToken(built.app, { username: "ada@example.com", password: PASSWORD });
@@ -31,7 +32,7 @@ export async function setUp(t: TestContext, config: Partial<Config> = {}) {
 }
 export type Setup = Awaited<ReturnType<typeof setUp>>;
 
-const REDIRECTS: Record<ClientKey, string> = {
+export const REDIRECTS: Record<ClientKey, string> = {
   partner: `${RP}/callback`,
   spa: `${RP}/spa/callback`,
   post: `${RP}/post/callback`,
@@ -53,11 +54,8 @@ export function credentials(
   return { headers: {}, fields: { client_id: setup.clients.spa.id } };
 }
 
-/** A client's tokens through the code flow (the browser session already open, consent given). */
-export async function clientTokens(
-  setup: Setup,
-  key: ClientKey,
-): Promise<{ access_token: string; refresh_token: string }> {
+/** A code for a client through the authorization endpoint (the browser session open, consent given). */
+export async function authorizeCode(setup: Setup, key: ClientKey): Promise<{ code: string; verifier: string }> {
   const pkce = pkcePair();
   const query = new URLSearchParams({
     response_type: "code",
@@ -71,15 +69,26 @@ export async function clientTokens(
   const answer = await setup.app.inject({ url: `/oauth/authorize?${query}`, headers: { cookie: setup.cookie } });
   assert.equal(answer.statusCode, 303, answer.body);
   const code = new URL(answer.headers.location as string).searchParams.get("code") as string;
+  return { code, verifier: pkce.verifier };
+}
+
+/** The code exchange of a client, authenticated as it registered. */
+export function redeemCode(setup: Setup, key: ClientKey, code: string, verifier: string) {
   const { headers, fields } = credentials(setup, key);
-  const fields_ = {
-    grant_type: "authorization_code",
-    code,
-    redirect_uri: REDIRECTS[key],
-    code_verifier: pkce.verifier,
-    ...fields,
-  };
-  const redeemed = await requestToken(setup.app, fields_, headers);
+  return requestToken(
+    setup.app,
+    { grant_type: "authorization_code", code, redirect_uri: REDIRECTS[key], code_verifier: verifier, ...fields },
+    headers,
+  );
+}
+
+/** A client's tokens through the code flow (the browser session already open, consent given). */
+export async function clientTokens(
+  setup: Setup,
+  key: ClientKey,
+): Promise<{ access_token: string; refresh_token: string }> {
+  const { code, verifier } = await authorizeCode(setup, key);
+  const redeemed = await redeemCode(setup, key, code, verifier);
   assert.equal(redeemed.statusCode, 200, redeemed.body);
   return redeemed.json();
 }
