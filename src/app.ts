@@ -37,6 +37,7 @@ import { createSealer } from "./mail/seal.ts";
 import { createMailSender } from "./mail/sender.ts";
 import { createMailTransport } from "./mail/transport.ts";
 import type { Metrics } from "./metrics.ts";
+import { observedAction, outcomeOfStatus } from "./observed-actions.ts";
 import { createBackchannelLogoutSender } from "./oidc/backchannel-logout.ts";
 import { createBrowserSessions } from "./oidc/browser-session.ts";
 import { createClientRegistry } from "./oidc/clients.ts";
@@ -56,7 +57,7 @@ import { oidcRoutes } from "./routes/oidc.ts";
 import { passkeyRoutes } from "./routes/passkeys.ts";
 import { registrationRoutes } from "./routes/registration.ts";
 import { secondFactorRoutes } from "./routes/second-factors.ts";
-import { tokenRoutes } from "./routes/token.ts";
+import { grantTable, type TokenRouteOptions, tokenRoutes } from "./routes/token.ts";
 import { callbackPath, upstreamRoutes } from "./routes/upstream.ts";
 import { userRoutes } from "./routes/users.ts";
 import { webhookRoutes } from "./routes/webhooks.ts";
@@ -260,6 +261,7 @@ export async function buildApp({
   app.decorateRequest("user", null);
   app.decorateRequest("sessionId", null);
   app.decorateRequest("loginStep", null);
+  app.decorateRequest("actionOutcome", null);
   app.setErrorHandler(handleError);
   app.setNotFoundHandler(handleNotFound);
   // JSON is the only body type outside the token endpoint; text/plain would otherwise parse.
@@ -369,6 +371,8 @@ export async function buildApp({
         request.loginStep,
         status === 503 && refusedTurns.has(request),
       );
+      const observed = observedAction(route, request);
+      if (observed !== undefined) metrics.observeAction(observed, request.actionOutcome ?? outcomeOfStatus(status));
       done();
     });
   }
@@ -508,28 +512,36 @@ export async function buildApp({
         }
       : undefined;
 
+  const tokenOptions: TokenRouteOptions = {
+    store,
+    tokens,
+    passwords,
+    limits,
+    sessions,
+    audit,
+    factors,
+    verificationRequired: config.accountRecovery.verificationRequired,
+    passkeys,
+    clients,
+    cors: clientCors,
+    oauthErrorFields: config.oauthErrorFields,
+    devices,
+    notices,
+    ...(oidcGrants ? { oidc: oidcGrants } : {}),
+    ...(upstream ? { upstream } : {}),
+  };
   await app.register(healthRoutes, { store, counters: counterStore, ...(draining ? { draining } : {}) });
-  await app.register(wellKnownRoutes, { keys, addresses, cors: clientCors, ...(oidcKeys ? { oidcKeys } : {}) });
+  await app.register(wellKnownRoutes, {
+    keys,
+    addresses,
+    cors: clientCors,
+    grantTypes: [...grantTable(tokenOptions).keys()],
+    registration: config.dynamicRegistration !== undefined,
+    ...(oidcKeys ? { oidcKeys } : {}),
+  });
   await app.register(async function apiRoutes(api) {
     documentCommonResponses(api);
-    await api.register(tokenRoutes, {
-      store,
-      tokens,
-      passwords,
-      limits,
-      sessions,
-      audit,
-      factors,
-      verificationRequired: config.accountRecovery.verificationRequired,
-      passkeys,
-      clients,
-      cors: clientCors,
-      oauthErrorFields: config.oauthErrorFields,
-      devices,
-      notices,
-      ...(oidcGrants ? { oidc: oidcGrants } : {}),
-      ...(upstream ? { upstream } : {}),
-    });
+    await api.register(tokenRoutes, tokenOptions);
     if (upstream) await api.register(upstreamRoutes, { store, guards, audit, ...upstream });
     if (idTokens) {
       const browserSessions = createBrowserSessions({

@@ -3,11 +3,14 @@
 // Request counts and latency by route and status, login outcomes, rate-limit
 // refusals and store failures are all read off responses in one onResponse
 // hook; mail and webhook deliveries are counted by their outbox workers; OAuth clients'
-// authentications by the client registry; hash durations come from a wrapper around the password hasher;
+// authentications by the client registry; OAuth and OpenID Connect actions
+// (authorizations, code exchanges, client_credentials, introspection,
+// userinfo, consent, logout) in the same hook, by outcome; hash durations come from a wrapper around the password hasher;
 // the hash queue's depth is read when scraped, and its refusals (503) are told from a store's by the app's onError hook;
 // process metrics from prom-client's defaults.
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 import { hashingLoad, type PasswordHasher } from "./auth/passwords.ts";
+import type { ObservedAction } from "./observed-actions.ts";
 
 /** Which step of a login a token-endpoint request was, when not the password or refresh grant's plain answer. */
 export type LoginStep = "mfa_required" | "second_factor";
@@ -53,6 +56,8 @@ export interface Metrics {
    * client_secret_post, none) and result (success, failure): failures climbing is a guessed secret.
    */
   observeClientAuthentication(method: string, result: string): void;
+  /** Counts one OAuth or OpenID Connect action by outcome (success, or why not). */
+  observeAction(action: ObservedAction, outcome: string): void;
 }
 
 export function createMetrics(): Metrics {
@@ -144,6 +149,47 @@ export function createMetrics(): Metrics {
     labelNames: ["method", "result"] as const,
     registers: [registry],
   });
+  const action = (name: string, help: string) =>
+    new Counter({ name, help, labelNames: ["outcome"] as const, registers: [registry] });
+  const actions: Record<ObservedAction, Counter<"outcome">> = {
+    authorization: action(
+      "oidc_authorizations_total",
+      "Authorization requests (GET or POST /oauth/authorize) by outcome: code (issued), sign_in (sent to the " +
+        "sign-in page), consent_page, retry_as_get (a POST without the session cookie), error_page (unknown " +
+        "client or redirect URI), or the error sent to the client (login_required, consent_required, " +
+        "invalid_request, invalid_scope, unsupported_response_type).",
+    ),
+    code_exchange: action(
+      "oidc_code_exchanges_total",
+      "authorization_code grants by outcome: success, replayed (a code presented again: what it issued is " +
+        "revoked), or the RFC 6749 error (invalid_grant, invalid_client, unauthorized_client, invalid_request).",
+    ),
+    client_credentials: action(
+      "oauth_client_credentials_grants_total",
+      "client_credentials grants by outcome: success, or the RFC 6749 error (invalid_client, " +
+        "unauthorized_client, invalid_scope, invalid_request).",
+    ),
+    introspection: action(
+      "oauth_introspections_total",
+      "Token introspections (POST /auth/introspect) by outcome: active, inactive, unauthorized, forbidden, " +
+        "invalid_request.",
+    ),
+    userinfo: action(
+      "oidc_userinfo_requests_total",
+      "userinfo requests by outcome: success, unauthorized (no token, an invalid one, or its session ended), " +
+        "forbidden (no openid scope).",
+    ),
+    consent: action(
+      "oidc_consents_total",
+      "Consent answers by outcome: granted, denied, expired_form, login_required; revoked (DELETE " +
+        "/me/apps/{client_id}), not_found.",
+    ),
+    logout: action(
+      "oidc_logouts_total",
+      "RP-initiated logouts (/oauth/logout) by outcome: signed_out, confirmation_page (asked first), " +
+        "error_page (an ID token hint or return address refused).",
+    ),
+  };
   const connectionErrors = new Counter({
     name: "http_connection_errors_total",
     help: "Connections answered and closed before reaching a route, by status: 408 request not received within HEADERS_TIMEOUT_MS or REQUEST_TIMEOUT_MS, 431 headers too large, 400 not HTTP.",
@@ -196,6 +242,9 @@ export function createMetrics(): Metrics {
     },
     observeClientAuthentication(method, result) {
       clientAuthentications.inc({ method, result });
+    },
+    observeAction(name, outcome) {
+      actions[name].inc({ outcome });
     },
     observeConnectionError(status) {
       connectionErrors.inc({ status: String(status) });

@@ -406,6 +406,16 @@ export const RevokeForm = Type.Object(
     token_type_hint: Type.Optional(
       Type.String({ description: "`refresh_token` or `access_token`; accepted and not needed." }),
     ),
+    client_id: Type.Optional(
+      Type.String({
+        description:
+          "A registered client (with `client_secret`, or alone for a public client): it is authenticated and may " +
+          "revoke only tokens issued to it. Any other value is ignored (the spec's first-party apps).",
+      }),
+    ),
+    client_secret: Type.Optional(
+      Type.String({ description: "`client_secret_post`; or HTTP Basic instead (`client_secret_basic`)." }),
+    ),
   },
   { $id: "RevokeForm", description: "RFC 7009 token revocation, form-encoded." },
 );

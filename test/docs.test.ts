@@ -81,7 +81,7 @@ describe("OpenAPI document and docs page", () => {
       "post /auth/password-resets": ["204", "400", "413", "415", "422", "503"],
       "post /auth/email-verification-requests": ["202", "400", "413", "415", "422", "429", "503"],
       "post /auth/email-verifications": ["200", "400", "409", "413", "415", "422", "503"],
-      "post /auth/revoke": ["200", "400", "413", "415", "422", "503"],
+      "post /auth/revoke": ["200", "400", "401", "413", "415", "422", "503"],
       "post /auth/introspect": ["200", "400", "401", "403", "413", "415", "422", "503"],
       "get /me": ["200", "401", "503"],
       "get /me/sessions": ["200", "401", "422", "503"],

@@ -2,6 +2,7 @@
 // secret and a clock the test can move; users created straight in the store;
 // and a token minter independent of the service's JWT library, so forged and
 // altered tokens are built by the test itself.
+
 import { createHmac, randomBytes } from "node:crypto";
 import type { TestContext } from "node:test";
 import type { FastifyInstance } from "fastify";
@@ -10,6 +11,7 @@ import { buildApp } from "../src/app.ts";
 import { createPasswordHasher, DEFAULT_HASH_QUEUE_LIMIT } from "../src/auth/passwords.ts";
 import { keyId } from "../src/auth/tokens.ts";
 import type { Config } from "../src/config.ts";
+import type { Metrics } from "../src/metrics.ts";
 import { openPostgresStore } from "../src/store/postgres.ts";
 import { openSqliteStore } from "../src/store/sqlite.ts";
 import { NOTICE_KINDS, type UserRecord, type UserStore } from "../src/store/store.ts";
@@ -148,10 +150,14 @@ export async function openPostgresSchema(
   return { store, admin, schema };
 }
 
-export async function buildTestApp(t: TestContext, config: Partial<Config> = {}): Promise<TestApp> {
+export async function buildTestApp(
+  t: TestContext,
+  config: Partial<Config> = {},
+  extra: { metrics?: Metrics } = {},
+): Promise<TestApp> {
   const clock = new TestClock();
   const store = await openTestStore(t, clock.read);
-  const app = await buildApp({ config: testConfig(config), store, clock: clock.read });
+  const app = await buildApp({ config: testConfig(config), store, clock: clock.read, ...extra });
   t.after(async () => {
     await app.close();
     await store.close();

@@ -51,6 +51,38 @@ function authorizeUrl(fields: Record<string, string>): string {
   return `/oauth/authorize?${new URLSearchParams(fields)}`;
 }
 
+/** What both discovery documents say of OAuth (RFC 8414) while OpenID Connect is on. */
+function servedMetadata(base: string) {
+  return {
+    issuer: TEST_ISSUER,
+    authorization_endpoint: `${base}/oauth/authorize`,
+    token_endpoint: `${base}/auth/token`,
+    jwks_uri: `${base}/.well-known/jwks.json`,
+    scopes_supported: ["openid", "profile", "email", "offline_access"],
+    response_types_supported: ["code"],
+    response_modes_supported: ["query"],
+    grant_types_supported: [
+      "password",
+      "refresh_token",
+      "urn:user-token-service:grant-type:mfa-otp",
+      "urn:user-token-service:grant-type:mfa-recovery-code",
+      "urn:user-token-service:grant-type:mfa-webauthn",
+      "urn:user-token-service:grant-type:webauthn",
+      "client_credentials",
+      "authorization_code",
+    ],
+    token_endpoint_auth_methods_supported: ["client_secret_basic", "client_secret_post", "none"],
+    service_documentation: `${base}/docs`,
+    revocation_endpoint: `${base}/auth/revoke`,
+    revocation_endpoint_auth_methods_supported: ["client_secret_basic", "client_secret_post", "none"],
+    introspection_endpoint: `${base}/auth/introspect`,
+    introspection_endpoint_auth_methods_supported: ["client_secret_basic", "client_secret_post"],
+    code_challenge_methods_supported: ["S256"],
+    authorization_response_iss_parameter_supported: true,
+    access_token_signing_alg_values_supported: ["HS256"],
+  };
+}
+
 function codeRequest(clients: TestClients, pkce: { challenge: string }, extra: Record<string, string> = {}) {
   return {
     response_type: "code",
@@ -312,6 +344,116 @@ describe("consent", () => {
   });
 });
 
+describe("the authorization endpoint by form POST (OpenID Connect Core 3.1.2.1)", () => {
+  const form = (fields: Record<string, string>) => ({
+    "content-type": "application/x-www-form-urlencoded",
+    payload: new URLSearchParams(fields).toString(),
+  });
+
+  test("answers as the GET does: a code with state and iss, redeemable with the verifier", async (t) => {
+    const setup = await setUp(t);
+    const cookie = await browserCookie(setup);
+    await setup.store.grantConsent(setup.user.id, setup.clients.partner.id, "openid email", new Date().toISOString());
+    const pkce = pkcePair();
+    const { payload, ...type } = form(codeRequest(setup.clients, pkce));
+    const answer = await setup.app.inject({
+      method: "POST",
+      url: "/oauth/authorize",
+      headers: { cookie, ...type },
+      payload,
+    });
+    assert.equal(answer.statusCode, 303);
+    assert.equal(answer.body, "");
+    const location = new URL(answer.headers.location as string);
+    assert.equal(location.origin + location.pathname, `${RP}/callback`);
+    assert.deepEqual([...location.searchParams.keys()], ["code", "state", "iss"]);
+    assert.equal(location.searchParams.get("state"), "st-1");
+    assert.equal(location.searchParams.get("iss"), TEST_ISSUER);
+    const redeemed = await requestToken(
+      setup.app,
+      {
+        grant_type: "authorization_code",
+        code: location.searchParams.get("code") as string,
+        redirect_uri: `${RP}/callback`,
+        code_verifier: pkce.verifier,
+      },
+      basic(setup.clients.partner.id, setup.clients.partner.secret),
+    );
+    assert.equal(redeemed.statusCode, 200, redeemed.body);
+  });
+
+  test("without the session cookie (a cross-site POST carries no SameSite=Lax cookie): the same request as a GET", async (t) => {
+    const setup = await setUp(t);
+    const fields = codeRequest(setup.clients, pkcePair(), { prompt: "none" });
+    const { payload, ...type } = form(fields);
+    const answer = await setup.app.inject({ method: "POST", url: "/oauth/authorize", headers: type, payload });
+    assert.equal(answer.statusCode, 303);
+    assert.equal(answer.body, "");
+    assert.equal(answer.headers.location, authorizeUrl(fields));
+    assert.equal(answer.headers["set-cookie"], undefined);
+  });
+
+  test("refuses as the GET does: an error page for an unknown client, an error at the client for missing PKCE", async (t) => {
+    const setup = await setUp(t);
+    const pkce = pkcePair();
+    const unknown = form(codeRequest(setup.clients, pkce, { client_id: "no-such-client" }));
+    const page = await setup.app.inject({
+      method: "POST",
+      url: "/oauth/authorize",
+      headers: { "content-type": unknown["content-type"] },
+      payload: unknown.payload,
+    });
+    const byGet = await setup.app.inject({
+      url: authorizeUrl(codeRequest(setup.clients, pkce, { client_id: "no-such-client" })),
+    });
+    assert.equal(page.statusCode, 400);
+    assert.equal(page.headers["content-type"], "text/html; charset=utf-8");
+    assert.equal(page.body, byGet.body);
+    assert.equal(page.headers.location, undefined);
+
+    const { code_challenge: _c, code_challenge_method: _m, ...withoutPkce } = codeRequest(setup.clients, pkce);
+    const noPkce = form(withoutPkce);
+    const refused = await setup.app.inject({
+      method: "POST",
+      url: "/oauth/authorize",
+      headers: { "content-type": noPkce["content-type"] },
+      payload: noPkce.payload,
+    });
+    assert.equal(refused.statusCode, 303);
+    assert.deepEqual(Object.fromEntries(new URL(refused.headers.location as string).searchParams), {
+      error: "invalid_request",
+      error_description: "PKCE is required: send code_challenge (S256)",
+      state: "st-1",
+      iss: TEST_ISSUER,
+    });
+
+    // A repeated parameter is the same error as in a query, not the form parser's JSON 400.
+    const repeated = await setup.app.inject({
+      method: "POST",
+      url: "/oauth/authorize",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      payload: `${new URLSearchParams(codeRequest(setup.clients, pkce))}&scope=openid`,
+    });
+    const repeatedByGet = await setup.app.inject({
+      url: `${authorizeUrl(codeRequest(setup.clients, pkce))}&scope=openid`,
+    });
+    assert.equal(repeated.statusCode, repeatedByGet.statusCode);
+    assert.equal(repeated.headers.location, repeatedByGet.headers.location);
+    assert.equal(repeated.body, repeatedByGet.body);
+  });
+
+  test("a JSON body is refused with 415", async (t) => {
+    const setup = await setUp(t);
+    const answer = await setup.app.inject({
+      method: "POST",
+      url: "/oauth/authorize",
+      payload: codeRequest(setup.clients, pkcePair()),
+    });
+    assert.equal(answer.statusCode, 415);
+    assert.deepEqual(answer.json(), { detail: "Unsupported Media Type" });
+  });
+});
+
 describe("the authorization_code grant", () => {
   test("a right redemption, then every refusal per RFC 6749 5.2", async (t) => {
     const setup = await setUp(t);
@@ -416,21 +558,11 @@ describe("discovery and keys", () => {
     assert.equal(discovery.statusCode, 200);
     const base = "http://127.0.0.1:0";
     assert.deepEqual(discovery.json(), {
-      issuer: TEST_ISSUER,
-      authorization_endpoint: `${base}/oauth/authorize`,
-      token_endpoint: `${base}/auth/token`,
+      ...servedMetadata(base),
       userinfo_endpoint: `${base}/oauth/userinfo`,
       end_session_endpoint: `${base}/oauth/logout`,
-      revocation_endpoint: `${base}/auth/revoke`,
-      jwks_uri: `${base}/.well-known/jwks.json`,
-      scopes_supported: ["openid", "profile", "email", "offline_access"],
-      response_types_supported: ["code"],
-      response_modes_supported: ["query"],
-      grant_types_supported: ["authorization_code", "refresh_token"],
       subject_types_supported: ["public"],
       id_token_signing_alg_values_supported: ["RS256"],
-      token_endpoint_auth_methods_supported: ["client_secret_basic", "client_secret_post", "none"],
-      code_challenge_methods_supported: ["S256"],
       claims_supported: [
         "sub",
         "iss",
@@ -453,15 +585,39 @@ describe("discovery and keys", () => {
       claims_parameter_supported: false,
       request_parameter_supported: false,
       request_uri_parameter_supported: false,
-      authorization_response_iss_parameter_supported: true,
       backchannel_logout_supported: true,
       backchannel_logout_session_supported: true,
-      service_documentation: `${base}/docs`,
     });
     const jwks = (await app.inject({ url: "/.well-known/jwks.json" })).json();
     assert.equal(jwks.keys.length, 1);
     assert.deepEqual(Object.keys(jwks.keys[0]).sort(), ["alg", "e", "kid", "kty", "n", "use"]);
     assert.equal(jwks.keys[0].alg, "RS256");
+  });
+
+  test("the RFC 8414 metadata lists the same as the OpenID configuration, the registration endpoint when on", async (t) => {
+    const token = "r".repeat(40);
+    const { app } = await buildTestApp(t, {
+      oidcSigningKeys: [OIDC_KEY],
+      dynamicRegistration: { initialAccessToken: token },
+    });
+    const base = "http://127.0.0.1:0";
+    const metadata = await app.inject({ url: "/.well-known/oauth-authorization-server" });
+    assert.equal(metadata.statusCode, 200);
+    assert.equal(metadata.headers["cache-control"], "public, max-age=3600");
+    assert.deepEqual(metadata.json(), {
+      ...servedMetadata(base),
+      registration_endpoint: `${base}/auth/register`,
+    });
+    const discovery = (await app.inject({ url: "/.well-known/openid-configuration" })).json();
+    for (const [name, value] of Object.entries(metadata.json())) assert.deepEqual(discovery[name], value, name);
+    // The endpoint named is the one served.
+    const registered = await app.inject({
+      method: "POST",
+      url: "/auth/register",
+      headers: bearer(token),
+      payload: { client_name: "Listed", redirect_uris: ["https://listed.example/cb"] },
+    });
+    assert.equal(registered.statusCode, 201);
   });
 
   test("without an OIDC key there is no discovery and no authorization endpoint", async (t) => {

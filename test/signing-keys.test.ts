@@ -218,7 +218,7 @@ describe("GET /.well-known/jwks.json", () => {
 });
 
 describe("GET /.well-known/oauth-authorization-server", () => {
-  test("describes the issuer, endpoints, grants, auth methods and the algorithm in use (RFC 8414)", async (t) => {
+  test("describes what is served without OpenID Connect: every grant, the auth methods and the algorithm (RFC 8414)", async (t) => {
     const { app } = await appWith(t, {
       publicUrl: "https://auth.example.com",
       tokenIssuer: "https://auth.example.com",
@@ -238,11 +238,12 @@ describe("GET /.well-known/oauth-authorization-server", () => {
         "urn:user-token-service:grant-type:mfa-recovery-code",
         "urn:user-token-service:grant-type:mfa-webauthn",
         "urn:user-token-service:grant-type:webauthn",
+        "client_credentials",
       ],
       response_types_supported: [],
-      token_endpoint_auth_methods_supported: ["none"],
-      revocation_endpoint_auth_methods_supported: ["none"],
-      introspection_endpoint_auth_methods_supported: ["client_secret_basic"],
+      token_endpoint_auth_methods_supported: ["client_secret_basic", "client_secret_post", "none"],
+      revocation_endpoint_auth_methods_supported: ["client_secret_basic", "client_secret_post", "none"],
+      introspection_endpoint_auth_methods_supported: ["client_secret_basic", "client_secret_post"],
       access_token_signing_alg_values_supported: ["HS256"],
       service_documentation: "https://auth.example.com/docs",
     });

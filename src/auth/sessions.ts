@@ -17,6 +17,7 @@ import { randomBase64url } from "../random-pool.ts";
 import { newId } from "../store/ids.ts";
 import type {
   AuditEntry,
+  ClientSessionRecord,
   DeviceSighting,
   PresentedRefreshToken,
   SessionRecord,
@@ -81,6 +82,19 @@ export interface Sessions {
     amr?: readonly string[],
     device?: DeviceSighting,
   ): Promise<Issued>;
+  /**
+   * Starts an OpenID Connect client's session (authorization_code), bound to the client in the same
+   * transaction. It counts against that client's own cap of `maxPerUser` sessions of the user, never
+   * against the user's own sessions (the password flow, the sign-in page): an app that signs in often
+   * cannot sign the user out of the account, nor of another app.
+   */
+  startForClient(
+    userId: string,
+    client: ClientInfo,
+    binding: Omit<ClientSessionRecord, "sessionId">,
+    events: readonly AuditEntry[],
+    amr: readonly string[],
+  ): Promise<Issued>;
   /** Spends a refresh token and returns its successor with the session's owner, or throws the 401 of an invalid grant. */
   refresh(refreshToken: string, client: ClientInfo): Promise<Issued & { user: UserRecord }>;
   /**
@@ -123,25 +137,35 @@ export function invalidGrant(): HttpError {
 export function createSessions(store: UserStore, settings: SessionSettings, clock: () => number): Sessions {
   const iso = (offsetSeconds = 0) => new Date(clock() + offsetSeconds * 1000).toISOString();
 
+  async function begin(
+    userId: string,
+    client: ClientInfo,
+    events: readonly AuditEntry[],
+    amr: readonly string[],
+    bound: { device?: DeviceSighting; client?: Omit<ClientSessionRecord, "sessionId"> },
+  ): Promise<Issued> {
+    const sessionId = newId(clock());
+    const refreshToken = newRefreshToken(sessionId, 0);
+    const session = await store.createSession(
+      {
+        id: sessionId,
+        userId,
+        expiresAt: iso(settings.absoluteSeconds),
+        clientAddress: client.address,
+        userAgent: client.userAgent,
+        tokenHash: hashRefreshToken(refreshToken),
+        tokenExpiresAt: iso(Math.min(settings.idleSeconds, settings.absoluteSeconds)),
+        amr,
+      },
+      { maxPerUser: settings.maxPerUser, events, ...bound },
+    );
+    return { session, refreshToken, newDeviceNoticed: session.newDeviceNoticed === true };
+  }
+
   return {
-    async start(userId, client, events = [], amr = PASSWORD_ONLY, device) {
-      const sessionId = newId(clock());
-      const refreshToken = newRefreshToken(sessionId, 0);
-      const session = await store.createSession(
-        {
-          id: sessionId,
-          userId,
-          expiresAt: iso(settings.absoluteSeconds),
-          clientAddress: client.address,
-          userAgent: client.userAgent,
-          tokenHash: hashRefreshToken(refreshToken),
-          tokenExpiresAt: iso(Math.min(settings.idleSeconds, settings.absoluteSeconds)),
-          amr,
-        },
-        { maxPerUser: settings.maxPerUser, events, ...(device ? { device } : {}) },
-      );
-      return { session, refreshToken, newDeviceNoticed: session.newDeviceNoticed === true };
-    },
+    start: (userId, client, events = [], amr = PASSWORD_ONLY, device) =>
+      begin(userId, client, events, amr, device ? { device } : {}),
+    startForClient: (userId, client, binding, events, amr) => begin(userId, client, events, amr, { client: binding }),
 
     async refresh(presented, client) {
       const parsed = parseRefreshToken(presented);

@@ -13,7 +13,7 @@ import { parseRefreshToken } from "../auth/sessions.ts";
 import { ACCESS_TOKEN_LIFETIME_SECONDS, type TokenService } from "../auth/tokens.ts";
 import { HttpError } from "../errors.ts";
 import { OAuthError } from "../oauth-errors.ts";
-import type { ClientSessionRecord, UserStore } from "../store/store.ts";
+import type { AuditEntry, ClientSessionRecord, UserStore } from "../store/store.ts";
 import { hashCode, pkceMatches } from "./authorization.ts";
 import { userClaims } from "./claims.ts";
 import { authenticateClient } from "./client-auth.ts";
@@ -88,10 +88,12 @@ export function createOidcGrants(options: {
       const stored = redemption.code;
       if (redemption.outcome === "replayed") {
         // RFC 6749 4.1.2: a code used twice revokes what it issued; the legitimate client signs in again.
-        if (stored.issuedSessionId !== null)
-          await sessions.revoke(stored.issuedSessionId, [
-            { type: "oidc", outcome: "code_replayed", clientAddress: request.ip },
-          ]);
+        const replayed: AuditEntry = { type: "oidc", outcome: "code_replayed", clientAddress: request.ip };
+        const revoked = stored.issuedSessionId !== null && (await sessions.revoke(stored.issuedSessionId, [replayed]));
+        // Recorded also when nothing was left to revoke (its first redemption failed, or its session has
+        // ended): a replayed code is a stolen one whatever it still opens.
+        if (!revoked) await audit.record("oidc", stored.userId, "code_replayed", request.ip);
+        request.actionOutcome = "replayed";
         throw invalidGrant(INVALID_CODE);
       }
       if (
@@ -108,18 +110,13 @@ export function createOidcGrants(options: {
       const user = await store.findById(stored.userId);
       if (!browser || browser.revokedAt !== null || browser.expiresAt <= now || !user?.isActive)
         throw invalidGrant(INVALID_CODE);
-      const issued = await sessions.start(
+      const issued = await sessions.startForClient(
         user.id,
         clientInfo(request),
+        { clientId: client.id, scope: stored.scope, browserSessionId: browser.id },
         [{ type: "oidc", outcome: "code_redeemed", clientAddress: request.ip }],
         browser.amr,
       );
-      await store.bindClientSession({
-        sessionId: issued.session.id,
-        clientId: client.id,
-        scope: stored.scope,
-        browserSessionId: browser.id,
-      });
       await store.recordCodeIssue(stored.codeHash, issued.session.id);
       const scopes = stored.scope.split(" ");
       const accessToken = tokens.issueDelegatedAccessToken({

@@ -137,6 +137,7 @@ export const introspectRoutes: FastifyPluginAsyncTypebox<IntrospectRouteOptions>
   app.post(
     "/auth/introspect",
     {
+      config: { observed: "introspection" },
       // Before the body is validated, so a stranger learns nothing, not even what the form lacks.
       preValidation: [authorizeCaller],
       schema: {
@@ -164,54 +165,61 @@ export const introspectRoutes: FastifyPluginAsyncTypebox<IntrospectRouteOptions>
       },
     },
     async function introspectToken(request, reply) {
-      const inactive = { active: false };
-      if (looksLikeAClientToken(request.body.token)) {
-        const client = await checkClientToken(request.body.token);
-        if (client === undefined) return inactive;
-        return {
-          active: true,
-          token_type: "Bearer" as const,
-          client_id: client.client_id,
-          ...(client.scope === "" ? {} : { scope: client.scope }),
-          sub: client.sub,
-          iss: client.iss,
-          aud: client.aud,
-          iat: client.iat,
-          exp: client.exp,
-          jti: client.jti,
-        };
-      }
-      const checked = await checkToken(request, reply, request.body.token);
-      if (checked === undefined) return inactive;
-      let claims: ReturnType<TokenService["verifyAccessToken"]>;
-      try {
-        claims = tokens.verifyAccessToken(request.body.token);
-      } catch (error) {
-        if (error instanceof InvalidToken) return inactive;
-        throw error;
-      }
-      if (checked.sessionId !== null) {
-        const session = await store.findSession(checked.sessionId);
-        const live =
-          session !== undefined &&
-          session.userId === checked.user.id &&
-          session.revokedAt === null &&
-          Date.parse(session.expiresAt) > clock();
-        if (!live) return inactive;
-      }
+      const answer = await introspect(request, reply);
+      request.actionOutcome = answer.active ? "active" : "inactive";
+      return answer;
+    },
+  );
+
+  /** RFC 7662 section 2.2: the token's claims while it is valid now, `{"active": false}` otherwise. */
+  async function introspect(request: FastifyRequest & { body: IntrospectForm }, reply: FastifyReply) {
+    const inactive = { active: false };
+    if (looksLikeAClientToken(request.body.token)) {
+      const client = await checkClientToken(request.body.token);
+      if (client === undefined) return inactive;
       return {
         active: true,
         token_type: "Bearer" as const,
-        sub: claims.sub,
-        username: checked.user.email,
-        user_id: checked.user.id,
-        iss: claims.iss,
-        aud: claims.aud,
-        iat: claims.iat,
-        exp: claims.exp,
-        ...(claims.sid === undefined ? {} : { sid: claims.sid }),
-        ...(claims.amr === undefined ? {} : { amr: claims.amr }),
+        client_id: client.client_id,
+        ...(client.scope === "" ? {} : { scope: client.scope }),
+        sub: client.sub,
+        iss: client.iss,
+        aud: client.aud,
+        iat: client.iat,
+        exp: client.exp,
+        jti: client.jti,
       };
-    },
-  );
+    }
+    const checked = await checkToken(request, reply, request.body.token);
+    if (checked === undefined) return inactive;
+    let claims: ReturnType<TokenService["verifyAccessToken"]>;
+    try {
+      claims = tokens.verifyAccessToken(request.body.token);
+    } catch (error) {
+      if (error instanceof InvalidToken) return inactive;
+      throw error;
+    }
+    if (checked.sessionId !== null) {
+      const session = await store.findSession(checked.sessionId);
+      const live =
+        session !== undefined &&
+        session.userId === checked.user.id &&
+        session.revokedAt === null &&
+        Date.parse(session.expiresAt) > clock();
+      if (!live) return inactive;
+    }
+    return {
+      active: true,
+      token_type: "Bearer" as const,
+      sub: claims.sub,
+      username: checked.user.email,
+      user_id: checked.user.id,
+      iss: claims.iss,
+      aud: claims.aud,
+      iat: claims.iat,
+      exp: claims.exp,
+      ...(claims.sid === undefined ? {} : { sid: claims.sid }),
+      ...(claims.amr === undefined ? {} : { amr: claims.amr }),
+    };
+  }
 };

@@ -204,7 +204,8 @@ export const meRoutes: FastifyPluginAsyncTypebox<MeRouteOptions> = async (
         description:
           "Live sessions, newest first, in pages: when each began, when it was last refreshed, from where and " +
           "with what. Follow `next` (or pass `next_cursor` as `cursor`) until it is null. A user holds at most " +
-          "`MAX_SESSIONS_PER_USER` live sessions; a new login ends the oldest beyond that.",
+          "`MAX_SESSIONS_PER_USER` live sessions of their own, and as many of each OpenID Connect client (counted " +
+          "apart); a new login ends the oldest of its kind beyond that.",
         security: BEARER_SECURITY,
         querystring: SessionListQuery,
         response: {

@@ -1,5 +1,5 @@
 // The OpenID Connect endpoints beside the token endpoint: the authorization
-// endpoint (GET, response_type=code), the browser session the sign-in page
+// endpoint (GET and form POST, response_type=code), the browser session the sign-in page
 // opens for it, the consent form's answer, userinfo (GET and POST, bearer)
 // and RP-initiated logout. The authorization request itself is read and
 // checked in oidc/authorization.ts, the cookie in oidc/browser-session.ts.
@@ -70,6 +70,12 @@ const GrantedApp = Type.Object(
   { $id: "GrantedApp", description: "An application the user allowed to use the account (its consent)." },
 );
 
+// The metrics' names of these routes' actions (observed-actions.ts).
+const AUTHORIZATION = { observed: "authorization" } as const;
+const CONSENT = { observed: "consent" } as const;
+const USERINFO = { observed: "userinfo" } as const;
+const LOGOUT = { observed: "logout" } as const;
+
 /** The query or form as a plain object; a repeated name keeps all its values (then refused as repeated). */
 function paramsOf(search: URLSearchParams): Record<string, string | string[]> {
   const params: Record<string, string | string[]> = Object.create(null);
@@ -103,6 +109,8 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<OidcRouteOptions> = async (
   const seconds = () => Math.floor(clock() / 1000);
 
   function answerProblem(reply: FastifyReply, problem: RequestProblem): FastifyReply {
+    // The first outcome set is the one counted: the consent form's (denied) over the redirect's.
+    reply.request.actionOutcome ??= problem.show === "page" ? "error_page" : problem.error;
     if (problem.show === "page") return sendErrorPage(reply, problem.detail);
     // RFC 6749 4.1.2.1, with iss (RFC 9207) so the client can tell which server answered.
     const { redirectUri, state, error, description } = problem;
@@ -126,6 +134,7 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<OidcRouteOptions> = async (
   async function grant(reply: FastifyReply, request: AuthorizationRequest, browser: BrowserSession, ip: string) {
     const code = await issueCode(store, request, browser.user.id, browser.session.id, clock);
     await audit.record("oidc", browser.user.id, "code_issued", ip);
+    reply.request.actionOutcome ??= "code";
     return reply.redirect(responseUri(request.redirectUri, { code, state: request.state, iss: issuer() }), 303);
   }
 
@@ -166,19 +175,28 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<OidcRouteOptions> = async (
     return request.scopes.every((scope) => granted.has(scope));
   }
 
-  app.get(AUTHORIZE_PATH, { schema: { hide: true } }, async function authorize(request, reply) {
-    const search = queryOf(request);
+  /** The authorization request of a GET's query or a POST's form (OpenID Connect Core 3.1.2.1: both). */
+  async function authorize(search: URLSearchParams, request: FastifyRequest, reply: FastifyReply) {
     const parsed = await parseAuthorizationRequest(paramsOf(search), clients);
     if ("problem" in parsed) return answerProblem(reply, parsed.problem);
     const authorization = parsed.ok;
     const browser = await browserSessions.read(request);
+    if (request.method === "POST" && browser === undefined) {
+      // A relying party's auto-submitted form is a cross-site POST, which carries no SameSite=Lax
+      // cookie: the same request as a GET (a top-level navigation, which does) tells whether the
+      // user is signed in, rather than asking for a sign-in, or answering login_required, wrongly.
+      request.actionOutcome = "retry_as_get";
+      return reply.redirect(`${AUTHORIZE_PATH}?${search}`, 303);
+    }
     if (needsSignIn(authorization, browser) || browser === undefined) {
       if (authorization.prompt.has("none")) return refuse(reply, authorization, "login_required", "Sign-in required");
+      request.actionOutcome = "sign_in";
       return reply.redirect(signInLocation(search, authorization), 303);
     }
     if (authorization.prompt.has("consent") || !(await consentCovers(authorization, browser.user.id))) {
       if (authorization.prompt.has("none"))
         return refuse(reply, authorization, "consent_required", "The user has not allowed this application");
+      request.actionOutcome = "consent_page";
       return sendConsentPage(reply, {
         clientName: authorization.client.name,
         scopes: authorization.scopes,
@@ -190,19 +208,45 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<OidcRouteOptions> = async (
       });
     }
     return grant(reply, authorization, browser, request.ip);
+  }
+
+  app.get(
+    AUTHORIZE_PATH,
+    { schema: { hide: true }, config: AUTHORIZATION },
+    async function authorizeByQuery(request, reply) {
+      return authorize(queryOf(request), request, reply);
+    },
+  );
+  await app.register(async function authorizeByFormRoute(scope) {
+    // The form as it came: repeated or empty parameters are judged as in a query (an error for the
+    // client), not by the form parser's JSON 400.
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser("application/x-www-form-urlencoded", { parseAs: "string" }, (_request, body, done) =>
+      done(null, body),
+    );
+    scope.post(
+      AUTHORIZE_PATH,
+      { schema: { hide: true }, config: AUTHORIZATION },
+      async function authorizeByForm(request, reply) {
+        return authorize(new URLSearchParams(typeof request.body === "string" ? request.body : ""), request, reply);
+      },
+    );
   });
 
-  app.post(CONSENT_PATH, { schema: { hide: true } }, async function answerConsent(request, reply) {
+  app.post(CONSENT_PATH, { schema: { hide: true }, config: CONSENT }, async function answerConsent(request, reply) {
     const form = request.body as Record<string, string | undefined>;
     const parsed = await parseAuthorizationRequest(paramsOf(new URLSearchParams(form.request ?? "")), clients);
     if ("problem" in parsed) return answerProblem(reply, parsed.problem);
     const authorization = parsed.ok;
     const browser = await browserSessions.read(request);
     if (browser === undefined) return refuse(reply, authorization, "login_required", "Sign-in required");
-    if (!browserSessions.checkFormToken(browser.session.id, "consent", form.form_token))
+    if (!browserSessions.checkFormToken(browser.session.id, "consent", form.form_token)) {
+      request.actionOutcome = "expired_form";
       return sendErrorPage(reply, "The form has expired. Go back to the application and try again.");
+    }
     if (form.decision !== "allow") {
       await audit.record("oidc", browser.user.id, "consent_denied", request.ip);
+      request.actionOutcome = "denied";
       return refuse(reply, authorization, "access_denied", "The user did not allow this application");
     }
     const earlier = await store.findConsent(browser.user.id, authorization.client.id);
@@ -214,6 +258,7 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<OidcRouteOptions> = async (
       new Date(clock()).toISOString(),
     );
     await audit.record("oidc", browser.user.id, "consent_granted", request.ip);
+    request.actionOutcome = "granted";
     return grant(reply, authorization, browser, request.ip);
   });
 
@@ -290,10 +335,10 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<OidcRouteOptions> = async (
   // Browser apps of public clients call userinfo cross-origin (oidc-client-ts): CORS for their origins.
   await app.register(async function userinfoRoutes(scope) {
     cors.apply(scope, { [USERINFO_PATH]: ["GET", "POST"] });
-    scope.get(USERINFO_PATH, { schema: userinfoSchema("Get") }, userinfo);
+    scope.get(USERINFO_PATH, { schema: userinfoSchema("Get"), config: USERINFO }, userinfo);
     scope.post(
       USERINFO_PATH,
-      { schema: { ...userinfoSchema("Post"), consumes: ["application/x-www-form-urlencoded"] } },
+      { schema: { ...userinfoSchema("Post"), consumes: ["application/x-www-form-urlencoded"] }, config: USERINFO },
       userinfo,
     );
   });
@@ -303,13 +348,17 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<OidcRouteOptions> = async (
     const text = (name: string) => (typeof params[name] === "string" ? (params[name] as string) : undefined);
     const hintText = text("id_token_hint");
     const hint = hintText === undefined ? undefined : idTokens.readHint(hintText);
-    if (hintText !== undefined && hint === undefined)
+    if (hintText !== undefined && hint === undefined) {
+      request.actionOutcome = "error_page";
       return sendErrorPage(reply, "The sign-out request carries an ID token this service did not issue.");
+    }
     const clientId = hint?.aud ?? text("client_id");
     const client = clientId === undefined ? undefined : await clients.find(clientId);
     const returnTo = text("post_logout_redirect_uri");
-    if (returnTo !== undefined && !client?.postLogoutRedirectUris.includes(returnTo))
+    if (returnTo !== undefined && !client?.postLogoutRedirectUris.includes(returnTo)) {
+      request.actionOutcome = "error_page";
       return sendErrorPage(reply, "The application asked to return to an address it has not registered.");
+    }
     const browser = await browserSessions.read(request);
     // Without an ID token of this user, a page of another site could sign the user out: ask first.
     const confirmed =
@@ -321,6 +370,7 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<OidcRouteOptions> = async (
         const value = text(name);
         if (value !== undefined) fields[name] = value;
       }
+      request.actionOutcome = "confirmation_page";
       return sendSignOutPage(reply, {
         action: END_SESSION_PATH,
         fields,
@@ -335,6 +385,7 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<OidcRouteOptions> = async (
       ]);
     }
     browserSessions.clear(reply);
+    request.actionOutcome = "signed_out";
     if (returnTo === undefined) return sendSignedOutPage(reply);
     return reply.redirect(responseUri(returnTo, { state: text("state") }), 303);
   }
@@ -374,6 +425,7 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<OidcRouteOptions> = async (
   app.delete(
     "/me/apps/:client_id",
     {
+      config: CONSENT,
       preHandler: [guards.authenticate],
       schema: {
         operationId: "revokeGrantedApp",
@@ -396,17 +448,24 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<OidcRouteOptions> = async (
       const userId = request.user!.id;
       const at = new Date(clock()).toISOString();
       const event = { type: "oidc", outcome: "consent_revoked", clientAddress: request.ip } as const;
-      if (!(await store.revokeConsent(userId, request.params.client_id, at, [event])))
+      if (!(await store.revokeConsent(userId, request.params.client_id, at, [event]))) {
+        request.actionOutcome = "not_found";
         throw new HttpError(404, APP_NOT_FOUND);
+      }
+      request.actionOutcome = "revoked";
       reply.code(204).send(null);
     },
   );
 
-  app.get(END_SESSION_PATH, { schema: { hide: true } }, async function endSession(request, reply) {
+  app.get(END_SESSION_PATH, { schema: { hide: true }, config: LOGOUT }, async function endSession(request, reply) {
     return logout(request, reply, paramsOf(queryOf(request)));
   });
-  app.post(END_SESSION_PATH, { schema: { hide: true } }, async function endSessionByForm(request, reply) {
-    const form = (request.body ?? {}) as Record<string, string>;
-    return logout(request, reply, form);
-  });
+  app.post(
+    END_SESSION_PATH,
+    { schema: { hide: true }, config: LOGOUT },
+    async function endSessionByForm(request, reply) {
+      const form = (request.body ?? {}) as Record<string, string>;
+      return logout(request, reply, form);
+    },
+  );
 };

@@ -83,7 +83,7 @@ export interface TokenRouteOptions extends GrantDeps {
  * The grants, by grant_type. A new grant is a module (see auth/grants/grant.ts) and one line here;
  * part B's authorization_code grant goes at the end, with client_credentials.
  */
-function grantTable(deps: GrantDeps): ReadonlyMap<string, Grant> {
+export function grantTable(deps: GrantDeps): ReadonlyMap<string, Grant> {
   const grants: Grant[] = [
     passwordGrant(deps),
     refreshTokenGrant(deps),
@@ -135,12 +135,17 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<TokenRouteOptions> = async (
   }
 
   app.setErrorHandler(function tokenErrors(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
-    if (error instanceof OAuthError) return renderOAuthError(error, reply);
+    if (error instanceof OAuthError) {
+      request.actionOutcome ??= error.error;
+      return renderOAuthError(error, reply);
+    }
     if (forAClientGrant(request)) {
       // RFC 6749 section 5.2: a malformed request is 400 invalid_request (the service says 422 elsewhere).
       const { status, detail, headers } = describeError(error, request);
       const answered = status === 422 ? 400 : status;
-      return renderOAuthError(new OAuthError(answered, oauthErrorCode(answered, detail), detail, headers), reply);
+      const code = oauthErrorCode(answered, detail);
+      request.actionOutcome ??= code;
+      return renderOAuthError(new OAuthError(answered, code, detail, headers), reply);
     }
     return oauthErrorFields ? handleOAuthError(error, request, reply) : handleError(error, request, reply);
   });
@@ -289,12 +294,28 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<TokenRouteOptions> = async (
         description:
           "Form-encoded `token`: a refresh token, or an access token. Ends the session it belongs to: its refresh " +
           "tokens stop working at once; access tokens already issued in it run out within their 30 minutes. " +
-          "Answers 200 with an empty JSON object whether or not the token was known (RFC 7009 section 2.2).",
+          "Answers 200 with an empty JSON object whether or not the token was known (RFC 7009 section 2.2).\n\n" +
+          "**Registered clients** (OpenID Connect) authenticate as they registered (HTTP Basic, `client_id` and " +
+          "`client_secret` in the form, or `client_id` alone for a public client) and revoke only the tokens " +
+          "issued to them: a token of another client, or of the user's own sign-in, is answered 200 and not " +
+          "revoked. A client's refresh token is revoked only by its client. A client_credentials token cannot be " +
+          "revoked (it is not kept; it runs out within 30 minutes). Without a registered client, as before.",
         consumes: ["application/x-www-form-urlencoded"],
         body: RevokeForm,
         response: {
           200: RevokeOut,
-          400: errorAnswer("A repeated form field.", "Form field 'token' is repeated", "invalid_request"),
+          400: errorAnswer(
+            "A repeated form field; or two client authentication methods at once (`invalid_request`).",
+            "Form field 'token' is repeated",
+            "invalid_request",
+          ),
+          401: oauthErrorResponse(
+            `A registered client's authentication failed (\`invalid_client\`, "${CLIENT_AUTHENTICATION_FAILED}"), ` +
+              "with `WWW-Authenticate: Basic` when HTTP Basic was tried. Never without a registered client.",
+            CLIENT_AUTHENTICATION_FAILED,
+            "invalid_client",
+            true,
+          ),
           413: tooLarge,
           415: notForm,
           422: errorAnswer("`token` is missing.", "body.token: field required", "invalid_request"),
@@ -304,12 +325,22 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<TokenRouteOptions> = async (
     },
     async function revokeToken(request) {
       const { token } = request.body;
-      if (parseRefreshToken(token) !== undefined) {
-        await sessions.revokeByToken(token, clientOf(request));
+      // RFC 7009 section 2.1: a registered client that presents itself authenticates (401 invalid_client
+      // otherwise) and may revoke only tokens issued to it. No client, or a client_id not registered (the
+      // spec's first-party apps): the answers of before, to the byte.
+      const client = await registeredClient(request);
+      const refresh = parseRefreshToken(token);
+      if (refresh !== undefined) {
+        const bound = await store.findClientSession(refresh.sessionId);
+        // A client's refresh token is revoked by that client only; the user's own, only without a client.
+        if ((bound?.clientId ?? null) === (client?.id ?? null)) await sessions.revokeByToken(token, clientOf(request));
       } else {
         try {
-          const { sid, sub } = tokens.verifyAccessToken(token);
-          const owner = await store.findByEmail(sub);
+          const { sid, sub, clientId } = tokens.verifyAccessToken(token);
+          // Only the client the token was issued to (none: the spec's tokens) revokes it.
+          if (clientId !== client?.id) return {};
+          // The spec's tokens name their user by e-mail, a client's (RFC 9068) by id.
+          const owner = clientId === undefined ? await store.findByEmail(sub) : await store.findById(sub);
           const session = sid ? await store.findSession(sid) : undefined;
           if (owner && session && session.userId === owner.id) {
             await sessions.revoke(session.id, [

@@ -9,13 +9,12 @@ import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "typebox";
 import type { Addresses } from "../addresses.ts";
 import { type KeySet, publicJwkSet } from "../auth/keys.ts";
-import { WEBAUTHN_GRANT } from "../auth/passkeys.ts";
 import { NO_SECURITY } from "../docs.ts";
 import { PROMPTS, SUPPORTED_SCOPES } from "../oidc/authorization.ts";
 import type { ClientCors } from "../oidc/cors.ts";
 import { ACR_MULTI_FACTOR, ACR_SINGLE_FACTOR } from "../oidc/id-tokens.ts";
 import { AUTHORIZE_PATH, END_SESSION_PATH, USERINFO_PATH } from "../oidc/paths.ts";
-import { MFA_OTP_GRANT, MFA_RECOVERY_CODE_GRANT, MFA_WEBAUTHN_GRANT } from "../schemas.ts";
+import { REGISTRATION_PATH } from "./registration.ts";
 
 export interface WellKnownRouteOptions {
   keys: KeySet;
@@ -24,6 +23,10 @@ export interface WellKnownRouteOptions {
   oidcKeys?: KeySet;
   /** CORS for registered public clients' origins (browser apps read discovery and the key set). */
   cors?: ClientCors;
+  /** Every grant_type the token endpoint answers (routes/token.ts's grant table). */
+  grantTypes: readonly string[];
+  /** Whether dynamic client registration is on: then the metadata names its endpoint. */
+  registration: boolean;
 }
 
 /** Five minutes: short against the 30-minute token lifetime, so a rotation is seen well before old tokens expire. */
@@ -55,54 +58,70 @@ const JwkSet = Type.Object(
   },
 );
 
-const Metadata = Type.Object(
-  {
-    issuer: Type.String(),
-    token_endpoint: Type.String(),
-    revocation_endpoint: Type.String(),
-    introspection_endpoint: Type.String(),
-    jwks_uri: Type.String(),
-    grant_types_supported: Type.Array(Type.String()),
-    response_types_supported: Type.Array(Type.String()),
-    token_endpoint_auth_methods_supported: Type.Array(Type.String()),
-    revocation_endpoint_auth_methods_supported: Type.Array(Type.String()),
-    introspection_endpoint_auth_methods_supported: Type.Array(Type.String()),
-    access_token_signing_alg_values_supported: Type.Array(Type.String()),
-    service_documentation: Type.String(),
-  },
-  { $id: "AuthorizationServerMetadata", description: "RFC 8414 section 2." },
-);
+/** The members of RFC 8414 section 2 this service serves; OpenID Connect Discovery shares them. */
+const oauthMembers = {
+  issuer: Type.String(),
+  authorization_endpoint: Type.Optional(Type.String({ description: "While OpenID Connect is on." })),
+  token_endpoint: Type.String(),
+  jwks_uri: Type.String(),
+  registration_endpoint: Type.Optional(
+    Type.String({ description: "While dynamic client registration is on (DYNAMIC_CLIENT_REGISTRATION=on)." }),
+  ),
+  scopes_supported: Type.Optional(Type.Array(Type.String(), { description: "While OpenID Connect is on." })),
+  response_types_supported: Type.Array(Type.String(), {
+    description: '`["code"]` while OpenID Connect is on; otherwise empty (no authorization endpoint).',
+  }),
+  response_modes_supported: Type.Optional(Type.Array(Type.String())),
+  grant_types_supported: Type.Array(Type.String(), {
+    description: "Every grant the token endpoint answers; extension grants by their URIs.",
+  }),
+  token_endpoint_auth_methods_supported: Type.Array(Type.String()),
+  service_documentation: Type.String(),
+  revocation_endpoint: Type.String(),
+  revocation_endpoint_auth_methods_supported: Type.Array(Type.String()),
+  introspection_endpoint: Type.String(),
+  introspection_endpoint_auth_methods_supported: Type.Array(Type.String()),
+  code_challenge_methods_supported: Type.Optional(Type.Array(Type.String())),
+  authorization_response_iss_parameter_supported: Type.Optional(Type.Boolean({ description: "RFC 9207." })),
+  access_token_signing_alg_values_supported: Type.Array(Type.String(), {
+    description: "The algorithm of the service's own access tokens (SIGNING_ALGORITHM).",
+  }),
+};
+
+const Metadata = Type.Object(oauthMembers, {
+  $id: "AuthorizationServerMetadata",
+  description: "RFC 8414 section 2: what is served, the same as in the OpenID configuration.",
+});
 
 const OpenIdConfiguration = Type.Object(
   {
-    issuer: Type.String(),
+    ...oauthMembers,
     authorization_endpoint: Type.String(),
-    token_endpoint: Type.String(),
+    scopes_supported: Type.Array(Type.String()),
+    response_modes_supported: Type.Array(Type.String()),
+    code_challenge_methods_supported: Type.Array(Type.String()),
+    authorization_response_iss_parameter_supported: Type.Boolean(),
     userinfo_endpoint: Type.String(),
     end_session_endpoint: Type.String(),
-    revocation_endpoint: Type.String(),
-    jwks_uri: Type.String(),
-    scopes_supported: Type.Array(Type.String()),
-    response_types_supported: Type.Array(Type.String()),
-    response_modes_supported: Type.Array(Type.String()),
-    grant_types_supported: Type.Array(Type.String()),
     subject_types_supported: Type.Array(Type.String()),
     id_token_signing_alg_values_supported: Type.Array(Type.String()),
-    token_endpoint_auth_methods_supported: Type.Array(Type.String()),
-    code_challenge_methods_supported: Type.Array(Type.String()),
     claims_supported: Type.Array(Type.String()),
     prompt_values_supported: Type.Array(Type.String()),
     acr_values_supported: Type.Array(Type.String()),
     claims_parameter_supported: Type.Boolean(),
     request_parameter_supported: Type.Boolean(),
     request_uri_parameter_supported: Type.Boolean(),
-    authorization_response_iss_parameter_supported: Type.Boolean(),
     backchannel_logout_supported: Type.Boolean(),
     backchannel_logout_session_supported: Type.Boolean(),
-    service_documentation: Type.String(),
   },
-  { $id: "OpenIdConfiguration", description: "OpenID Connect Discovery 1.0 section 3." },
+  {
+    $id: "OpenIdConfiguration",
+    description: "OpenID Connect Discovery 1.0 section 3: the RFC 8414 metadata plus OpenID Connect's own members.",
+  },
 );
+
+/** Client authentication at the token and revocation endpoints: any registered client's method. */
+const CLIENT_AUTH_METHODS = ["client_secret_basic", "client_secret_post", "none"];
 
 function etagOf(body: unknown): string {
   return `"${createHash("sha256").update(JSON.stringify(body)).digest("base64url").slice(0, 27)}"`;
@@ -110,7 +129,7 @@ function etagOf(body: unknown): string {
 
 export const wellKnownRoutes: FastifyPluginAsyncTypebox<WellKnownRouteOptions> = async (
   app,
-  { keys, addresses, oidcKeys, cors },
+  { keys, addresses, oidcKeys, cors, grantTypes, registration },
 ) => {
   cors?.apply(app, {
     "/.well-known/jwks.json": ["GET"],
@@ -118,6 +137,43 @@ export const wellKnownRoutes: FastifyPluginAsyncTypebox<WellKnownRouteOptions> =
   });
   const jwks = oidcKeys ? publicJwkSet(keys, oidcKeys) : publicJwkSet(keys);
   const jwksEtag = etagOf(jwks);
+
+  /**
+   * RFC 8414 metadata, true to what is served: every grant of the token endpoint, the client
+   * authentication methods, and the authorization endpoint and registration endpoint while they are on.
+   */
+  function oauthMetadata() {
+    const base = addresses.baseUrl();
+    return {
+      issuer: addresses.issuer(),
+      ...(oidcKeys ? { authorization_endpoint: `${base}${AUTHORIZE_PATH}` } : {}),
+      token_endpoint: `${base}/auth/token`,
+      jwks_uri: `${base}/.well-known/jwks.json`,
+      ...(registration ? { registration_endpoint: `${base}${REGISTRATION_PATH}` } : {}),
+      ...(oidcKeys
+        ? {
+            scopes_supported: [...SUPPORTED_SCOPES],
+            response_types_supported: ["code"],
+            response_modes_supported: ["query"],
+          }
+        : // No authorization endpoint, so no response types (RFC 8414 requires the member).
+          { response_types_supported: [] }),
+      grant_types_supported: [...grantTypes],
+      token_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS,
+      service_documentation: `${base}/docs`,
+      revocation_endpoint: `${base}/auth/revoke`,
+      // The spec's first-party apps send nothing (none); registered clients authenticate as they registered.
+      revocation_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS,
+      introspection_endpoint: `${base}/auth/introspect`,
+      // INTROSPECTION_CLIENTS use Basic; registered confidential clients either method (admins may also send
+      // their bearer token, which has no registered method name). Public clients may not introspect.
+      introspection_endpoint_auth_methods_supported: ["client_secret_basic", "client_secret_post"],
+      ...(oidcKeys
+        ? { code_challenge_methods_supported: ["S256"], authorization_response_iss_parameter_supported: true }
+        : {}),
+      access_token_signing_alg_values_supported: [keys.algorithm],
+    };
+  }
 
   app.get(
     "/.well-known/jwks.json",
@@ -153,40 +209,17 @@ export const wellKnownRoutes: FastifyPluginAsyncTypebox<WellKnownRouteOptions> =
         tags: ["auth"],
         summary: "OAuth 2.0 authorization server metadata (RFC 8414)",
         description:
-          "The issuer of the access tokens, the token, revocation and introspection endpoints, the JWK Set URL, " +
-          "the grants, the client authentication methods and the signing algorithm in use.",
+          "What is served: the issuer, the token, revocation and introspection endpoints, the JWK Set URL, every " +
+          "grant the token endpoint answers, the client authentication methods, the access tokens' signing " +
+          "algorithm; while OpenID Connect is on, the authorization endpoint, its scopes, response type and PKCE " +
+          "method; while dynamic client registration is on, its endpoint. The same values as the OpenID " +
+          "configuration, which adds OpenID Connect's own members.",
         response: { 200: Metadata },
       },
     },
     async function describeServer(_request, reply) {
-      const base = addresses.baseUrl();
       reply.header("cache-control", `public, max-age=${METADATA_MAX_AGE_SECONDS}`);
-      return {
-        issuer: addresses.issuer(),
-        token_endpoint: `${base}/auth/token`,
-        revocation_endpoint: `${base}/auth/revoke`,
-        introspection_endpoint: `${base}/auth/introspect`,
-        jwks_uri: `${base}/.well-known/jwks.json`,
-        // RFC 8414 section 2: extension grants are named by their URIs.
-        grant_types_supported: [
-          "password",
-          "refresh_token",
-          MFA_OTP_GRANT,
-          MFA_RECOVERY_CODE_GRANT,
-          MFA_WEBAUTHN_GRANT,
-          WEBAUTHN_GRANT,
-        ],
-        // No authorization endpoint, so no response types (RFC 8414 requires the member).
-        response_types_supported: [],
-        // First-party public clients: nothing to authenticate at the token and revocation endpoints.
-        token_endpoint_auth_methods_supported: ["none"],
-        revocation_endpoint_auth_methods_supported: ["none"],
-        // Resource servers listed in INTROSPECTION_CLIENTS use HTTP Basic (admins may also send their bearer
-        // token, which has no registered method name).
-        introspection_endpoint_auth_methods_supported: ["client_secret_basic"],
-        access_token_signing_alg_values_supported: [keys.algorithm],
-        service_documentation: `${base}/docs`,
-      };
+      return oauthMetadata();
     },
   );
 
@@ -210,21 +243,16 @@ export const wellKnownRoutes: FastifyPluginAsyncTypebox<WellKnownRouteOptions> =
       const base = addresses.baseUrl();
       reply.header("cache-control", `public, max-age=${METADATA_MAX_AGE_SECONDS}`);
       return {
-        issuer: addresses.issuer(),
+        ...oauthMetadata(),
         authorization_endpoint: `${base}${AUTHORIZE_PATH}`,
-        token_endpoint: `${base}/auth/token`,
+        scopes_supported: [...SUPPORTED_SCOPES],
+        response_modes_supported: ["query"],
+        code_challenge_methods_supported: ["S256"],
+        authorization_response_iss_parameter_supported: true,
         userinfo_endpoint: `${base}${USERINFO_PATH}`,
         end_session_endpoint: `${base}${END_SESSION_PATH}`,
-        revocation_endpoint: `${base}/auth/revoke`,
-        jwks_uri: `${base}/.well-known/jwks.json`,
-        scopes_supported: [...SUPPORTED_SCOPES],
-        response_types_supported: ["code"],
-        response_modes_supported: ["query"],
-        grant_types_supported: ["authorization_code", "refresh_token"],
         subject_types_supported: ["public"],
         id_token_signing_alg_values_supported: ["RS256"],
-        token_endpoint_auth_methods_supported: ["client_secret_basic", "client_secret_post", "none"],
-        code_challenge_methods_supported: ["S256"],
         claims_supported: [
           "sub",
           "iss",
@@ -247,11 +275,9 @@ export const wellKnownRoutes: FastifyPluginAsyncTypebox<WellKnownRouteOptions> =
         claims_parameter_supported: false,
         request_parameter_supported: false,
         request_uri_parameter_supported: false,
-        authorization_response_iss_parameter_supported: true,
         // Back-Channel Logout 1.0: logout tokens always carry sid (the browser session the ID token named).
         backchannel_logout_supported: true,
         backchannel_logout_session_supported: true,
-        service_documentation: `${base}/docs`,
       };
     },
   );

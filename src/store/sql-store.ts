@@ -69,7 +69,23 @@ export const revokeSessionsPastCap = (d: Dialect) =>
     "sessions_past_cap",
     `UPDATE sessions SET revoked_at = $2 WHERE id IN (SELECT id FROM sessions
        WHERE user_id = $1 AND revoked_at IS NULL AND expires_at > $2 AND refresh_expires_at > $2
+         AND NOT EXISTS (SELECT 1 FROM oidc_client_sessions WHERE session_id = sessions.id)
        ORDER BY id DESC ${d.noLimit} OFFSET $3) RETURNING id`,
+  );
+
+/**
+ * The same cap for the sessions of one OpenID Connect client ($4): each client's sessions of a user
+ * count apart, so a relying party that signs in often never ends the user's own sessions (nor
+ * another app's), and the user's own sign-ins never end an app's.
+ */
+export const revokeClientSessionsPastCap = (d: Dialect) =>
+  prepared(
+    "client_sessions_past_cap",
+    `UPDATE sessions SET revoked_at = $2 WHERE id IN (SELECT sessions.id FROM sessions
+       JOIN oidc_client_sessions ON oidc_client_sessions.session_id = sessions.id
+       WHERE sessions.user_id = $1 AND oidc_client_sessions.client_id = $4 AND sessions.revoked_at IS NULL
+         AND sessions.expires_at > $2 AND sessions.refresh_expires_at > $2
+       ORDER BY sessions.id DESC ${d.noLimit} OFFSET $3) RETURNING id`,
   );
 
 /**
@@ -156,6 +172,7 @@ export function sqlStore(db: Db, clock: () => number): store.UserStore {
   const now = () => new Date(clock()).toISOString();
   const sessionForRotation = prepared("sessions_for_rotation", `SELECT * FROM sessions WHERE id = $1${d.forUpdate}`);
   const pastCap = revokeSessionsPastCap(d);
+  const clientPastCap = revokeClientSessionsPastCap(d);
   const webhooks = createWebhookPublisher(clock);
   const logouts = backchannelLogouts(db, clock);
   // The primary key (user_id, device_hash) answers it; one hash per key in use.
@@ -456,7 +473,7 @@ export function sqlStore(db: Db, clock: () => number): store.UserStore {
     },
 
     // Sessions (SessionStore)
-    async createSession(session, { maxPerUser, events = [], device }) {
+    async createSession(session, { maxPerUser, events = [], device, client }) {
       const at = now();
       const amr = [...(session.amr ?? ["pwd"])];
       return db.transaction(async (tx) => {
@@ -465,11 +482,20 @@ export function sqlStore(db: Db, clock: () => number): store.UserStore {
         const { id, userId, expiresAt, clientAddress, userAgent, tokenHash, tokenExpiresAt } = session;
         const values = [id, userId, at, expiresAt, clientAddress, userAgent, tokenHash, tokenExpiresAt];
         await tx.run(INSERT_SESSION, [...values, JSON.stringify(amr)]);
+        // A client's session is bound to its client in the same transaction: the cap it counts against.
+        if (client !== undefined)
+          await tx.run(
+            "INSERT INTO oidc_client_sessions (session_id, client_id, scope, browser_session_id) VALUES ($1, $2, $3, $4)",
+            [id, client.clientId, client.scope, client.browserSessionId],
+          );
         await record(tx, events, userId, { sessionId: id });
-        const ended = await tx.all<{ id: string }>(pastCap, [userId, at, maxPerUser]);
-        for (const session of ended) await record(tx, [SESSION_LIMIT], userId, { sessionId: session.id });
-        if (ended.length > 0) {
-          const ids = ended.map((session) => session.id);
+        const capped =
+          client === undefined
+            ? await tx.all<{ id: string }>(pastCap, [userId, at, maxPerUser])
+            : await tx.all<{ id: string }>(clientPastCap, [userId, at, maxPerUser, client.clientId]);
+        for (const ended of capped) await record(tx, [SESSION_LIMIT], userId, { sessionId: ended.id });
+        if (capped.length > 0) {
+          const ids = capped.map((session) => session.id);
           await sessionsEnded(tx, ids, at, { ...SESSION_LIMIT, outcome: "browser_session_ended" });
         }
         const notice = device !== undefined && (await sighted(tx, userId, device, at)) ? device.notice : undefined;

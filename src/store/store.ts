@@ -217,12 +217,19 @@ export interface SessionStore {
   /**
    * Starts a session; when the user then has more than `maxPerUser` live sessions, the oldest end
    * (each recorded as a session_revocation with outcome session_limit). With `device`, the device is
-   * checked and remembered (see DeviceSighting); newDeviceNoticed says a notice was queued. One
+   * checked and remembered (see DeviceSighting); newDeviceNoticed says a notice was queued. With
+   * `client`, the session is an OpenID Connect client's (bound to it here), and the cap counts only
+   * that client's sessions of the user; without, only the user's sessions of no client. One
    * transaction.
    */
   createSession(
     session: NewSession,
-    options: { maxPerUser: number; events?: readonly AuditEntry[]; device?: DeviceSighting },
+    options: {
+      maxPerUser: number;
+      events?: readonly AuditEntry[];
+      device?: DeviceSighting;
+      client?: Omit<ClientSessionRecord, "sessionId">;
+    },
   ): Promise<SessionRecord & { newDeviceNoticed?: boolean }>;
   /**
    * Atomically replaces the presented generation with its successor (generation + 1); only one of
