@@ -20,7 +20,8 @@ export const DEFAULT_USER_SCOPE = "openid profile email";
 export const MAX_SECRET_GRACE_SECONDS = 30 * 86_400;
 export const MAX_REDIRECT_URIS = 20;
 export const MAX_URI_LENGTH = 2000;
-const CACHE_TTL_MS = 2000;
+/** How long a client read from the store is believed: the bound on seeing another instance's change. */
+export const CACHE_TTL_MS = 2000;
 const CACHE_MAX_ENTRIES = 1000;
 
 /** A client as the rest of the service sees it: its metadata, never its secrets' hashes. */
