@@ -9,6 +9,7 @@
 // --postgres URL, GET /me and POST /auth/token are measured on PostgreSQL
 // too. Results also go to bench/results/latest.json.
 import { spawn } from "node:child_process";
+import { createHash, generateKeyPairSync, randomBytes } from "node:crypto";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -16,7 +17,7 @@ import autocannon from "autocannon";
 import pg from "pg";
 import { createPasswordHasher, DEFAULT_HASH_QUEUE_LIMIT } from "../src/auth/passwords.ts";
 import { type Child, cpuTimes, freePort, nodeArguments, ROOT, SERVICE, sampleMemory, startChild } from "./processes.ts";
-import { registerBenchClient, seedUsers } from "./seed.ts";
+import { registerBenchClient, registerCodeClient, seedUsers } from "./seed.ts";
 
 const argv = process.argv.slice(2);
 const quick = argv.includes("--quick");
@@ -148,6 +149,147 @@ async function tokenFor(base: string): Promise<string> {
   });
   if (response.status !== 200) throw new Error(`login failed: ${response.status}`);
   return ((await response.json()) as { access_token: string }).access_token;
+}
+
+interface Exchanges {
+  /** Whole exchanges (a code, then its tokens) per second. */
+  rps: number;
+  exchanges: number;
+  /** Authorization requests not answered with a code, and token requests not answered 200. */
+  failures: number;
+}
+
+const CODE_REDIRECT = "http://127.0.0.1/callback";
+const CODE_PKCE = (() => {
+  const verifier = randomBytes(32).toString("base64url");
+  return { verifier, challenge: createHash("sha256").update(verifier).digest("base64url") };
+})();
+
+interface CodeService {
+  url: string;
+  client: { id: string; secret: string };
+  /** Opens browser sessions for `count` users new to this round: their cookies (name=value). */
+  browserSessions(round: number, count: number): Promise<string[]>;
+  stop(): Promise<void>;
+}
+
+const CODE_USERS = 64;
+const CODE_PASSWORD = "code exchange password";
+
+/**
+ * The service as shipped, on the same database, with an RS256 key for ID tokens (OIDC_SIGNING_KEY_FILE)
+ * and a registered first-party app. Every exchange starts a session of its user, and a user keeps at
+ * most MAX_SESSIONS_PER_USER (50 by default): past it, the oldest, the browser session itself, would
+ * end. So each round signs in users of its own, one per connection, and this instance allows 10,000
+ * sessions a user (the cap's query then reads up to a few hundred live sessions of a user, not 50).
+ */
+async function startCodeService(databaseUrl: string): Promise<CodeService> {
+  const path = databaseUrl.slice("sqlite:".length);
+  const keyFile = join(work, "oidc-signing-key.pem");
+  const { privateKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
+  writeFileSync(keyFile, privateKey.export({ type: "pkcs8", format: "pem" }), { mode: 0o600 });
+  const client = await registerCodeClient(path, CODE_REDIRECT);
+  const hashed = await createPasswordHasher().hash(CODE_PASSWORD);
+  const child = await startChild(
+    SERVICE,
+    { ...serviceEnv(databaseUrl), OIDC_SIGNING_KEY_FILE: keyFile, MAX_SESSIONS_PER_USER: "10000" },
+    work,
+    "/healthz",
+  );
+  children.push(child);
+  async function browserSession(email: string): Promise<string> {
+    const login = await fetch(`${child.url}/auth/token`, {
+      method: "POST",
+      body: new URLSearchParams({ username: email, password: CODE_PASSWORD }),
+    });
+    if (login.status !== 200) throw new Error(`code exchange user sign-in failed: ${login.status}`);
+    const opened = await fetch(`${child.url}/oauth/browser-session`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${((await login.json()) as { access_token: string }).access_token}` },
+    });
+    const cookie = opened.headers.get("set-cookie")?.split(";")[0];
+    if (opened.status !== 204 || cookie === undefined) throw new Error(`browser session failed: ${opened.status}`);
+    return cookie;
+  }
+  return {
+    url: child.url,
+    client,
+    async browserSessions(round, count) {
+      const prefix = `code${round}-`;
+      await seedUsers(path, count, hashed, prefix);
+      const cookies: string[] = [];
+      // A few at a time, as the hashing threads take them.
+      for (let i = 0; i < count; i += 4) {
+        const batch = Array.from({ length: Math.min(4, count - i) }, (_, j) => `${prefix}${i + j}@example.com`);
+        cookies.push(...(await Promise.all(batch.map(browserSession))));
+      }
+      return cookies;
+    },
+    stop: child.stop,
+  };
+}
+
+/** One load of code exchanges: each connection asks for a code, then redeems it, and again. */
+async function codeExchanges({ url, client }: CodeService, cookies: readonly string[]): Promise<Exchanges> {
+  const authorize = `/oauth/authorize?${new URLSearchParams({
+    response_type: "code",
+    client_id: client.id,
+    redirect_uri: CODE_REDIRECT,
+    scope: "openid email",
+    code_challenge: CODE_PKCE.challenge,
+    code_challenge_method: "S256",
+    state: "bench",
+  })}`;
+  const basic = `Basic ${Buffer.from(`${client.id}:${client.secret}`).toString("base64")}`;
+  let exchanges = 0;
+  let failures = 0;
+  // One browser session (one user) per connection: the context is the connection's own.
+  type Context = { code?: string | null; cookie?: string };
+  let connections = 0;
+  const result = await new Promise<autocannon.Result>((resolve, reject) => {
+    autocannon(
+      {
+        url,
+        connections: 64,
+        duration: plan.seconds,
+        requests: [
+          {
+            method: "GET",
+            path: authorize,
+            setupRequest: (request, context: Context) => {
+              context.cookie ??= cookies[connections++ % cookies.length] as string;
+              return { ...request, headers: { ...request.headers, cookie: context.cookie } };
+            },
+            onResponse: (status, _body, context: Context, headers) => {
+              const location = status === 303 ? (headers as Record<string, string>).location : undefined;
+              context.code = location ? new URL(location, url).searchParams.get("code") : null;
+              if (!context.code) failures += 1;
+            },
+          },
+          {
+            method: "POST",
+            path: "/auth/token",
+            headers: { ...formHeaders, authorization: basic },
+            setupRequest: (request, context: Context) => ({
+              ...request,
+              body: new URLSearchParams({
+                grant_type: "authorization_code",
+                code: context.code ?? "none",
+                redirect_uri: CODE_REDIRECT,
+                code_verifier: CODE_PKCE.verifier,
+              }).toString(),
+            }),
+            onResponse: (status) => {
+              if (status === 200) exchanges += 1;
+              else failures += 1;
+            },
+          },
+        ],
+      },
+      (error, finished) => (error ? reject(error) : resolve(finished)),
+    );
+  });
+  return { rps: exchanges / result.duration, exchanges, failures };
 }
 
 interface Ceiling {
@@ -342,6 +484,38 @@ async function main(): Promise<void> {
     ratio: pct(introspectionRatio),
     target: ">= 50%",
     holds: introspectionRatio >= 0.5 && introspections.every((run) => run.errors === 0),
+  });
+
+  // 9: full code exchanges (issue 24): a confidential first-party app's authorization request with a
+  // live browser session (GET /oauth/authorize with PKCE, answered 303 with a code), then its token
+  // request (authorization_code: client authentication, the code redeemed once, the verifier checked,
+  // an access token and an RS256 ID token signed). Each connection runs the two in turn. An instance
+  // of its own with an ID-token key (OpenID Connect is off without one), against bare Fastify's
+  // GET /me in the same rounds, alternating (each round's browser sessions are opened before its
+  // load, outside the timed part). Reported; no target was set.
+  const codeService = await startCodeService(smallDb);
+  const exchanges: Exchanges[] = [];
+  const exchangeBase: Load[] = [];
+  for (let round = 0; round < plan.rounds; round++) {
+    log(`code exchange round ${round + 1}/${plan.rounds}`);
+    const order = [
+      async () =>
+        exchanges.push(await codeExchanges(codeService, await codeService.browserSessions(round, CODE_USERS))),
+      async () => exchangeBase.push(await load(`${baseline.url}/me`, { connections: 64 })),
+    ];
+    for (const run of round % 2 === 0 ? order : order.reverse()) await run();
+  }
+  await codeService.stop();
+  const exchangeRates = exchanges.map((run) => run.rps);
+  const exchangeRatio = pairedRatio(exchangeRates, rates(exchangeBase));
+  record.codeExchanges = { runs: exchanges, baseline: exchangeBase };
+  rows.push({
+    figure: "9. full code exchanges/s (authorize with a browser session, then the token request), 64 connections",
+    value: median(exchangeRates).toFixed(0),
+    reference: `${median(rates(exchangeBase)).toFixed(0)} (bare Fastify GET /me)`,
+    ratio: pct(exchangeRatio),
+    target: "(reported)",
+    holds: exchanges.every((run) => run.failures === 0),
   });
 
   // 2: POST /auth/token against bare Argon2id verifies with the same parallelism, alternating.

@@ -5,6 +5,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import {
+  CACHE_TTL_MS,
   clientMetadata,
   createClientRegistry,
   hashClientSecret,
@@ -289,4 +290,40 @@ test("registry: update replaces the metadata, and the cache sees it at once", as
   assert.equal(updated?.firstParty, true);
   assert.deepEqual(await clients.find(client.id), updated);
   assert.equal(await clients.update("0190a000-0000-7000-8000-000000000000", clientMetadata(WEB), by), undefined);
+});
+
+test("registry: a rotation or removal by another instance is seen within CACHE_TTL_MS; by this one at once", async (t) => {
+  const clock = new TestClock();
+  const store = await openTestStore(t, clock.read);
+  // Two instances sharing one database: each has its own registry and cache.
+  const here = createClientRegistry(store, clock.read);
+  const there = createClientRegistry(store, clock.read);
+  const by = { userId: null, clientAddress: null };
+  const { client, secret } = await here.register(
+    clientMetadata({ client_name: "Billing", grant_types: ["client_credentials"] }),
+    by,
+  );
+  const basic = (s: string) => ({ method: "client_secret_basic" as const, clientId: client.id, secret: s });
+  assert.deepEqual(await here.authenticate(basic(secret as string)), client);
+  assert.deepEqual(await there.authenticate(basic(secret as string)), client);
+
+  const rotated = await there.rotateSecret(client.id, 0, by);
+  assert.equal(await there.authenticate(basic(secret as string)), undefined, "the rotating instance: at once");
+  assert.deepEqual(
+    [await here.authenticate(basic(secret as string)), await here.authenticate(basic(rotated?.secret as string))].map(
+      (found) => found?.id,
+    ),
+    [client.id, undefined],
+    "the other instance: its cached record until CACHE_TTL_MS",
+  );
+  clock.now += CACHE_TTL_MS;
+  assert.equal(await here.authenticate(basic(secret as string)), undefined, "the other instance: after the bound");
+  assert.equal((await here.authenticate(basic(rotated?.secret as string)))?.id, client.id);
+
+  assert.equal(await there.remove(client.id, by), true);
+  assert.equal(await there.find(client.id), undefined);
+  assert.equal((await here.find(client.id))?.id, client.id, "still cached on the other instance");
+  clock.now += CACHE_TTL_MS;
+  assert.equal(await here.find(client.id), undefined);
+  assert.equal(await here.authenticate(basic(rotated?.secret as string)), undefined);
 });

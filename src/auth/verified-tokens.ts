@@ -14,17 +14,22 @@
 // string with every request) was most of the cost of a hit. A token that
 // reuses a remembered signature with any other header or payload is not
 // equal, so it is verified in full like any unknown token.
-import type { AccessClaims, Clock, TokenService } from "./tokens.ts";
+//
+// A client's own tokens (client_credentials, RFC 9068) are remembered the
+// same way, in a map of their own: introspection verifies the same client
+// token again and again, and its HMAC and claim checks were a tenth of that
+// request's time. Whether the client is still registered is asked on every
+// call all the same (routes/introspect.ts).
+import type { AccessClaims, ClientAccessClaims, Clock, TokenService } from "./tokens.ts";
 import { InvalidToken } from "./tokens.ts";
 
 export function withVerifiedTokenCache(
   tokens: TokenService,
   { clock, leewaySeconds, maxEntries = 10_000 }: { clock: Clock; leewaySeconds: number; maxEntries?: number },
 ): TokenService {
-  const verified = new Map<string, { token: string; claims: AccessClaims }>();
-  return {
-    ...tokens,
-    verifyAccessToken(token) {
+  const remembered = <Claims extends { exp: number }>(verify: (token: string) => Claims) => {
+    const verified = new Map<string, { token: string; claims: Claims }>();
+    return (token: string): Claims => {
       const signature = token.slice(token.lastIndexOf(".") + 1);
       const known = verified.get(signature);
       if (known !== undefined && known.token === token) {
@@ -34,10 +39,15 @@ export function withVerifiedTokenCache(
         }
         return known.claims;
       }
-      const claims = tokens.verifyAccessToken(token);
+      const claims = verify(token);
       if (verified.size >= maxEntries) verified.delete(verified.keys().next().value as string);
       verified.set(signature, { token, claims });
       return claims;
-    },
+    };
+  };
+  return {
+    ...tokens,
+    verifyAccessToken: remembered<AccessClaims>(tokens.verifyAccessToken),
+    verifyClientAccessToken: remembered<ClientAccessClaims>(tokens.verifyClientAccessToken),
   };
 }

@@ -10,7 +10,7 @@
 // they registered (HTTP Basic, or client_id and client_secret in the form),
 // and a client's own token (client_credentials) introspects as active with
 // its client_id and scope while its client is registered.
-import { createHash, timingSafeEqual } from "node:crypto";
+import { hash, timingSafeEqual } from "node:crypto";
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { Guards } from "../auth/guard.ts";
@@ -37,20 +37,24 @@ export interface IntrospectRouteOptions {
 export const INTROSPECTION_CLIENT_REFUSED = "Introspection needs a configured client's credentials or an admin token";
 
 function digest(value: string): Buffer {
-  return createHash("sha256").update(value).digest();
+  return hash("sha256", value, "buffer");
 }
 
+const NO_CLIENT = digest("no client: compare against something all the same");
+
 /**
- * The client id when the Basic credentials match a configured client, else undefined. Secrets are
- * compared as SHA-256 digests in constant time, so neither their content nor their length leaks.
+ * A check of Basic credentials against the configured clients: the client id when they match one,
+ * else undefined. Secrets are compared as SHA-256 digests in constant time, so neither their content
+ * nor their length leaks; the configured ones are hashed once here, not on every request.
  */
-function configuredClient(
-  credentials: { id: string; secret: string },
-  clients: readonly IntrospectionClient[],
-): string | undefined {
-  const client = clients.find((candidate) => candidate.id === credentials.id);
-  const expected = digest(client?.secret ?? "no client: compare against something all the same");
-  return timingSafeEqual(expected, digest(credentials.secret)) && client ? client.id : undefined;
+function configuredClients(clients: readonly IntrospectionClient[]) {
+  const digests = new Map<string, Buffer>();
+  for (const client of clients) if (!digests.has(client.id)) digests.set(client.id, digest(client.secret));
+  return (credentials: { id: string; secret: string }): string | undefined => {
+    if (digests.size === 0) return undefined;
+    const expected = digests.get(credentials.id);
+    return timingSafeEqual(expected ?? NO_CLIENT, digest(credentials.secret)) && expected ? credentials.id : undefined;
+  };
 }
 
 /** The claims of a client's own token, read without verifying: only to choose which check to run first. */
@@ -70,6 +74,7 @@ export const introspectRoutes: FastifyPluginAsyncTypebox<IntrospectRouteOptions>
   app,
   { store, guards, tokens, clients, registry, clock },
 ) => {
+  const configuredClient = configuredClients(clients);
   app.removeAllContentTypeParsers();
   acceptFormBodies(app);
 
@@ -83,7 +88,7 @@ export const introspectRoutes: FastifyPluginAsyncTypebox<IntrospectRouteOptions>
     const form = (request.body ?? {}) as { client_id?: string; client_secret?: string };
     const basic = basicCredentials(header);
     if (basic !== undefined || form.client_secret !== undefined) {
-      if (basic && form.client_secret === undefined && configuredClient(basic, clients) !== undefined) return;
+      if (basic && form.client_secret === undefined && configuredClient(basic) !== undefined) return;
       let presented: ReturnType<typeof presentedClient>;
       try {
         presented = presentedClient(header, { client_id: form.client_id, client_secret: form.client_secret });

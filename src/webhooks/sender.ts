@@ -9,6 +9,16 @@
 // fails for a day is gone or broken, and its queue waits, in order, until
 // an admin turns it on again. `webhook-id` is the event's id on every
 // attempt, so a receiver drops repeats by it.
+//
+// With no endpoint at all (the usual deployment) there is nothing to deliver
+// (an endpoint's queue goes with it), so the worker's poll asks the store
+// nothing: it asks whether any endpoint exists at most every
+// ENDPOINT_RECHECK_MS, and at once when woken (this process published events
+// or queued a redelivery). While one exists it polls as before (a claim per
+// poll; after the last endpoint goes, claims find nothing until the
+// recheck). An endpoint created through another instance or the CLI is
+// therefore polled for within ENDPOINT_RECHECK_MS; events this process
+// publishes for it wake the worker at once, whatever it last saw.
 import type { FastifyBaseLogger } from "fastify";
 import type { WebhookConfig } from "../config.ts";
 import type { Sealer } from "../mail/seal.ts";
@@ -22,6 +32,8 @@ import { signDelivery } from "./secrets.ts";
 export const RETRY_SCHEDULE_MS = [5, 300, 1800, 7200, 18_000, 36_000, 36_000].map((seconds) => seconds * 1000);
 /** Longer than one attempt can take (WEBHOOK_TIMEOUT_MS is at most a minute). */
 const LEASE_MS = 5 * 60_000;
+/** How long what the store said about endpoints (any, or none) is believed before it is asked again. */
+export const ENDPOINT_RECHECK_MS = 30_000;
 const UNOPENABLE =
   "the endpoint's secret can no longer be opened (MFA_ENCRYPTION_KEY or the signing keys changed): rotate it";
 
@@ -44,6 +56,17 @@ export function createWebhookSender({
 }: WebhookSenderOptions): OutboxWorker {
   /** What the last attempt of a message saw, for its log entry. */
   const seen = new WeakMap<WebhookMessage, PostResult>();
+  /** Whether an endpoint existed when last asked, believed until `until` (clock ms); none: ask. */
+  let belief: { some: boolean; until: number } | undefined;
+
+  /** Whether any endpoint (enabled or not) may exist: as last seen, asked again after ENDPOINT_RECHECK_MS. */
+  async function endpointsMayExist(): Promise<boolean> {
+    const now = clock();
+    if (belief !== undefined && now < belief.until && now >= belief.until - ENDPOINT_RECHECK_MS) return belief.some;
+    const some = (await store.listWebhookEndpoints({ limit: 1 })).length > 0;
+    belief = { some, until: now + ENDPOINT_RECHECK_MS };
+    return some;
+  }
 
   /** The secrets that sign now: the current one, and the previous one during its grace period. */
   async function secretsOf(endpointId: string) {
@@ -61,7 +84,8 @@ export function createWebhookSender({
   const worker = createOutboxWorker<WebhookMessage>(
     {
       name: "webhook",
-      claim: (owner, now, leaseUntil, limit) => store.claimWebhookMessages(owner, now, leaseUntil, limit),
+      claim: async (owner, now, leaseUntil, limit) =>
+        (await endpointsMayExist()) ? store.claimWebhookMessages(owner, now, leaseUntil, limit) : [],
       async deliver(message) {
         const found = await secretsOf(message.endpointId);
         // A deleted endpoint's queue is deleted with it; this one was claimed just before.
@@ -135,8 +159,16 @@ export function createWebhookSender({
   );
   // Woken when this process publishes; the poll finds the rest (events of other instances), and is all
   // there is when the store cannot tell.
+  const woken: OutboxWorker = {
+    // Whoever wakes the worker knows of something to deliver: believe in endpoints again.
+    wake() {
+      belief = undefined;
+      worker.wake();
+    },
+    stop: worker.stop,
+  };
   Promise.resolve()
-    .then(() => store.onWebhookEvents(worker.wake))
+    .then(() => store.onWebhookEvents(woken.wake))
     .catch((error) => log.warn({ err: error }, "webhook events are found by polling only"));
-  return worker;
+  return woken;
 }

@@ -21,6 +21,10 @@ function service(clock: TestClock, maxEntries = 10) {
       verifications += 1;
       return inner.verifyAccessToken(token);
     },
+    verifyClientAccessToken(token: string) {
+      verifications += 1;
+      return inner.verifyClientAccessToken(token);
+    },
   };
   const tokens = withVerifiedTokenCache(counted, { clock: clock.read, leewaySeconds: 0, maxEntries });
   return { tokens, verifications: () => verifications };
@@ -38,6 +42,30 @@ describe("remembered verified tokens", () => {
     assert.equal(verifications(), 1);
     clock.advanceSeconds(ACCESS_TOKEN_LIFETIME_SECONDS);
     assert.throws(() => tokens.verifyAccessToken(token), InvalidToken);
+  });
+
+  test("a client's token verified once is answered from memory, still expires on time, and is never a user's", () => {
+    const clock = new TestClock();
+    const { tokens, verifications } = service(clock);
+    const token = tokens.issueClientAccessToken("client-1", "read");
+    const first = tokens.verifyClientAccessToken(token);
+    assert.deepEqual(tokens.verifyClientAccessToken(token), first);
+    assert.deepEqual(
+      { sub: first.sub, client_id: first.client_id, scope: first.scope },
+      { sub: "client-1", client_id: "client-1", scope: "read" },
+    );
+    assert.equal(verifications(), 1);
+    // The user-token side keeps its own memory: a client token is refused there, verified in full.
+    assert.throws(() => tokens.verifyAccessToken(token), InvalidToken);
+    assert.equal(verifications(), 2);
+    // And a user's token is not a client's, however often asked.
+    const user = tokens.issueAccessToken(subject);
+    tokens.verifyAccessToken(user);
+    assert.throws(() => tokens.verifyClientAccessToken(user), InvalidToken);
+    assert.throws(() => tokens.verifyClientAccessToken(user), InvalidToken);
+    assert.equal(verifications(), 5);
+    clock.advanceSeconds(ACCESS_TOKEN_LIFETIME_SECONDS * 48);
+    assert.throws(() => tokens.verifyClientAccessToken(token), InvalidToken);
   });
 
   test("a token that failed is verified in full every time; a tampered copy of a remembered one fails", () => {
