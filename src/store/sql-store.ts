@@ -940,7 +940,7 @@ export function sqlStore(db: Db, clock: () => number): store.UserStore {
       return messages + (await deleteSome("webhook_attempts", "id", "created_at < $1", before, limit));
     },
     ...oidcStore(db),
-    ...upstreamStore(db),
+    ...upstreamStore(db, insertMail),
 
     // The database itself
     ping: () => db.one("SELECT 1").then(() => {}),
