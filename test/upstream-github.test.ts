@@ -9,118 +9,18 @@
 // Sign-ups through a provider count against the sign-up limit of POST /users.
 // Both backends (TEST_BACKEND=postgres).
 import assert from "node:assert/strict";
-import { describe, type TestContext, test } from "node:test";
-import { buildApp } from "../src/app.ts";
+import { describe, test } from "node:test";
 import { TOO_MANY_SIGNUPS } from "../src/auth/rate-limits.ts";
-import type { Config } from "../src/config.ts";
-import type { UserStore } from "../src/store/store.ts";
 import { PROVIDER_REFUSED, PROVIDER_UNREACHABLE } from "../src/upstream/relying-party.ts";
-import type { UpstreamConfig } from "../src/upstream/settings.ts";
 import { NO_EMAIL } from "../src/upstream/sign-in.ts";
-import { bearer, createUser, loginToken, openTestStore, TestClock, testConfig } from "./helpers.ts";
+import { bearer, createUser, loginToken, testConfig } from "./helpers.ts";
 import { rawStore } from "./raw-store.ts";
-import { type GithubFault, type GithubUser, startFakeGithub, UPSTREAM_CLIENT } from "./upstream/fixture.ts";
-
-const BASE = "http://localhost:8999";
-const TIMEOUT_MS = 1000;
-const KEY = "an-upstream-token-sealing-key-of-32-bytes-or-more";
-
-const octo = (id = 4242, email = "octo@example.com"): GithubUser => ({
-  id,
-  login: `octo${id}`,
-  name: "Octo Cat",
-  emails: [
-    { email: `${id}+octo@users.noreply.github.com`, primary: false, verified: true },
-    { email, primary: true, verified: true },
-  ],
-});
-
-interface Options {
-  upstream?: Partial<UpstreamConfig>;
-  config?: Partial<Config>;
-  store?: UserStore;
-}
-
-/** The service with GitHub as its one provider, and the browser's round trip through it. */
-async function setUp(t: TestContext, options: Options = {}) {
-  let user = octo();
-  let fault: GithubFault = "none";
-  const github = await startFakeGithub(
-    t,
-    () => user,
-    () => fault,
-  );
-  const clock = new TestClock();
-  const store = options.store ?? (await openTestStore(t, clock.read));
-  const app = await buildApp({
-    config: testConfig({
-      publicUrl: BASE,
-      mfa: { encryptionKeys: [KEY], totpIssuer: "Service Test" },
-      upstream: {
-        providers: [
-          {
-            kind: "github",
-            name: "github",
-            label: "GitHub",
-            webUrl: github,
-            apiUrl: github,
-            scopes: "read:user user:email",
-            clientId: UPSTREAM_CLIENT.id,
-            clientSecret: UPSTREAM_CLIENT.secret,
-            allowedDomains: [],
-          },
-        ],
-        autoLink: false,
-        keepTokens: false,
-        timeoutMs: TIMEOUT_MS,
-        ...options.upstream,
-      },
-      ...options.config,
-    }),
-    store,
-    clock: clock.read,
-  });
-  t.after(async () => {
-    await app.close();
-    if (!options.store) await store.close();
-  });
-
-  /** Start, GitHub's authorize redirect (followed over HTTP), then the callback from the same browser. */
-  async function signIn() {
-    const start = await app.inject({ method: "GET", url: "/auth/upstream/github/start" });
-    assert.equal(start.statusCode, 303, start.body);
-    const cookie = String(start.headers["set-cookie"]).split(";")[0] as string;
-    const atGithub = await fetch(start.headers.location as string, { redirect: "manual" });
-    const back = new URL(atGithub.headers.get("location") as string);
-    const began = Date.now();
-    const callback = await app.inject({ method: "GET", url: `${back.pathname}${back.search}`, headers: { cookie } });
-    return { callback, cookie, took: Date.now() - began };
-  }
-  const users = async () => (await store.list({ limit: 100 })).map((each) => each.email);
-  return {
-    app,
-    store,
-    signIn,
-    users,
-    setUser: (next: GithubUser) => (user = next),
-    setFault: (next: GithubFault) => (fault = next),
-  };
-}
-
-/** The error page as a whole: status, its headers, and the one sentence it shows. */
-function assertPage(
-  response: { statusCode: number; headers: Record<string, unknown>; body: string },
-  status: number,
-  detail: string,
-) {
-  assert.equal(response.statusCode, status, response.body);
-  assert.equal(response.headers["content-type"], "text/html; charset=utf-8");
-  assert.equal(response.headers["cache-control"], "no-store");
-  assert.equal(response.headers["referrer-policy"], "no-referrer");
-  const shown = /<p class="error" role="alert" id="upstream-error">([^<]*)<\/p>/.exec(response.body)?.[1];
-  assert.equal(shown, detail.replace(/'/g, "&#39;"));
-  assert.doesNotMatch(response.body, /bad_verification_code|Bad credentials|Server Error|gho_/);
-}
+import {
+  assertUpstreamPage as assertPage,
+  octo,
+  startGithubService as setUp,
+  GITHUB_TIMEOUT_MS as TIMEOUT_MS,
+} from "./upstream/github-service.ts";
 
 describe("GitHub failing", () => {
   for (const [fault, detail] of [

@@ -29,7 +29,12 @@ export interface AccountMails {
    * The link that proves the account before an upstream sign-in (of `provider`, its label) is linked
    * to it; it works for `ttlSeconds`, in the browser that started the sign-in.
    */
-  upstreamLink(user: { id: string; email: string }, token: string, provider: string, ttlSeconds: number): NewOutboxMessage;
+  upstreamLink(
+    user: { id: string; email: string },
+    token: string,
+    provider: string,
+    ttlSeconds: number,
+  ): NewOutboxMessage;
   /** Tells the previous address that the account's e-mail changed (when, and from what where known). */
   emailChanged(previousEmail: string, user: { id: string; email: string }, facts?: NoticeFacts): NewOutboxMessage;
   /** A security notification (mail/notices.ts) to the user's address. */

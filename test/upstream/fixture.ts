@@ -84,11 +84,7 @@ export interface GithubUser {
 export type GithubFault = "none" | "token-error" | "user-401" | "user-500" | "slow-token" | "slow-user-body";
 
 /** GitHub's OAuth web flow and REST API, as documented, for one user at a time (`current`). */
-export async function startFakeGithub(
-  t: TestContext,
-  user: () => GithubUser,
-  fault: () => GithubFault = () => "none",
-) {
+export async function startFakeGithub(t: TestContext, user: () => GithubUser, fault: () => GithubFault = () => "none") {
   const codes = new Map<string, { challenge: string; redirect: string }>();
   const tokens = new Set<string>();
   const url = await listen(t, (request, response) => {
@@ -126,7 +122,8 @@ export async function startFakeGithub(
           return json(200, {
             error: "bad_verification_code",
             error_description: "The code passed is incorrect or expired.",
-            error_uri: "https://docs.github.com/apps/managing-oauth-apps/troubleshooting-oauth-app-access-token-request-errors/#bad-verification-code",
+            error_uri:
+              "https://docs.github.com/apps/managing-oauth-apps/troubleshooting-oauth-app-access-token-request-errors/#bad-verification-code",
           }); // GitHub's way: 200 with error
         const token = `gho_${randomBytes(16).toString("hex")}`;
         tokens.add(token);
