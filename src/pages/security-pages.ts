@@ -41,7 +41,7 @@ const SIGN_IN_PAGE = page(
 <button type="button" id="passkey-sign-in">Sign in with a passkey</button>
 </section>
 <section id="link-mail-section" aria-labelledby="link-mail-heading" hidden>
-<h2 id="link-mail-heading">Or prove it by e-mail</h2>
+<h2 id="link-mail-heading">Or prove it with a link we send you</h2>
 <p class="hint">We send a link to the account's address; open it in this browser.</p>
 <button type="button" id="link-by-mail" class="secondary">E-mail me a link</button>
 </section>

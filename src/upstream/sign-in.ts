@@ -197,7 +197,7 @@ export function createUpstream(options: UpstreamOptions): Upstream {
         const ticket = await ticketFor("sign_in", pending.bindingHash, party, assertion, existing.id, null);
         return { kind: "signed_in", ticket, continueTo: pending.continueTo };
       }
-      // Nothing is linked before the account's owner proves it (signs in to it).
+      // Nothing is linked before the account's owner proves it (signs in to it, or opens the link mailed to it).
       const ticket = await ticketFor("link", pending.bindingHash, party, assertion, null, seal(assertion));
       return { kind: "prove_account", ticket, continueTo: pending.continueTo };
     }
