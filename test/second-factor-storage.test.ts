@@ -6,70 +6,20 @@
 // is listed, `reseal` moves them to the first key, and then the old key can go.
 import assert from "node:assert/strict";
 import { createHmac, hkdfSync } from "node:crypto";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { DatabaseSync } from "node:sqlite";
 import { describe, type TestContext, test } from "node:test";
 import { buildApp } from "../src/app.ts";
 import { createRateLimits, MemoryCounterStore } from "../src/auth/rate-limits.ts";
 import { createSecondFactors } from "../src/auth/second-factors.ts";
 import { MFA_OTP_GRANT, MFA_RECOVERY_CODE_GRANT } from "../src/schemas.ts";
-import { openSqliteStore } from "../src/store/sqlite.ts";
 import type { UserStore } from "../src/store/store.ts";
-import { bearer, createUser, openPostgresSchema, requestToken, TestClock, testConfig } from "./helpers.ts";
+import { bearer, createUser, requestToken, TestClock, testConfig } from "./helpers.ts";
+import { rawStore } from "./raw-store.ts";
 import { codeAt } from "./totp.ts";
 
 const EMAIL = "ada@example.com";
 const PASSWORD = "correct horse battery";
 const OLD_KEY = "the-old-second-factor-key-of-32-bytes-or-more";
 const NEW_KEY = "the-new-second-factor-key-of-32-bytes-or-more";
-
-interface RawStore {
-  store: UserStore;
-  /** Every row of every table, as JSON text. */
-  dump(): Promise<string>;
-  /** The database's files as bytes (SQLite only; empty on PostgreSQL). */
-  files(): Buffer[];
-}
-
-async function rawStore(t: TestContext, clock: () => number): Promise<RawStore> {
-  if (process.env.TEST_BACKEND === "postgres") {
-    const { store, admin, schema } = await openPostgresSchema(t, "raw", clock);
-    return {
-      store,
-      async dump() {
-        const tables = await admin.query<{ table_name: string }>(
-          "SELECT table_name FROM information_schema.tables WHERE table_schema = $1",
-          [schema],
-        );
-        const rows = [];
-        for (const { table_name } of tables.rows) {
-          rows.push(...(await admin.query(`SELECT * FROM ${schema}.${table_name}`)).rows);
-        }
-        return JSON.stringify(rows);
-      },
-      files: () => [],
-    };
-  }
-  const dir = mkdtempSync(join(tmpdir(), "second-factor-storage-"));
-  const path = join(dir, "users.db");
-  const store = openSqliteStore(path, clock);
-  const raw = new DatabaseSync(path);
-  t.after(async () => {
-    raw.close();
-    await store.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
-  return {
-    store,
-    async dump() {
-      const tables = raw.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as { name: string }[];
-      return JSON.stringify(tables.flatMap(({ name }) => raw.prepare(`SELECT * FROM "${name}"`).all()));
-    },
-    files: () => [path, `${path}-wal`].filter((file) => existsSync(file)).map((file) => readFileSync(file)),
-  };
-}
 
 async function appOn(t: TestContext, store: UserStore, clock: TestClock, keys: string[]) {
   const app = await buildApp({

@@ -11,6 +11,8 @@ import type { RenderedMail } from "./transport.ts";
 
 export const RESET_PAGE_PATH = "/reset-password";
 export const VERIFY_PAGE_PATH = "/verify-email";
+/** Where the link that proves an account for an upstream sign-in leads: the sign-in page, in its mailed-link mode. */
+export const UPSTREAM_LINK_PAGE_PATH = "/sign-in?link=mail";
 
 export interface MailSettings {
   from: string;
@@ -23,6 +25,16 @@ export interface AccountMails {
   passwordReset(user: { id: string; email: string }, token: string): NewOutboxMessage;
   /** `change` is true when the address is a new one the user asked to switch to. */
   verification(user: { id: string }, email: string, token: string, change: boolean): NewOutboxMessage;
+  /**
+   * The link that proves the account before an upstream sign-in (of `provider`, its label) is linked
+   * to it; it works for `ttlSeconds`, in the browser that started the sign-in.
+   */
+  upstreamLink(
+    user: { id: string; email: string },
+    token: string,
+    provider: string,
+    ttlSeconds: number,
+  ): NewOutboxMessage;
   /** Tells the previous address that the account's e-mail changed (when, and from what where known). */
   emailChanged(previousEmail: string, user: { id: string; email: string }, facts?: NoticeFacts): NewOutboxMessage;
   /** A security notification (mail/notices.ts) to the user's address. */
@@ -113,6 +125,20 @@ export function createAccountMails(settings: MailSettings, sealer: Sealer): Acco
     }
     const token = typeof payload.token === "string" ? sealer.open(payload.token) : undefined;
     if (token === undefined) return undefined;
+    if (kind === "upstream_link") {
+      return {
+        subject: `Link your ${String(payload.provider)} sign-in to your account`,
+        paragraphs: [
+          `Someone (we hope you) signed in with ${String(payload.provider)} and asked to link that sign-in to ` +
+            "the account with this e-mail address. Open this link to confirm that the account is yours and link it:",
+          `The link works once, for ${minutes(Number(payload.ttl))}, and only in the browser where the sign-in ` +
+            "was started.",
+          `If you did not ask for this, ignore this message: nothing is linked, and no one can sign in to your ` +
+            `account with ${String(payload.provider)}.`,
+        ],
+        link: { url: link(UPSTREAM_LINK_PAGE_PATH, token), label: "Link the sign-in" },
+      };
+    }
     if (kind === "password_reset") {
       return {
         subject: "Reset your password",
@@ -143,6 +169,8 @@ export function createAccountMails(settings: MailSettings, sealer: Sealer): Acco
     passwordReset: (user, token) => message("password_reset", user.email, user.id, { token: sealer.seal(token) }),
     verification: (user, email, token, change) =>
       message("email_verification", email, user.id, { token: sealer.seal(token), change }),
+    upstreamLink: (user, token, provider, ttl) =>
+      message("upstream_link", user.email, user.id, { token: sealer.seal(token), provider, ttl }),
     emailChanged: (previousEmail, user, facts) =>
       message("email_changed", previousEmail, user.id, { masked: maskEmail(user.email), ...facts }),
     notice: (kind, recipient, userId, facts) => message(kind, recipient, userId, facts),

@@ -40,6 +40,11 @@ const SIGN_IN_PAGE = page(
 <p class="hint">No e-mail or password needed: your device asks for your fingerprint, face or PIN.</p>
 <button type="button" id="passkey-sign-in">Sign in with a passkey</button>
 </section>
+<section id="link-mail-section" aria-labelledby="link-mail-heading" hidden>
+<h2 id="link-mail-heading">Or prove it with a link we send you</h2>
+<p class="hint">We send a link to the account's address; open it in this browser.</p>
+<button type="button" id="link-by-mail" class="secondary">E-mail me a link</button>
+</section>
 <section id="upstream-section" aria-labelledby="upstream-heading" hidden>
 <h2 id="upstream-heading">Or sign in with</h2>
 <ul id="upstream-list" class="items"></ul>

@@ -23,14 +23,16 @@ let factors = [];
 const AUTHORIZE = "/oauth/authorize?";
 const query = new URLSearchParams(location.search);
 const next = query.get("continue");
-const continuing = next?.startsWith(AUTHORIZE) ? next : null;
+let continuing = next?.startsWith(AUTHORIZE) ? next : null;
 if (query.get("login_hint")) passwordForm.elements.username.value = query.get("login_hint");
 // Back from an upstream provider (issue 25): a ticket in the fragment, never sent to a server by the
 // browser; removed from the address bar at once.
 const fragment = new URLSearchParams(location.hash.slice(1));
 const upstreamTicket = fragment.get("upstream");
 const linkTicket = fragment.get("link");
-if (upstreamTicket || linkTicket) history.replaceState(null, "", location.pathname + location.search);
+// The link mailed to the account's address to prove it (/sign-in?link=mail#token=...).
+const mailedLink = query.get("link") === "mail" ? fragment.get("token") : null;
+if (upstreamTicket || linkTicket || mailedLink) history.replaceState(null, "", location.pathname + location.search);
 
 if (location.hash === "#signed-out") {
   say("You are signed out.", "success");
@@ -197,17 +199,47 @@ async function showProviders() {
   section.hidden = false;
 }
 
-if (linkTicket) {
-  say("An account with this e-mail address exists. Sign in to it to link this sign-in.");
-} else if (upstreamTicket) {
+/** The upstream grant with a sign-in ticket (from the callback, or from a confirmed mailed link). */
+async function signInWithTicket(ticket) {
   passwordForm.hidden = true;
   passkeySection.hidden = true;
   say("Signing in…");
-  tokenRequest({ grant_type: `${GRANT}upstream`, upstream_ticket: upstreamTicket }).then((result) => {
-    if (result.ok) return signedIn(result);
-    if (result.status === 403 && result.data.error === "mfa_required") return askSecondFactor(result.data);
-    passwordForm.hidden = false;
-    say(detail(result, "Signing in failed. Try again."), "error");
-  });
+  const result = await tokenRequest({ grant_type: `${GRANT}upstream`, upstream_ticket: ticket });
+  if (result.ok) return signedIn(result);
+  if (result.status === 403 && result.data.error === "mfa_required") return askSecondFactor(result.data);
+  passwordForm.hidden = false;
+  say(detail(result, "Signing in failed. Try again."), "error");
 }
-if (!upstreamTicket) showProviders();
+
+if (linkTicket) {
+  say("An account with this e-mail address exists. Sign in to it to link this sign-in.");
+  const mailSection = document.getElementById("link-mail-section");
+  const mailButton = document.getElementById("link-by-mail");
+  mailSection.hidden = false;
+  mailButton.addEventListener("click", () =>
+    busy(mailButton, async () => {
+      const body = continuing ? { ticket: linkTicket, continue: continuing } : { ticket: linkTicket };
+      const sent = await api("/auth/upstream/link/mail", { method: "POST", body });
+      if (!sent.ok) return say(detail(sent, "Sending the link failed. Try again."), "error");
+      passwordForm.hidden = true;
+      passkeySection.hidden = true;
+      mailSection.hidden = true;
+      say(sent.data.message, "success");
+    }),
+  );
+} else if (mailedLink) {
+  passwordForm.hidden = true;
+  passkeySection.hidden = true;
+  say("Linking the sign-in…");
+  api("/auth/upstream/link/mail/confirm", { method: "POST", body: { token: mailedLink } }).then((confirmed) => {
+    if (!confirmed.ok) {
+      passwordForm.hidden = false;
+      return say(detail(confirmed, "Linking the sign-in failed. Try again."), "error");
+    }
+    continuing = confirmed.data.continue?.startsWith(AUTHORIZE) ? confirmed.data.continue : null;
+    return signInWithTicket(confirmed.data.upstream_ticket);
+  });
+} else if (upstreamTicket) {
+  signInWithTicket(upstreamTicket);
+}
+if (!upstreamTicket && !mailedLink) showProviders();

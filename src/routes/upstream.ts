@@ -7,6 +7,7 @@ import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "typebox";
 import type { Audit } from "../audit.ts";
 import type { Guards } from "../auth/guard.ts";
+import { TOO_MANY_MAIL_REQUESTS } from "../auth/rate-limits.ts";
 import { BEARER_SECURITY } from "../docs.ts";
 import { HttpError, NOT_ENOUGH_PRIVILEGES } from "../errors.ts";
 import { AUTHORIZE_PATH } from "../oidc/paths.ts";
@@ -32,6 +33,11 @@ export const LAST_WAY_TO_SIGN_IN =
   "This is the account's last way to sign in: set a password (through a password reset) or link another first";
 export const INVALID_LINK_TICKET = "The link has expired or was already used: sign in with the provider again";
 export const IDENTITY_ELSEWHERE = "This identity is linked to another account";
+export const LINK_MAILED =
+  "We sent a link to the account's e-mail address. Open it in this browser within 10 minutes to link the sign-in.";
+export const INVALID_MAILED_LINK =
+  "This link has expired or was already used, or was opened in another browser than the one where the sign-in " +
+  "started: sign in with the provider again";
 
 const Identity = Type.Object(
   {
@@ -66,6 +72,39 @@ const TicketIn = Type.Object(
   { ticket: Type.String({ minLength: 1, maxLength: 128 }) },
   { $id: "UpstreamTicketIn", additionalProperties: false },
 );
+
+const LinkMailIn = Type.Object(
+  {
+    ticket: Type.String({ minLength: 1, maxLength: 128 }),
+    continue: Type.Optional(
+      Type.String({
+        maxLength: 4096,
+        description: "The authorization request to go back to after the link (only this service's).",
+      }),
+    ),
+  },
+  { $id: "UpstreamLinkMailIn", additionalProperties: false },
+);
+const LinkMailOut = Type.Object({ message: Type.String() }, { $id: "UpstreamLinkMailOut" });
+const LinkConfirmIn = Type.Object(
+  { token: Type.String({ minLength: 1, maxLength: 128 }) },
+  { $id: "UpstreamLinkConfirmIn", additionalProperties: false },
+);
+const LinkConfirmOut = Type.Object(
+  {
+    upstream_ticket: Type.String({
+      description: "For the token endpoint's upstream grant, from this browser, within 2 minutes.",
+    }),
+    continue: Type.Union([Type.String(), Type.Null()], {
+      description: "The authorization request the sign-in was started from, if any.",
+    }),
+  },
+  { $id: "UpstreamLinkConfirmOut" },
+);
+
+/** Only this service's authorization endpoint: never another address (an open redirect). */
+const continueOf = (raw: unknown) =>
+  typeof raw === "string" && raw.startsWith(`${AUTHORIZE_PATH}?`) ? raw.slice(0, 4096) : null;
 
 const present = (identity: UpstreamIdentityRecord) => ({
   id: identity.id,
@@ -111,9 +150,7 @@ export const upstreamRoutes: FastifyPluginAsyncTypebox<UpstreamRouteOptions> = a
     "/auth/upstream/:provider/start",
     { schema: { hide: true, params: Params } },
     async function start(request, reply) {
-      const raw = (request.query as Record<string, unknown>).continue;
-      // Only this service's authorization endpoint: never another address (an open redirect).
-      const continueTo = typeof raw === "string" && raw.startsWith(`${AUTHORIZE_PATH}?`) ? raw.slice(0, 4096) : null;
+      const continueTo = continueOf((request.query as Record<string, unknown>).continue);
       try {
         const started = await upstream.start(request.params.provider, { continueTo, linkUserId: null });
         binding.set(reply, started.binding);
@@ -131,7 +168,10 @@ export const upstreamRoutes: FastifyPluginAsyncTypebox<UpstreamRouteOptions> = a
     async function callback(request, reply) {
       const url = new URL(request.url, "http://callback.invalid");
       const outcome = await upstream.callback(request.params.provider, url, binding.read(request), request.ip);
-      if (outcome.kind === "refused") return sendUpstreamErrorPage(reply, outcome.status, outcome.detail);
+      if (outcome.kind === "refused") {
+        if (outcome.headers) reply.headers(outcome.headers);
+        return sendUpstreamErrorPage(reply, outcome.status, outcome.detail);
+      }
       if (outcome.kind === "linked") return reply.redirect(`${SECURITY_PAGE_PATH}#linked`, 303);
       const query = outcome.continueTo === null ? "" : `?${new URLSearchParams({ continue: outcome.continueTo })}`;
       // The ticket in the fragment, which the browser never sends to a server (nor in a Referer).
@@ -166,6 +206,64 @@ export const upstreamRoutes: FastifyPluginAsyncTypebox<UpstreamRouteOptions> = a
       if (result === "invalid") throw new HttpError(400, INVALID_LINK_TICKET);
       if (result === "elsewhere") throw new HttpError(409, IDENTITY_ELSEWHERE);
       return reply.code(204).send(null);
+    },
+  );
+
+  app.post(
+    "/auth/upstream/link/mail",
+    {
+      schema: {
+        operationId: "requestUpstreamLinkMail",
+        tags: ["auth"],
+        summary: "Prove the account by a link mailed to it, instead of signing in to it",
+        description:
+          "When an upstream sign-in found an account with its e-mail, the sign-in page may post the ticket of " +
+          "the callback here (from the same browser) instead of asking the account's password: a link goes to " +
+          "the account's address, working once, for 10 minutes, in this browser only. The answer renews the " +
+          "cookie that binds the sign-in to the browser for as long. Counts against the limit of reset and " +
+          "verification mails.",
+        body: LinkMailIn,
+        response: {
+          202: LinkMailOut,
+          400: errorResponse("Unknown, spent or expired ticket, or another browser.", INVALID_LINK_TICKET),
+          429: errorResponse("Too many mails asked for.", TOO_MANY_MAIL_REQUESTS),
+        },
+      },
+    },
+    async function requestLinkMail(request, reply) {
+      const raw = binding.read(request);
+      const result = await upstream.mailLink(request.body.ticket, raw, continueOf(request.body.continue), request.ip);
+      if (result === "invalid") throw new HttpError(400, INVALID_LINK_TICKET);
+      if (raw !== undefined) binding.set(reply, raw);
+      return reply.code(202).send({ message: LINK_MAILED });
+    },
+  );
+
+  app.post(
+    "/auth/upstream/link/mail/confirm",
+    {
+      schema: {
+        operationId: "confirmUpstreamLinkMail",
+        tags: ["auth"],
+        summary: "Link the identity with the token of the mailed link",
+        description:
+          "The page the mailed link opens posts its token here, from the browser that started the sign-in: " +
+          "the identity is linked, and the answer's ticket signs in through the token endpoint's upstream grant " +
+          "(a second factor still applies). A token presented from another browser is refused and stays usable " +
+          "in its own.",
+        body: LinkConfirmIn,
+        response: {
+          200: LinkConfirmOut,
+          400: errorResponse("Unknown, spent or expired link, or another browser.", INVALID_MAILED_LINK),
+          409: errorResponse("The identity belongs to another account.", IDENTITY_ELSEWHERE),
+        },
+      },
+    },
+    async function confirmLinkMail(request) {
+      const result = await upstream.confirmMailedLink(request.body.token, binding.read(request), request.ip);
+      if (result === "invalid") throw new HttpError(400, INVALID_MAILED_LINK);
+      if (result === "elsewhere") throw new HttpError(409, IDENTITY_ELSEWHERE);
+      return { upstream_ticket: result.ticket, continue: result.continueTo };
     },
   );
 

@@ -489,6 +489,30 @@ export const migrations: readonly Migration[] = [
       CREATE INDEX backchannel_logouts_due ON backchannel_logouts (status, next_attempt_at);
     `,
   ),
+  // An upstream sign-in's link to an existing account proved by a link mailed to the account's address
+  // (issue 25): the link's token stored as its SHA-256, one use, short-lived, bound to the browser that
+  // started the sign-in (the binding cookie's hash) and carrying the identity it will link.
+  migration(
+    70,
+    "upstream links proved by mail",
+    (t) => `
+      CREATE TABLE upstream_link_mails (
+        token_hash ${t.text} PRIMARY KEY,
+        user_id ${t.id} NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+        binding_hash ${t.text} NOT NULL,
+        provider ${t.text} NOT NULL,
+        issuer ${t.text} NOT NULL,
+        subject ${t.text} NOT NULL,
+        email ${t.text} NOT NULL,
+        sealed_tokens ${t.text},
+        continue_to ${t.text},
+        created_at ${t.time} NOT NULL,
+        expires_at ${t.time} NOT NULL,
+        spent_at ${t.time}
+      )${t.strict};
+      CREATE INDEX upstream_link_mails_by_expiry ON upstream_link_mails (expires_at);
+    `,
+  ),
 ];
 
 /** The versions still to apply, in order. */

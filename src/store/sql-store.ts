@@ -1086,7 +1086,7 @@ export function sqlStore(db: Db, clock: () => number): store.UserStore {
     },
     ...oidcStore(db),
     ...logouts.verbs,
-    ...upstreamStore(db),
+    ...upstreamStore(db, insertMail),
 
     // The database itself
     ping: () => db.one("SELECT 1").then(() => {}),

@@ -295,7 +295,7 @@ export const NOTICE_KINDS = [
 ] as const;
 export type NoticeKind = (typeof NOTICE_KINDS)[number];
 
-export type MailKind = "password_reset" | "email_verification" | NoticeKind;
+export type MailKind = "password_reset" | "email_verification" | "upstream_link" | NoticeKind;
 export type MailStatus = "pending" | "sent" | "failed";
 
 export interface NewOutboxMessage {
@@ -872,6 +872,25 @@ export interface UpstreamTicketRecord {
   expiresAt: string;
 }
 
+/**
+ * A link to an existing account waiting for the link mailed to the account's address: the identity it
+ * will link, the account, and the browser (binding) and authorization request it belongs to.
+ */
+export interface UpstreamLinkMailRecord {
+  tokenHash: string;
+  userId: string;
+  bindingHash: string;
+  provider: string;
+  issuer: string;
+  subject: string;
+  /** The account's address the link was mailed to. */
+  email: string;
+  sealedTokens: string | null;
+  continueTo: string | null;
+  createdAt: string;
+  expiresAt: string;
+}
+
 export interface UpstreamStore {
   savePendingUpstream(pending: UpstreamPendingRecord): Promise<void>;
   /** Spends the pending sign-in of this state at once; undefined when unknown, spent or expired. */
@@ -890,7 +909,17 @@ export interface UpstreamStore {
   /** Records a sign-in with the identity (its current address, and new sealed tokens when kept). */
   touchIdentity(id: string, email: string | null, sealedTokens: string | null, at: string): Promise<void>;
   unlinkIdentity(userId: string, id: string): Promise<boolean>;
-  /** Deletes up to `limit` pending sign-ins and tickets each that expired before `before`. */
+  /**
+   * One transaction: the mailed link and its mail in the outbox; the user's older live mailed links
+   * are spent (a newer link replaces them).
+   */
+  issueUpstreamLinkMail(link: UpstreamLinkMailRecord, mail: NewOutboxMessage): Promise<void>;
+  /**
+   * Spends the mailed link when presented from its browser (binding); undefined when unknown, spent,
+   * expired or from another browser, which leaves it unspent for its own browser.
+   */
+  takeUpstreamLinkMail(tokenHash: string, bindingHash: string, at: string): Promise<UpstreamLinkMailRecord | undefined>;
+  /** Deletes up to `limit` pending sign-ins, tickets and mailed links each that expired before `before`. */
   purgeUpstreamPending(before: string, limit: number): Promise<number>;
 }
 

@@ -3,15 +3,20 @@
 // subject); pending sign-ins and tickets spent by one conditional UPDATE, so
 // of two callbacks (or two instances) presenting one state or ticket exactly
 // one wins and the other finds nothing.
-import type { Db } from "./db.ts";
+import type { Db, Queryable } from "./db.ts";
 import { reader } from "./reader.ts";
 import type * as store from "./store.ts";
 
 const readIdentity = reader<store.UpstreamIdentityRecord>({}, ["sealed_tokens"]);
 const readPending = reader<store.UpstreamPendingRecord>({}, ["spent_at"]);
 const readTicket = reader<store.UpstreamTicketRecord>({}, ["spent_at"]);
+const readLinkMail = reader<store.UpstreamLinkMailRecord>({}, ["spent_at"]);
 
-export function upstreamStore(db: Db): store.UpstreamStore {
+/** `insertMail` writes a message to the outbox inside the caller's transaction (sql-store.ts). */
+export function upstreamStore(
+  db: Db,
+  insertMail: (q: Queryable, mail: store.NewOutboxMessage) => Promise<void>,
+): store.UpstreamStore {
   return {
     async savePendingUpstream(p) {
       await db.run(
@@ -111,6 +116,41 @@ export function upstreamStore(db: Db): store.UpstreamStore {
     async unlinkIdentity(userId, id) {
       return (await db.run("DELETE FROM upstream_identities WHERE user_id = $1 AND id = $2", [userId, id])) > 0;
     },
+    async issueUpstreamLinkMail(l, mail) {
+      await db.transaction(async (tx) => {
+        await tx.run(
+          "UPDATE upstream_link_mails SET spent_at = $1 WHERE user_id = $2 AND spent_at IS NULL AND expires_at > $1",
+          [l.createdAt, l.userId],
+        );
+        await tx.run(
+          `INSERT INTO upstream_link_mails (token_hash, user_id, binding_hash, provider, issuer, subject, email,
+                                            sealed_tokens, continue_to, created_at, expires_at)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+          [
+            l.tokenHash,
+            l.userId,
+            l.bindingHash,
+            l.provider,
+            l.issuer,
+            l.subject,
+            l.email,
+            l.sealedTokens,
+            l.continueTo,
+            l.createdAt,
+            l.expiresAt,
+          ],
+        );
+        await insertMail(tx, mail);
+      });
+    },
+    async takeUpstreamLinkMail(tokenHash, bindingHash, at) {
+      const row = await db.one<Record<string, unknown>>(
+        `UPDATE upstream_link_mails SET spent_at = $1
+         WHERE token_hash = $2 AND binding_hash = $3 AND spent_at IS NULL AND expires_at > $1 RETURNING *`,
+        [at, tokenHash, bindingHash],
+      );
+      return row && readLinkMail(row);
+    },
     async purgeUpstreamPending(before, limit) {
       const pending = await db.run(
         `DELETE FROM upstream_pending WHERE state_hash IN
@@ -122,7 +162,12 @@ export function upstreamStore(db: Db): store.UpstreamStore {
            (SELECT ticket_hash FROM upstream_tickets WHERE expires_at < $1 LIMIT ${Math.trunc(limit)})`,
         [before],
       );
-      return pending + tickets;
+      const mails = await db.run(
+        `DELETE FROM upstream_link_mails WHERE token_hash IN
+           (SELECT token_hash FROM upstream_link_mails WHERE expires_at < $1 LIMIT ${Math.trunc(limit)})`,
+        [before],
+      );
+      return pending + tickets + mails;
     },
   };
 }

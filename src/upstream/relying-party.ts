@@ -164,20 +164,26 @@ function githubParty(provider: UpstreamGithubProvider, timeoutMs: number): Relyi
   const headers = { accept: "application/json", "user-agent": "user-token-service" };
   async function call(url: string, init: RequestInit = {}): Promise<unknown> {
     let response: Response;
+    let body: unknown;
     try {
+      // One deadline for the answer and its body: a body that stops coming is as slow as no answer.
       response = await fetch(url, {
         ...init,
         headers: { ...headers, ...init.headers },
         signal: AbortSignal.timeout(timeoutMs),
         redirect: "error",
       });
+      body = await response.json().catch((error: unknown) => {
+        if (isTimeout(error)) throw error;
+        return undefined; // not JSON
+      });
     } catch (error) {
       throw new UpstreamFailure(PROVIDER_UNREACHABLE, error);
     }
-    const body = await response.json().catch(() => undefined);
     if (!response.ok || body === undefined)
+      // GitHub failing (5xx) is an outage to wait out; any other answer a refusal.
       throw new UpstreamFailure(
-        PROVIDER_REFUSED,
+        response.status >= 500 ? PROVIDER_UNREACHABLE : PROVIDER_REFUSED,
         new Error(`GitHub answered ${response.status} at ${new URL(url).pathname}`),
       );
     return body;
@@ -225,12 +231,15 @@ function githubParty(provider: UpstreamGithubProvider, timeoutMs: number): Relyi
       const list = Array.isArray(emails)
         ? (emails as { email?: unknown; primary?: unknown; verified?: unknown }[])
         : [];
-      const primary = list.find((entry) => entry.primary === true && typeof entry.email === "string");
+      // Only a verified primary address counts: GitHub lets anyone add an address it has not verified.
+      const primary = list.find(
+        (entry) => entry.primary === true && entry.verified === true && typeof entry.email === "string",
+      );
       return {
         issuer: provider.webUrl,
         subject: String(user.id),
         email: primary ? (primary.email as string) : null,
-        emailVerified: primary?.verified === true,
+        emailVerified: primary !== undefined,
         name: typeof user.name === "string" ? user.name : null,
         tokens: token,
       };

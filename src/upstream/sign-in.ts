@@ -5,9 +5,16 @@
 // the one-use tickets that hand the result to the sign-in page, which then
 // asks the token endpoint for tokens like after a password (second factor
 // included) and opens the browser session of the authorization endpoint.
-// Nothing is written before the provider's answer has been checked.
+// Nothing is written before the provider's answer has been checked. An
+// account found by e-mail is proved before it is linked: by signing in to it
+// (password, passkey), or by a link mailed to its address that works once,
+// for ten minutes, in the browser that started the sign-in. Accounts created
+// through a provider count against the sign-up rate limit of POST /users.
 import { createHash, randomBytes } from "node:crypto";
 import type { Audit } from "../audit.ts";
+import type { RateLimits } from "../auth/rate-limits.ts";
+import { HttpError } from "../errors.ts";
+import type { AccountMails } from "../mail/messages.ts";
 import { createSealer } from "../mail/seal.ts";
 import { newId } from "../store/ids.ts";
 import type { UpstreamIdentityRecord, UpstreamTicketRecord, UserRecord, UserStore } from "../store/store.ts";
@@ -16,12 +23,15 @@ import type { UpstreamConfig } from "./settings.ts";
 
 export const PENDING_SECONDS = 600;
 export const TICKET_SECONDS = 120;
+/** How long a mailed link works (the binding cookie is set again for as long when it is mailed). */
+export const LINK_MAIL_SECONDS = 600;
 const SEAL_INFO = "upstream-token-seal";
 
 export const NO_PENDING_SIGN_IN =
   "This sign-in has expired or was already used, or was started in another browser. Start again.";
 export const DOMAIN_NOT_ALLOWED = "Accounts of this e-mail domain cannot sign in here.";
-export const NO_EMAIL = "The provider did not give an e-mail address for this account.";
+export const NO_EMAIL =
+  "The provider did not give a verified e-mail address for this account. Verify one there, then try again.";
 export const SIGNUP_CLOSED = "There is no account for this sign-in, and sign-up is closed. Ask an administrator.";
 export const NOT_VERIFIED = "The provider does not say this e-mail address is verified, which this service requires.";
 export const LINKED_ELSEWHERE = "This sign-in is already linked to another account.";
@@ -35,7 +45,7 @@ export type CallbackOutcome =
   | { kind: "signed_in"; ticket: string; continueTo: string | null }
   | { kind: "prove_account"; ticket: string; continueTo: string | null }
   | { kind: "linked" }
-  | { kind: "refused"; status: number; detail: string };
+  | { kind: "refused"; status: number; detail: string; headers?: Record<string, string> };
 
 export interface Upstream {
   readonly parties: ReadonlyMap<string, RelyingParty>;
@@ -54,6 +64,26 @@ export interface Upstream {
     user: UserRecord,
     ip: string,
   ): Promise<"linked" | "invalid" | "elsewhere">;
+  /**
+   * Spends a link ticket and mails a link to the account's address instead of asking its password;
+   * "invalid" when the ticket is unknown, spent, expired or from another browser. Throws 429 past the
+   * mail-request limit of the reset and verification mails.
+   */
+  mailLink(
+    ticket: string,
+    binding: string | undefined,
+    continueTo: string | null,
+    ip: string,
+  ): Promise<"sent" | "invalid">;
+  /**
+   * Links the identity of a mailed link (spent now) and answers a sign-in ticket for it, bound to the
+   * same browser, with the authorization request to go back to.
+   */
+  confirmMailedLink(
+    token: string,
+    binding: string | undefined,
+    ip: string,
+  ): Promise<{ ticket: string; continueTo: string | null } | "invalid" | "elsewhere">;
   /** Whether the user keeps another way to sign in without this identity. */
   mayUnlink(user: UserRecord, identityId: string): Promise<boolean>;
 }
@@ -65,6 +95,11 @@ export interface UpstreamOptions {
   /** MFA_ENCRYPTION_KEY, which seals kept tokens. */
   sealKeys: readonly string[];
   signupOpen: boolean;
+  /** The sign-up limit (per client address) and the mail-request limit, shared with the rest of the service. */
+  limits: Pick<RateLimits, "countSignup" | "countMailRequest">;
+  mails: Pick<AccountMails, "upstreamLink">;
+  /** Wakes the mail sender after a mail is queued. */
+  wakeMail: () => void;
   verificationRequired: boolean;
   redirectUri: (provider: string) => string;
   clock: () => number;
@@ -82,8 +117,9 @@ export function createUpstream(options: UpstreamOptions): Upstream {
     kind: UpstreamTicketRecord["kind"],
     bindingHash: string,
     party: RelyingParty,
-    assertion: Assertion,
+    assertion: { issuer: string; subject: string; email: string | null },
     userId: string | null,
+    sealedTokens: string | null,
   ): Promise<string> {
     const ticket = random();
     await store.saveUpstreamTicket({
@@ -95,7 +131,7 @@ export function createUpstream(options: UpstreamOptions): Upstream {
       issuer: assertion.issuer,
       subject: assertion.subject,
       email: assertion.email,
-      sealedTokens: seal(assertion),
+      sealedTokens,
       createdAt: iso(),
       expiresAt: iso(TICKET_SECONDS),
     });
@@ -148,7 +184,7 @@ export function createUpstream(options: UpstreamOptions): Upstream {
       const user = await store.findById(known.userId);
       if (!user?.isActive) return refuse(403, ACCOUNT_INACTIVE, "refused_inactive", known.userId);
       await store.touchIdentity(known.id, assertion.email, seal(assertion), iso());
-      const ticket = await ticketFor("sign_in", pending.bindingHash, party, assertion, user.id);
+      const ticket = await ticketFor("sign_in", pending.bindingHash, party, assertion, user.id, null);
       return { kind: "signed_in", ticket, continueTo: pending.continueTo };
     }
     if (assertion.email === null) return refuse(400, NO_EMAIL, "refused_no_email");
@@ -158,16 +194,23 @@ export function createUpstream(options: UpstreamOptions): Upstream {
         const linked = await link(existing.id, party, assertion, seal(assertion));
         if (!linked) return refuse(409, LINKED_ELSEWHERE, "link_refused", existing.id);
         await audit.record("upstream", existing.id, `linked_automatically:${provider}`, ip);
-        const ticket = await ticketFor("sign_in", pending.bindingHash, party, assertion, existing.id);
+        const ticket = await ticketFor("sign_in", pending.bindingHash, party, assertion, existing.id, null);
         return { kind: "signed_in", ticket, continueTo: pending.continueTo };
       }
-      // Nothing is linked before the account's owner proves it (signs in to it).
-      const ticket = await ticketFor("link", pending.bindingHash, party, assertion, null);
+      // Nothing is linked before the account's owner proves it (signs in to it, or opens the link mailed to it).
+      const ticket = await ticketFor("link", pending.bindingHash, party, assertion, null, seal(assertion));
       return { kind: "prove_account", ticket, continueTo: pending.continueTo };
     }
     if (!options.signupOpen) return refuse(403, SIGNUP_CLOSED, "refused_signup_closed");
     if (options.verificationRequired && !assertion.emailVerified)
       return refuse(403, NOT_VERIFIED, "refused_unverified");
+    try {
+      await options.limits.countSignup(ip);
+    } catch (error) {
+      if (!(error instanceof HttpError)) throw error;
+      await audit.record("upstream", null, `refused_rate_limited:${provider}`, ip);
+      return { kind: "refused", status: error.status, detail: error.detail, headers: error.headers };
+    }
     // No password ("" matches none): the account signs in through its identities, or sets one by a reset.
     const user = await store.create(
       {
@@ -182,7 +225,7 @@ export function createUpstream(options: UpstreamOptions): Upstream {
       await store.remove(user.id); // another callback linked this identity at the same moment
       return refuse(409, LINKED_ELSEWHERE, "link_refused");
     }
-    const ticket = await ticketFor("sign_in", pending.bindingHash, party, assertion, user.id);
+    const ticket = await ticketFor("sign_in", pending.bindingHash, party, assertion, user.id, null);
     return { kind: "signed_in", ticket, continueTo: pending.continueTo };
   }
 
@@ -258,6 +301,54 @@ export function createUpstream(options: UpstreamOptions): Upstream {
       }
       await audit.record("upstream", user.id, `linked:${found.provider}`, ip);
       return "linked";
+    },
+
+    async mailLink(ticket, binding, continueTo, ip) {
+      if (binding === undefined) return "invalid";
+      const found = await store.takeUpstreamTicket(hashOf(ticket), "link", iso());
+      const party = found && parties.get(found.provider);
+      if (!found || !party || found.bindingHash !== hashOf(binding) || found.email === null) return "invalid";
+      const user = await store.findByEmail(found.email);
+      if (!user?.isActive) return "invalid";
+      await options.limits.countMailRequest(ip, user.email);
+      const token = random();
+      await store.issueUpstreamLinkMail(
+        {
+          tokenHash: hashOf(token),
+          userId: user.id,
+          bindingHash: found.bindingHash,
+          provider: found.provider,
+          issuer: found.issuer,
+          subject: found.subject,
+          email: user.email,
+          sealedTokens: found.sealedTokens,
+          continueTo,
+          createdAt: iso(),
+          expiresAt: iso(LINK_MAIL_SECONDS),
+        },
+        options.mails.upstreamLink(user, token, party.provider.label, LINK_MAIL_SECONDS),
+      );
+      options.wakeMail();
+      await audit.record("upstream", user.id, `link_mailed:${found.provider}`, ip);
+      return "sent";
+    },
+
+    async confirmMailedLink(token, binding, ip) {
+      if (binding === undefined) return "invalid";
+      const found = await store.takeUpstreamLinkMail(hashOf(token), hashOf(binding), iso());
+      const party = found && parties.get(found.provider);
+      if (!found || !party) return "invalid";
+      const user = await store.findById(found.userId);
+      // The mail proved the address it went to: still the account's, and the account still active.
+      if (!user?.isActive || user.email !== found.email) return "invalid";
+      if (!(await link(user.id, party, found, found.sealedTokens))) {
+        const known = await store.findIdentity(found.issuer, found.subject);
+        if (known?.userId !== user.id) return "elsewhere";
+      }
+      await audit.record("upstream", user.id, `linked_by_mail:${found.provider}`, ip);
+      // A sign-in ticket, spent by the upstream grant like after a callback: a second factor still applies.
+      const ticket = await ticketFor("sign_in", found.bindingHash, party, found, user.id, null);
+      return { ticket, continueTo: found.continueTo };
     },
 
     async mayUnlink(user, identityId) {

@@ -6,12 +6,19 @@
 // gets its tokens through the code flow, the ID token naming that account);
 // a second sign-in landing in the same account; GitHub creating an account;
 // an existing password account linked after its password, then unlinked on
-// the security page; a second factor still asked after an upstream sign-in.
+// the security page; a second factor still asked after an upstream sign-in;
+// the domain allow-list (a refused domain ends on its page, nothing created);
+// automatic linking off (the owner proves the account, here by the link
+// mailed to it through a real SMTP server) and on (linked at once when the
+// provider says the address is verified, never otherwise).
 import assert from "node:assert/strict";
 import { after, before, describe, type TestContext, test } from "node:test";
 import * as client from "openid-client";
 import type { Browser, Page } from "playwright-core";
-import { createUser } from "../helpers.ts";
+import type { UpstreamConfig } from "../../src/upstream/settings.ts";
+import { DOMAIN_NOT_ALLOWED } from "../../src/upstream/sign-in.ts";
+import { createUser, testConfig } from "../helpers.ts";
+import { linkIn, MailServer } from "../mail-server.ts";
 import { type OidcService, startOidcService, startRelyingParty } from "../oidc/fixture.ts";
 import {
   addTestPasskey,
@@ -26,18 +33,29 @@ const PASSWORD = "correct horse battery";
 const ACCOUNTS = {
   alice: { email: "alice@example.com", email_verified: true, name: "Alice" },
   bob: { email: "bob@example.com", email_verified: true, name: "Bob" },
+  carol: { email: "carol@corp.example", email_verified: true, name: "Carol" },
+  dave: { email: "dave@example.com", email_verified: false, name: "Dave" },
 };
 
 describe("sign-in with upstream providers in Chromium", { skip: skipWithoutChromium("upstream sign-in") }, () => {
   let browser: Browser;
+  const smtp = new MailServer();
   before(async () => {
     browser = await launchChromium();
+    await smtp.start();
   });
   after(async () => {
     await browser?.close();
+    await smtp.stop();
   });
 
-  async function setUp(t: TestContext) {
+  interface Options {
+    /** The corp provider's allow-list. */
+    allowedDomains?: string[];
+    upstream?: Partial<UpstreamConfig>;
+  }
+
+  async function setUp(t: TestContext, options: Options = {}) {
     const rp = await startRelyingParty(t);
     const upstreamPort = await freePort();
     let githubUser: GithubUser = {
@@ -61,6 +79,7 @@ describe("sign-in with upstream providers in Chromium", { skip: skipWithoutChrom
             issuer: `http://localhost:${upstreamPort}`,
             scopes: "openid email profile",
             ...common,
+            allowedDomains: options.allowedDomains ?? [],
           },
           {
             kind: "github",
@@ -75,7 +94,9 @@ describe("sign-in with upstream providers in Chromium", { skip: skipWithoutChrom
         autoLink: false,
         keepTokens: false,
         timeoutMs: 3000,
+        ...options.upstream,
       },
+      mail: { ...testConfig().mail, transport: { kind: "smtp", url: smtp.url }, pollIntervalMs: 100 },
     });
     await startOidcUpstream(t, [`${service.issuer}/auth/upstream/corp/callback`], ACCOUNTS, upstreamPort);
     return { rp, service, setGithubUser: (user: GithubUser) => (githubUser = user) };
@@ -204,5 +225,94 @@ describe("sign-in with upstream providers in Chromium", { skip: skipWithoutChrom
     assert.equal(await page.locator("#status").textContent(), "Confirm with one of your passkeys.");
     assert.match(page.url(), /\/sign-in$/);
     await page.context().close();
+  });
+
+  test("the domain allow-list: a refused domain ends on its page with nothing created; an allowed one signs in", async (t) => {
+    const { service } = await setUp(t, { allowedDomains: ["corp.example"] });
+    const page = await newPage();
+    await page.goto(`${service.issuer}/sign-in`);
+    await page.click("#upstream-corp");
+    await upstreamLogin(page, "alice");
+    await page.waitForSelector("#upstream-error");
+    assert.equal(await page.locator("#upstream-error").textContent(), DOMAIN_NOT_ALLOWED);
+    assert.equal(await page.title(), "Sign-in did not work");
+    assert.deepEqual(await users(service), [], "nothing created");
+    await page.click("text=Back to the sign-in page");
+    await page.waitForURL(/\/sign-in$/);
+    await page.context().close();
+    // Another browser (the provider remembers alice in this one), with an allowed address.
+    const allowed = await newPage();
+    await allowed.goto(`${service.issuer}/sign-in`);
+    await allowed.click("#upstream-corp");
+    await upstreamLogin(allowed, "carol");
+    await allowed.waitForURL(/\/account\/security$/);
+    await allowed.waitForSelector("#identity-list li strong");
+    assert.equal(await allowed.locator("#who").textContent(), "Signed in as carol@corp.example.");
+    assert.deepEqual(await users(service), ["carol@corp.example"]);
+    await allowed.context().close();
+  });
+
+  test("automatic linking off: nothing linked until the owner proves the account by the link mailed to it", async (t) => {
+    const { service } = await setUp(t);
+    const bob = await createUser(service.store, "bob@example.com", PASSWORD);
+    const page = await newPage();
+    await page.goto(`${service.issuer}/sign-in`);
+    await page.click("#upstream-corp");
+    await upstreamLogin(page, "bob");
+    await page.waitForURL(/\/sign-in$/);
+    assert.match((await page.locator("#status").textContent()) ?? "", /An account with this e-mail address exists/);
+    await page.click("#link-by-mail");
+    await page.waitForSelector("#status.success");
+    assert.equal(
+      await page.locator("#status").textContent(),
+      "We sent a link to the account's e-mail address. Open it in this browser within 10 minutes to link the sign-in.",
+    );
+    assert.equal(await page.locator("#password-form").isHidden(), true);
+    assert.deepEqual(await service.store.listIdentities(bob.id), [], "nothing linked before the mailed link");
+    const [mail] = await smtp.mailsTo("bob@example.com");
+    const link = linkIn(mail!);
+    // Opened in another browser, the link does nothing (and stays usable in its own).
+    const other = await newPage();
+    await other.goto(`${service.issuer}${link.pathname}${link.search}${link.hash}`);
+    await other.waitForSelector("#status.error");
+    assert.match((await other.locator("#status").textContent()) ?? "", /opened in another browser/);
+    await other.context().close();
+    assert.deepEqual(await service.store.listIdentities(bob.id), []);
+    await page.goto(`${service.issuer}${link.pathname}${link.search}${link.hash}`);
+    await page.waitForURL(/\/account\/security$/);
+    await page.waitForSelector("#identity-list li strong");
+    assert.equal(await page.locator("#who").textContent(), "Signed in as bob@example.com.");
+    assert.equal(await page.locator("#identity-list li strong").textContent(), "Corp");
+    assert.equal((await service.store.listIdentities(bob.id)).length, 1);
+    assert.deepEqual(await users(service), ["bob@example.com"]);
+    await page.context().close();
+  });
+
+  test("automatic linking on: a verified address is linked at once; an unverified one is not", async (t) => {
+    const { service } = await setUp(t, { upstream: { autoLink: true } });
+    const bob = await createUser(service.store, "bob@example.com", PASSWORD);
+    const dave = await createUser(service.store, "dave@example.com", PASSWORD);
+    const page = await newPage();
+    await page.goto(`${service.issuer}/sign-in`);
+    await page.click("#upstream-corp");
+    await upstreamLogin(page, "bob");
+    await page.waitForURL(/\/account\/security$/);
+    await page.waitForSelector("#identity-list li strong");
+    assert.equal(await page.locator("#who").textContent(), "Signed in as bob@example.com.");
+    assert.equal((await service.store.listIdentities(bob.id)).length, 1);
+    await page.context().close();
+
+    const unverified = await newPage();
+    await unverified.goto(`${service.issuer}/sign-in`);
+    await unverified.click("#upstream-corp");
+    await upstreamLogin(unverified, "dave");
+    await unverified.waitForURL(/\/sign-in$/);
+    assert.match(
+      (await unverified.locator("#status").textContent()) ?? "",
+      /An account with this e-mail address exists/,
+    );
+    assert.deepEqual(await service.store.listIdentities(dave.id), [], "never linked without a verified address");
+    assert.deepEqual(await users(service), ["bob@example.com", "dave@example.com"]);
+    await unverified.context().close();
   });
 });

@@ -76,8 +76,15 @@ export interface GithubUser {
   emails: { email: string; primary: boolean; verified: boolean }[];
 }
 
+/**
+ * What the fake GitHub does wrong, as `fault()` says: its token endpoint answers an error the way
+ * GitHub does (200 with `error`), the user API answers 401 or 500, or an endpoint answers later than
+ * any timeout (the token endpoint not at all; the user API its headers, then nothing).
+ */
+export type GithubFault = "none" | "token-error" | "user-401" | "user-500" | "slow-token" | "slow-user-body";
+
 /** GitHub's OAuth web flow and REST API, as documented, for one user at a time (`current`). */
-export async function startFakeGithub(t: TestContext, user: () => GithubUser) {
+export async function startFakeGithub(t: TestContext, user: () => GithubUser, fault: () => GithubFault = () => "none") {
   const codes = new Map<string, { challenge: string; redirect: string }>();
   const tokens = new Set<string>();
   const url = await listen(t, (request, response) => {
@@ -110,7 +117,14 @@ export async function startFakeGithub(t: TestContext, user: () => GithubUser) {
           form.get("client_id") === UPSTREAM_CLIENT.id &&
           form.get("client_secret") === UPSTREAM_CLIENT.secret &&
           createHash("sha256").update(verifier).digest("base64url") === code.challenge;
-        if (!ok) return json(200, { error: "bad_verification_code" }); // GitHub's way: 200 with error
+        if (fault() === "slow-token") return; // never answers: the service's timeout ends the wait
+        if (!ok || fault() === "token-error")
+          return json(200, {
+            error: "bad_verification_code",
+            error_description: "The code passed is incorrect or expired.",
+            error_uri:
+              "https://docs.github.com/apps/managing-oauth-apps/troubleshooting-oauth-app-access-token-request-errors/#bad-verification-code",
+          }); // GitHub's way: 200 with error
         const token = `gho_${randomBytes(16).toString("hex")}`;
         tokens.add(token);
         json(200, { access_token: token, token_type: "bearer", scope: "read:user,user:email" });
@@ -120,6 +134,13 @@ export async function startFakeGithub(t: TestContext, user: () => GithubUser) {
     const bearer = /^Bearer (.+)$/.exec(request.headers.authorization ?? "")?.[1];
     if (!bearer || !tokens.has(bearer)) return json(401, { message: "Bad credentials" });
     const current = user();
+    if (at.pathname === "/user" && fault() === "user-401") return json(401, { message: "Bad credentials" });
+    if (at.pathname === "/user" && fault() === "user-500") return json(500, { message: "Server Error" });
+    if (at.pathname === "/user" && fault() === "slow-user-body") {
+      response.writeHead(200, { "content-type": "application/json" });
+      response.write('{"id": ');
+      return; // the rest never comes
+    }
     if (at.pathname === "/user") return json(200, { id: current.id, login: current.login, name: current.name });
     if (at.pathname === "/user/emails") return json(200, current.emails);
     json(404, { message: "Not Found" });
