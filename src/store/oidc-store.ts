@@ -46,12 +46,6 @@ export function oidcStore(db: Db): Omit<store.OidcStore, "revokeConsent"> {
     async recordCodeIssue(codeHash, sessionId) {
       await db.run("UPDATE oidc_codes SET issued_session_id = $1 WHERE code_hash = $2", [sessionId, codeHash]);
     },
-    async bindClientSession({ sessionId, clientId, scope, browserSessionId }) {
-      await db.run(
-        `INSERT INTO oidc_client_sessions (session_id, client_id, scope, browser_session_id) VALUES ($1, $2, $3, $4)`,
-        [sessionId, clientId, scope, browserSessionId],
-      );
-    },
     async findClientSession(sessionId) {
       if (!UUID.test(sessionId)) return undefined;
       const row = await db.one<Record<string, unknown>>("SELECT * FROM oidc_client_sessions WHERE session_id = $1", [

@@ -806,7 +806,6 @@ export interface OidcStore {
   redeemAuthorizationCode(codeHash: string, at: string): Promise<CodeRedemption>;
   /** Records what the redemption issued (the client session), for a replay to revoke. */
   recordCodeIssue(codeHash: string, sessionId: string): Promise<void>;
-  bindClientSession(binding: ClientSessionRecord): Promise<void>;
   findClientSession(sessionId: string): Promise<ClientSessionRecord | undefined>;
   findConsent(userId: string, clientId: string): Promise<ConsentRecord | undefined>;
   /** Remembers the scopes (replacing the earlier grant's, which the caller merged in). */
