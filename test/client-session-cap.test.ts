@@ -2,7 +2,8 @@
 // (the password flow, the sign-in page) and each client's sessions of the
 // user count apart, each up to the cap. An app that redeems codes often ends
 // only its own oldest sessions, never the user's own sign-ins (nor another
-// app's), and the user's sign-ins never end an app's session.
+// app's). The user's sign-ins end an app's session only as every ending of a
+// browser session does: the apps' sessions begun in it end with it.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { requestToken, testConfig } from "./helpers.ts";
@@ -40,7 +41,8 @@ describe("MAX_SESSIONS_PER_USER and client sessions", () => {
     );
     assert.equal(await stillLive(setup, "partner", partner[0] as { refresh_token: string }), false);
 
-    // A third sign-in of the user's own ends the oldest of them (the browser session's), no app's.
+    // A third sign-in of the user's own ends the oldest of them, the browser session, and with it the apps'
+    // sessions begun in it (all of them here): the session model's one rule, whatever ends a browser session.
     const third = await login();
     assert.deepEqual(
       [
@@ -51,16 +53,16 @@ describe("MAX_SESSIONS_PER_USER and client sessions", () => {
         await stillLive(setup, "partner", partner[2] as { refresh_token: string }),
         await stillLive(setup, "post", post),
       ],
-      [false, true, true, true, true, true],
+      [false, true, true, false, false, false],
     );
 
-    // Each ending is in the audit trail as the cap's.
+    // Each ending is in the audit trail: the cap's two, and the apps' sessions that ended with the browser session.
     const ended = (await setup.store.listEvents({ userId: setup.user.id, limit: 100 })).filter(
       (event) => event.type === "session_revocation",
     );
     assert.deepEqual(
-      ended.map((event) => event.outcome),
-      ["session_limit", "session_limit"],
+      ended.map((event) => event.outcome).sort(),
+      ["browser_session_ended", "browser_session_ended", "browser_session_ended", "session_limit", "session_limit"],
     );
   });
 });

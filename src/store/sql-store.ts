@@ -76,7 +76,8 @@ export const revokeSessionsPastCap = (d: Dialect) =>
 /**
  * The same cap for the sessions of one OpenID Connect client ($4): each client's sessions of a user
  * count apart, so a relying party that signs in often never ends the user's own sessions (nor
- * another app's), and the user's own sign-ins never end an app's.
+ * another app's). The user's own cap ends an app's session only by ending the browser session it
+ * was begun in (sessionsEnded's cascade, like any other ending of a browser session).
  */
 export const revokeClientSessionsPastCap = (d: Dialect) =>
   prepared(
