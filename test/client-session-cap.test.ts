@@ -60,9 +60,12 @@ describe("MAX_SESSIONS_PER_USER and client sessions", () => {
     const ended = (await setup.store.listEvents({ userId: setup.user.id, limit: 100 })).filter(
       (event) => event.type === "session_revocation",
     );
-    assert.deepEqual(
-      ended.map((event) => event.outcome).sort(),
-      ["browser_session_ended", "browser_session_ended", "browser_session_ended", "session_limit", "session_limit"],
-    );
+    assert.deepEqual(ended.map((event) => event.outcome).sort(), [
+      "browser_session_ended",
+      "browser_session_ended",
+      "browser_session_ended",
+      "session_limit",
+      "session_limit",
+    ]);
   });
 });
