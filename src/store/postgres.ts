@@ -18,9 +18,22 @@ import { PostgresChangeFeed, USER_CHANGES_CHANNEL } from "./postgres-changes.ts"
 import { sqlStore } from "./sql-store.ts";
 import type { UserStore } from "./store.ts";
 
-/** Keys for pg_advisory_lock: one for migrations, one for the admin invariant. */
+/**
+ * Keys for the advisory locks: the admin invariant's, and the migrations' (with the schema's hash as
+ * its second key: services in other schemas of one database migrate without waiting for each other).
+ */
 const MIGRATION_LOCK = 727_001;
 const ADMIN_LOCK = 727_002;
+
+/**
+ * How long an instance waits for another one's migrations, and how long one migration statement may
+ * run. Not DB_TIMEOUT_MS, which bounds a request's statements: several instances starting together
+ * on a new database wait for the first one's migrations, and a migration on a large table (an index
+ * on a million sessions) takes what it takes; neither should stop an instance from starting.
+ */
+export const MIGRATION_LOCK_WAIT_MS = 5 * 60_000;
+const MIGRATION_STATEMENT_TIMEOUT_MS = 30 * 60_000;
+const MIGRATION_LOCK_POLL_MS = 100;
 
 export const POSTGRES: Dialect = {
   forUpdate: " FOR UPDATE",
@@ -71,7 +84,7 @@ export async function openPostgresStore(options: PostgresOptions): Promise<UserS
   });
   try {
     if (options.schema) await guard(() => pool.query(`CREATE SCHEMA IF NOT EXISTS ${options.schema}`));
-    await guard(() => migrate(pool));
+    await guard(() => migrate(connection));
   } catch (error) {
     await pool.end();
     throw error;
@@ -81,11 +94,34 @@ export async function openPostgresStore(options: PostgresOptions): Promise<UserS
 
 const RECORD_MIGRATION = "INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, now())";
 
-/** Applies the pending migrations, each in its transaction, under an advisory lock held across instances. */
-async function migrate(pool: pg.Pool): Promise<void> {
-  const client = await pool.connect();
+/**
+ * Applies the pending migrations, each in its transaction, under an advisory lock held across
+ * instances, on a connection of its own whose statements have the migration bounds above (the lock
+ * is polled with pg_try_advisory_lock, so the wait is bounded without a long statement).
+ */
+async function migrate(connection: pg.ClientConfig): Promise<void> {
+  const client = new pg.Client({
+    ...connection,
+    types,
+    statement_timeout: MIGRATION_STATEMENT_TIMEOUT_MS,
+    query_timeout: MIGRATION_STATEMENT_TIMEOUT_MS,
+  });
+  client.on("error", () => {});
+  await client.connect();
+  const lockKeys = [MIGRATION_LOCK];
   try {
-    await client.query("SELECT pg_advisory_lock($1)", [MIGRATION_LOCK]);
+    const giveUpAt = Date.now() + MIGRATION_LOCK_WAIT_MS;
+    for (;;) {
+      const { rows } = await client.query<{ locked: boolean }>(
+        "SELECT pg_try_advisory_lock($1, hashtext(current_schema())) AS locked",
+        lockKeys,
+      );
+      if (rows[0]?.locked) break;
+      if (Date.now() >= giveUpAt) {
+        throw new Error(`another instance has held the migration lock for ${MIGRATION_LOCK_WAIT_MS / 1000} s`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, MIGRATION_LOCK_POLL_MS));
+    }
     await client.query(
       "CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL)",
     );
@@ -102,8 +138,9 @@ async function migrate(pool: pg.Pool): Promise<void> {
       }
     }
   } finally {
-    await client.query("SELECT pg_advisory_unlock($1)", [MIGRATION_LOCK]).catch(() => {});
-    client.release();
+    // Ending the connection releases the lock too; the unlock just says so sooner.
+    await client.query("SELECT pg_advisory_unlock($1, hashtext(current_schema()))", lockKeys).catch(() => {});
+    await client.end().catch(() => {});
   }
 }
 
