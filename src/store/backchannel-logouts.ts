@@ -2,7 +2,7 @@
 // databases like sql-store.ts, whose factory spreads the verbs in and calls
 // queue() from its one path for ended sessions, inside the ending's
 // transaction. A row says what the logout token will say (client, sub, sid)
-// and where it goes; the token is signed at each attempt (oidc/logout.ts).
+// and where it goes; the token is signed at each attempt (oidc/backchannel-logout.ts).
 // One pending row per client and sid (a partial unique index): sessions that
 // end together, or again before the first logout went out, owe one logout.
 import type { Db, Queryable } from "./db.ts";
