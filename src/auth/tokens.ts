@@ -84,7 +84,11 @@ export type Clock = () => number;
 /** Why a token was refused: logged at debug level, never sent to the client. */
 export class InvalidToken extends Error {
   constructor(reason: string) {
+    // Every refused token makes one, and it is always caught and answered (a 401, or inactive): no stack.
+    const limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
     super(reason);
+    Error.stackTraceLimit = limit;
     this.name = "InvalidToken";
   }
 }
