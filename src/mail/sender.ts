@@ -7,7 +7,13 @@
 // receivers can tell it apart.
 import type { FastifyBaseLogger } from "fastify";
 import type { Audit } from "../audit.ts";
-import { createOutboxWorker, type DeliveryResult, doublingBackoff, type OutboxWorker } from "../outbox/worker.ts";
+import {
+  createOutboxWorker,
+  type DeliveryResult,
+  deliveryOutcome,
+  doublingBackoff,
+  type OutboxWorker,
+} from "../outbox/worker.ts";
 import type { MailKind, OutboxMessage, UserStore } from "../store/store.ts";
 import type { AccountMails } from "./messages.ts";
 import type { MailTransport } from "./transport.ts";
@@ -64,18 +70,16 @@ export function createMailSender({
       },
       retryDelayMs: doublingBackoff(settings.retryBaseSeconds * 1000, MAX_BACKOFF_MS, settings.maxAttempts),
       async record(message, owner, outcome) {
+        await store.completeMail(message.id, owner, deliveryOutcome(outcome));
         if (outcome.result === "sent") {
-          await store.completeMail(message.id, owner, { status: "sent", at: outcome.at });
           await audit.record("mail", message.userId, `${message.kind}_sent`, null);
         } else if (outcome.result === "retry") {
-          const { error, retryInMs, nextAttemptAt } = outcome;
-          await store.completeMail(message.id, owner, { status: "pending", nextAttemptAt, error });
+          const { error, retryInMs } = outcome;
           log.warn(
             { mailId: message.id, attempt: message.attempts, retryInMs, error },
             "mail delivery failed; will retry",
           );
         } else {
-          await store.completeMail(message.id, owner, { status: "failed", error: outcome.error });
           await audit.record("mail", message.userId, `${message.kind}_failed`, null);
           log.error(
             { mailId: message.id, attempts: message.attempts, error: outcome.error },

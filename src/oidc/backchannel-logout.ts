@@ -14,7 +14,7 @@
 // "failed" and an audit event (oidc, backchannel_logout_failed) on the user.
 import type { FastifyBaseLogger } from "fastify";
 import type { WebhookConfig } from "../config.ts";
-import { createOutboxWorker, type DeliveryResult, type OutboxWorker } from "../outbox/worker.ts";
+import { createOutboxWorker, type DeliveryResult, deliveryOutcome, type OutboxWorker } from "../outbox/worker.ts";
 import type { BackchannelLogoutMessage, UserStore } from "../store/store.ts";
 import { postWebhook } from "../webhooks/outbound.ts";
 import type { IdTokens } from "./id-tokens.ts";
@@ -66,17 +66,13 @@ export function createBackchannelLogoutSender({
       },
       retryDelayMs: (attempts) => LOGOUT_RETRY_SCHEDULE_MS[attempts - 1],
       async record(message, owner, outcome) {
-        if (outcome.result === "sent") {
-          await store.completeBackchannelLogout(message.id, owner, { status: "sent", at: outcome.at });
-          return;
-        }
+        await store.completeBackchannelLogout(message.id, owner, deliveryOutcome(outcome));
+        if (outcome.result === "sent") return;
         if (outcome.result === "retry") {
-          const { error, nextAttemptAt, retryInMs } = outcome;
-          await store.completeBackchannelLogout(message.id, owner, { status: "pending", nextAttemptAt, error });
+          const { error, retryInMs } = outcome;
           log.warn({ ...facts(message), retryInMs, error }, "back-channel logout failed; will retry");
           return;
         }
-        await store.completeBackchannelLogout(message.id, owner, { status: "failed", error: outcome.error });
         await store.recordEvent({
           type: "oidc",
           userId: message.userId,

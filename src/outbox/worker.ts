@@ -14,13 +14,14 @@
 // 1. a table with the outbox columns (status, attempts, next_attempt_at,
 //    lease_owner, lease_until, last_error) and store verbs to claim due rows
 //    for an owner until a lease ends, counting an attempt, and to record an
-//    outcome only while the owner still holds the lease (see claimMail);
+//    outcome only while the owner still holds the lease (see store/outbox-rows.ts);
 // 2. an OutboxKind: claim (that verb), deliver (render and send one message,
 //    answering an error message or undefined), retryDelayMs (the backoff
 //    schedule: undefined gives up) and record (write the outcome, audit, log);
 // 3. createOutboxWorker(kind, ...) in app.ts, stopped in an onClose hook.
 import { randomUUID } from "node:crypto";
 import type { FastifyBaseLogger } from "fastify";
+import type { DeliveryOutcome } from "../store/store.ts";
 
 /** How one delivery attempt ended: sent, to be tried again later, or given up. */
 export type DeliveryResult = "sent" | "retry" | "failed";
@@ -30,6 +31,14 @@ export type AttemptOutcome =
   | { result: "sent"; at: string }
   | { result: "retry"; error: string; retryInMs: number; nextAttemptAt: string }
   | { result: "failed"; error: string };
+
+/** The store's record of an attempt's outcome: what every kind's complete verb takes. */
+export function deliveryOutcome(outcome: AttemptOutcome): DeliveryOutcome {
+  if (outcome.result === "sent") return { status: "sent", at: outcome.at };
+  if (outcome.result === "retry")
+    return { status: "pending", nextAttemptAt: outcome.nextAttemptAt, error: outcome.error };
+  return { status: "failed", error: outcome.error };
+}
 
 /** What a message must tell the worker: how many attempts it has had, this claim included. */
 export interface Claimed {

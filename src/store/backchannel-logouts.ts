@@ -7,6 +7,7 @@
 // end together, or again before the first logout went out, owe one logout.
 import type { Db, Queryable } from "./db.ts";
 import { newId } from "./ids.ts";
+import { claimDueRows, completeRow } from "./outbox-rows.ts";
 import { reader } from "./reader.ts";
 import type * as store from "./store.ts";
 
@@ -35,7 +36,6 @@ export interface BackchannelQueue {
 }
 
 export function backchannelLogouts(db: Db, clock: () => number): BackchannelQueue {
-  const d = db.dialect;
   const listeners: (() => void)[] = [];
   const iso = (ms: number) => new Date(ms).toISOString();
 
@@ -59,31 +59,9 @@ export function backchannelLogouts(db: Db, clock: () => number): BackchannelQueu
     },
     verbs: {
       async claimBackchannelLogouts(owner, at, leaseUntil, limit) {
-        // As claimMail: exclusive across instances (SQLite's write lock, PostgreSQL's SKIP LOCKED).
-        const rows = await db.claiming((tx) =>
-          tx.all<Row>(
-            `UPDATE backchannel_logouts SET lease_owner = $1, lease_until = $2, attempts = attempts + 1
-             WHERE id IN (SELECT id FROM backchannel_logouts WHERE status = 'pending' AND next_attempt_at <= $3
-                          AND (lease_until IS NULL OR lease_until <= $3) ORDER BY next_attempt_at, id LIMIT $4
-                          ${d.skipLocked}) RETURNING *`,
-            [owner, leaseUntil, at, limit],
-          ),
-        );
-        return rows.map(readLogout);
+        return (await claimDueRows(db, "backchannel_logouts", owner, at, leaseUntil, limit)).map(readLogout);
       },
-      async completeBackchannelLogout(id, owner, outcome) {
-        const [set, params]: [string, (string | null)[]] =
-          outcome.status === "sent"
-            ? ["status = 'sent', sent_at = $3, last_error = NULL", [outcome.at]]
-            : outcome.status === "pending"
-              ? ["next_attempt_at = $3, last_error = $4", [outcome.nextAttemptAt, outcome.error]]
-              : ["status = 'failed', last_error = $3", [outcome.error]];
-        await db.run(
-          `UPDATE backchannel_logouts SET ${set}, lease_owner = NULL, lease_until = NULL
-           WHERE id = $1 AND lease_owner = $2`,
-          [id, owner, ...params],
-        );
-      },
+      completeBackchannelLogout: (id, owner, outcome) => completeRow(db, "backchannel_logouts", id, owner, outcome),
       async listBackchannelLogouts({ status, limit }) {
         const rows =
           status === undefined

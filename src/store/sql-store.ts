@@ -14,11 +14,15 @@ import { ChangeListeners } from "./change-feed.ts";
 import { type Db, type Dialect, type Param, prepared, type Queryable, type Sql } from "./db.ts";
 import { newCredentialStamp, newId } from "./ids.ts";
 import { oidcStore } from "./oidc-store.ts";
+import { claimDueRows, completeRow, outcomeAssignments, type SentColumns } from "./outbox-rows.ts";
 import { reader } from "./reader.ts";
 import { judgePresentedToken, parseAmr, type SessionTokenState } from "./rotation.ts";
 import type * as store from "./store.ts";
 import { upstreamStore } from "./upstream-store.ts";
 import { createWebhookPublisher } from "./webhook-events.ts";
+
+const MAIL_SENT: SentColumns = { status: "sent", atColumn: "sent_at", also: "payload = '{}'" };
+const WEBHOOK_DELIVERED: SentColumns = { status: "delivered", atColumn: "delivered_at" };
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const isUuid = (...ids: string[]) => ids.every((id) => UUID.test(id));
@@ -904,33 +908,10 @@ export function sqlStore(db: Db, clock: () => number): store.UserStore {
     // The mail outbox (OutboxStore)
     enqueueMail: (mail) => insertMail(db, mail),
     async claimMail(owner, at, leaseUntil, limit) {
-      // A message claimed by one sender is not claimed by another: on SQLite another process on the
-      // file waits for this claim; on PostgreSQL (SKIP LOCKED) instances claiming at the same moment
-      // take different rows instead of waiting or doubling up.
-      const rows = await db.claiming((tx) =>
-        tx.all<Row>(
-          `UPDATE mail_outbox SET lease_owner = $1, lease_until = $2, attempts = attempts + 1
-           WHERE id IN (SELECT id FROM mail_outbox WHERE status = 'pending' AND next_attempt_at <= $3
-                        AND (lease_until IS NULL OR lease_until <= $3) ORDER BY next_attempt_at, id LIMIT $4
-                        ${d.skipLocked}) RETURNING *`,
-          [owner, leaseUntil, at, limit],
-        ),
-      );
-      return rows.map(readOutbox);
+      return (await claimDueRows(db, "mail_outbox", owner, at, leaseUntil, limit)).map(readOutbox);
     },
-    async completeMail(id, owner, outcome) {
-      const [set, params]: [string, Param[]] =
-        outcome.status === "sent"
-          ? // The payload (a sealed link token) is no longer needed once the message is out.
-            ["status = 'sent', sent_at = $3, payload = '{}', last_error = NULL", [outcome.at]]
-          : outcome.status === "pending"
-            ? ["next_attempt_at = $3, last_error = $4", [outcome.nextAttemptAt, outcome.error]]
-            : ["status = 'failed', last_error = $3", [outcome.error]];
-      await db.run(
-        `UPDATE mail_outbox SET ${set}, lease_owner = NULL, lease_until = NULL WHERE id = $1 AND lease_owner = $2`,
-        [id, owner, ...params],
-      );
-    },
+    // The payload (a sealed link token) is no longer needed once the message is out.
+    completeMail: (id, owner, outcome) => completeRow(db, "mail_outbox", id, owner, outcome, MAIL_SENT),
     async listMail({ status, limit }) {
       const query = filtered("SELECT * FROM mail_outbox", [["status =", status]], "id DESC", limit);
       return (await db.all<Row>(...query)).map(readOutbox);
@@ -1031,12 +1012,7 @@ export function sqlStore(db: Db, clock: () => number): store.UserStore {
     },
     async completeWebhookMessage({ endpointId, eventId }, owner, outcome, attempt) {
       const at = clock();
-      const [set, params]: [string, Param[]] =
-        outcome.status === "sent"
-          ? ["status = 'delivered', delivered_at = $4, last_error = NULL", [outcome.at]]
-          : outcome.status === "pending"
-            ? ["next_attempt_at = $4, last_error = $5", [outcome.nextAttemptAt, outcome.error]]
-            : ["status = 'failed', last_error = $4", [outcome.error]];
+      const [set, params] = outcomeAssignments(outcome, 4, WEBHOOK_DELIVERED);
       await db.transaction(async (tx) => {
         await tx.run(
           `INSERT INTO webhook_attempts (id, endpoint_id, event_id, type, attempt, status_code, duration_ms, error, created_at)
@@ -1054,8 +1030,7 @@ export function sqlStore(db: Db, clock: () => number): store.UserStore {
           ],
         );
         await tx.run(
-          `UPDATE webhook_messages SET ${set}, lease_owner = NULL, lease_until = NULL
-           WHERE endpoint_id = $1 AND event_id = $2 AND lease_owner = $3`,
+          `UPDATE webhook_messages SET ${set} WHERE endpoint_id = $1 AND event_id = $2 AND lease_owner = $3`,
           [endpointId, eventId, owner, ...params],
         );
       });

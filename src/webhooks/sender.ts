@@ -22,7 +22,7 @@
 import type { FastifyBaseLogger } from "fastify";
 import type { WebhookConfig } from "../config.ts";
 import type { Sealer } from "../mail/seal.ts";
-import { createOutboxWorker, type DeliveryResult, type OutboxWorker } from "../outbox/worker.ts";
+import { createOutboxWorker, type DeliveryResult, deliveryOutcome, type OutboxWorker } from "../outbox/worker.ts";
 import type { UserStore, WebhookMessage } from "../store/store.ts";
 import { webhookAudit } from "./endpoints.ts";
 import { type PostResult, postWebhook } from "./outbound.ts";
@@ -120,20 +120,16 @@ export function createWebhookSender({
           durationMs: result?.durationMs ?? 0,
           error: outcome.result === "sent" ? null : outcome.error,
         };
-        if (outcome.result === "sent") {
-          await store.completeWebhookMessage(message, owner, { status: "sent", at: outcome.at }, attempt);
-          return;
-        }
+        await store.completeWebhookMessage(message, owner, deliveryOutcome(outcome), attempt);
+        if (outcome.result === "sent") return;
         if (outcome.result === "retry") {
-          const { error, nextAttemptAt, retryInMs } = outcome;
-          await store.completeWebhookMessage(message, owner, { status: "pending", nextAttemptAt, error }, attempt);
+          const { error, retryInMs } = outcome;
           log.warn(
             { endpointId: message.endpointId, eventId: message.eventId, attempt: message.attempts, retryInMs, error },
             "webhook delivery failed; will retry",
           );
           return;
         }
-        await store.completeWebhookMessage(message, owner, { status: "failed", error: outcome.error }, attempt);
         const reason = `event ${message.eventId} was not delivered after ${message.attempts} attempts: ${outcome.error}`;
         await store.updateWebhookEndpoint(message.endpointId, { enabled: false, disabledReason: reason }, [
           webhookAudit("endpoint_disabled", null, null),
