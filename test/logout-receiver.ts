@@ -5,11 +5,10 @@
 // jwks_uri), typ logout+jwt, iss, aud, exp/iat, the events claim, sub or
 // sid, and no nonce. It answers 200 when the token verifies and 400 when
 // not (or the status the test sets), can hang to play a slow receiver, and
-// keeps what arrived.
-import { once } from "node:events";
-import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
+// keeps what arrived (the server itself: recording-receiver.ts).
+import type { IncomingHttpHeaders } from "node:http";
 import { createRemoteJWKSet, type JWTPayload, jwtVerify } from "jose";
+import { RecordingReceiver } from "./recording-receiver.ts";
 
 const EVENT = "http://schemas.openid.net/event/backchannel-logout";
 
@@ -22,14 +21,10 @@ export interface LogoutDelivery {
   status: number;
 }
 
-export class LogoutReceiver {
-  readonly deliveries: LogoutDelivery[] = [];
-  /** Answer this status whatever the token (500 plays a broken receiver). */
-  forceStatus: number | undefined;
-  /** Never answer (plays a receiver slower than the service's deadline). */
-  hang = false;
-  port = 0;
-  #server: Server | undefined;
+export class LogoutReceiver extends RecordingReceiver<LogoutDelivery> {
+  protected readonly path = "/backchannel-logout";
+  // Back-Channel Logout 2.8: the answer is not cached.
+  protected override readonly answerHeaders = { "cache-control": "no-store" };
   #jwks: ReturnType<typeof createRemoteJWKSet>;
 
   /**
@@ -44,14 +39,11 @@ export class LogoutReceiver {
 
   /** `issuer`: the service's issuer, whose JWKS verifies. */
   constructor(issuer: string, audience: string, now: () => number = Date.now) {
+    super();
     this.issuer = issuer;
     this.audience = audience;
     this.now = now;
     this.#jwks = createRemoteJWKSet(new URL(`${issuer}/.well-known/jwks.json`));
-  }
-
-  get url(): string {
-    return `http://127.0.0.1:${this.port}/backchannel-logout`;
   }
 
   /** Verified deliveries only. */
@@ -78,46 +70,22 @@ export class LogoutReceiver {
     return payload;
   }
 
-  async start(): Promise<void> {
-    const server = createServer((request, response) => {
-      const chunks: Buffer[] = [];
-      request.on("data", (chunk: Buffer) => chunks.push(chunk));
-      request.on("end", async () => {
-        if (this.hang) return;
-        const body = Buffer.concat(chunks).toString("utf8");
-        let claims: JWTPayload | undefined;
-        let refusal: string | undefined;
-        try {
-          claims = await this.verify(body, request.headers["content-type"]);
-        } catch (error) {
-          refusal = (error as Error).message;
-        }
-        const status = this.forceStatus ?? (claims === undefined ? 400 : 200);
-        this.deliveries.push({ headers: request.headers, body, claims, ...(refusal ? { refusal } : {}), status });
-        // Back-Channel Logout 2.8: the answer is not cached.
-        response.writeHead(status, { "cache-control": "no-store" }).end();
-      });
-    });
-    server.listen(0, "127.0.0.1");
-    await once(server, "listening");
-    this.port = (server.address() as AddressInfo).port;
-    this.#server = server;
-  }
-
-  async stop(): Promise<void> {
-    const server = this.#server;
-    this.#server = undefined;
-    if (!server) return;
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
+  protected async examine(body: string, headers: IncomingHttpHeaders) {
+    let claims: JWTPayload | undefined;
+    let refusal: string | undefined;
+    try {
+      claims = await this.verify(body, headers["content-type"]);
+    } catch (error) {
+      refusal = (error as Error).message;
+    }
+    return {
+      delivery: { headers, body, claims, ...(refusal ? { refusal } : {}) },
+      status: claims === undefined ? 400 : 200,
+    };
   }
 
   /** Resolves when `ready()` holds, or fails after `timeoutMs`. */
-  async waitFor(ready: () => boolean, timeoutMs = 10_000, what = "logout tokens"): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    while (!ready()) {
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; got ${this.deliveries.length}`);
-      await new Promise((resolve) => setTimeout(resolve, 25));
-    }
+  override waitFor(ready: () => boolean, timeoutMs = 10_000, what = "logout tokens"): Promise<void> {
+    return super.waitFor(ready, timeoutMs, what);
   }
 }
