@@ -153,6 +153,23 @@ async function recorded(w: World, sid: string, attempts: number): Promise<void> 
 /** A little longer than the worker needs to deliver anything more that was queued. */
 const settle = () => new Promise((resolve) => setTimeout(resolve, 400));
 
+/** Ends the session by revoking its refresh token, then waits (5 s at most) for its logout's first failed attempt. */
+async function revokeAndAwaitFirstFailure(w: World, refreshToken: string) {
+  await w.app.inject({
+    method: "POST",
+    url: "/auth/revoke",
+    headers: { "content-type": "application/x-www-form-urlencoded" },
+    payload: new URLSearchParams({ token: refreshToken }).toString(),
+  });
+  let pending: Awaited<ReturnType<typeof w.store.listBackchannelLogouts>> = [];
+  const deadline = Date.now() + 5000;
+  while (pending[0]?.lastError == null && Date.now() < deadline) {
+    pending = await w.store.listBackchannelLogouts({ limit: 5 });
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  return pending;
+}
+
 describe("back-channel logout", () => {
   test("discovery says so: backchannel_logout_supported and backchannel_logout_session_supported", async (t) => {
     const w = await world(t);
@@ -383,18 +400,7 @@ describe("back-channel logout", () => {
     const { cookie, refreshToken } = await signIn(w.app);
     const app = await codeFlow(w, cookie, "partner");
     w.partner.hang = true;
-    await w.app.inject({
-      method: "POST",
-      url: "/auth/revoke",
-      headers: { "content-type": "application/x-www-form-urlencoded" },
-      payload: new URLSearchParams({ token: refreshToken }).toString(),
-    });
-    let pending: Awaited<ReturnType<typeof w.store.listBackchannelLogouts>> = [];
-    const deadline = Date.now() + 5000;
-    while (pending[0]?.lastError == null && Date.now() < deadline) {
-      pending = await w.store.listBackchannelLogouts({ limit: 5 });
-      await new Promise((resolve) => setTimeout(resolve, 25));
-    }
+    const pending = await revokeAndAwaitFirstFailure(w, refreshToken);
     assert.deepEqual(
       pending.map((row) => [row.status, row.attempts, row.lastError]),
       [["pending", 1, "no answer within 300 ms"]],
@@ -410,18 +416,7 @@ describe("back-channel logout", () => {
     });
     const { cookie, refreshToken } = await signIn(w.app);
     await codeFlow(w, cookie, "partner");
-    await w.app.inject({
-      method: "POST",
-      url: "/auth/revoke",
-      headers: { "content-type": "application/x-www-form-urlencoded" },
-      payload: new URLSearchParams({ token: refreshToken }).toString(),
-    });
-    let pending: Awaited<ReturnType<typeof w.store.listBackchannelLogouts>> = [];
-    const deadline = Date.now() + 5000;
-    while (pending[0]?.lastError == null && Date.now() < deadline) {
-      pending = await w.store.listBackchannelLogouts({ limit: 5 });
-      await new Promise((resolve) => setTimeout(resolve, 25));
-    }
+    const pending = await revokeAndAwaitFirstFailure(w, refreshToken);
     assert.deepEqual(
       pending.map((row) => [row.status, row.attempts, row.lastError]),
       [["pending", 1, "the host has no public address (WEBHOOK_REFUSE_PRIVATE_ADDRESSES)"]],

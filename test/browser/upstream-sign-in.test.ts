@@ -123,6 +123,22 @@ describe("sign-in with upstream providers in Chromium", { skip: skipWithoutChrom
     return (await service.store.list({ limit: 100 })).map((user) => user.email).sort();
   }
 
+  /**
+   * Bob has a password account; a sign-in at the upstream provider as bob (same e-mail address) comes
+   * back to the sign-in page, told the account exists, with nothing linked yet.
+   */
+  async function upstreamSignInToBobsAccount(t: TestContext) {
+    const { service } = await setUp(t);
+    const bob = await createUser(service.store, "bob@example.com", PASSWORD);
+    const page = await newPage();
+    await page.goto(`${service.issuer}/sign-in`);
+    await page.click("#upstream-corp");
+    await upstreamLogin(page, "bob");
+    await page.waitForURL(/\/sign-in$/);
+    assert.match((await page.locator("#status").textContent()) ?? "", /An account with this e-mail address exists/);
+    return { service, bob, page };
+  }
+
   test("an app's code flow through an upstream sign-in that creates the account; a second sign-in lands in it", async (t) => {
     const { rp, service } = await setUp(t);
     const config = await client.discovery(new URL(service.issuer), service.clients.spa.id, undefined, client.None(), {
@@ -180,14 +196,7 @@ describe("sign-in with upstream providers in Chromium", { skip: skipWithoutChrom
   });
 
   test("an existing password account is linked after its password, then unlinked on the security page", async (t) => {
-    const { service } = await setUp(t);
-    const bob = await createUser(service.store, "bob@example.com", PASSWORD);
-    const page = await newPage();
-    await page.goto(`${service.issuer}/sign-in`);
-    await page.click("#upstream-corp");
-    await upstreamLogin(page, "bob");
-    await page.waitForURL(/\/sign-in$/);
-    assert.match((await page.locator("#status").textContent()) ?? "", /An account with this e-mail address exists/);
+    const { service, bob, page } = await upstreamSignInToBobsAccount(t);
     assert.deepEqual(await service.store.listIdentities(bob.id), [], "nothing linked before the password");
     await page.fill("#email", "bob@example.com");
     await page.fill("#password", PASSWORD);
@@ -253,14 +262,7 @@ describe("sign-in with upstream providers in Chromium", { skip: skipWithoutChrom
   });
 
   test("automatic linking off: nothing linked until the owner proves the account by the link mailed to it", async (t) => {
-    const { service } = await setUp(t);
-    const bob = await createUser(service.store, "bob@example.com", PASSWORD);
-    const page = await newPage();
-    await page.goto(`${service.issuer}/sign-in`);
-    await page.click("#upstream-corp");
-    await upstreamLogin(page, "bob");
-    await page.waitForURL(/\/sign-in$/);
-    assert.match((await page.locator("#status").textContent()) ?? "", /An account with this e-mail address exists/);
+    const { service, bob, page } = await upstreamSignInToBobsAccount(t);
     await page.click("#link-by-mail");
     await page.waitForSelector("#status.success");
     assert.equal(
