@@ -12,7 +12,7 @@ import type { Sessions } from "../auth/sessions.ts";
 import { InvalidToken, type TokenService } from "../auth/tokens.ts";
 import { BEARER_SECURITY } from "../docs.ts";
 import { COULD_NOT_VALIDATE_CREDENTIALS, HttpError, NOT_AUTHENTICATED } from "../errors.ts";
-import { acceptFormBodies } from "../forms.ts";
+import { acceptFormBodies, newFields } from "../forms.ts";
 import {
   type AuthorizationRequest,
   issueCode,
@@ -78,7 +78,7 @@ const LOGOUT = { observed: "logout" } as const;
 
 /** The query or form as a plain object; a repeated name keeps all its values (then refused as repeated). */
 function paramsOf(search: URLSearchParams): Record<string, string | string[]> {
-  const params: Record<string, string | string[]> = Object.create(null);
+  const params = newFields<string | string[]>();
   for (const [name, value] of search) {
     const seen = params[name];
     params[name] = seen === undefined ? value : ([] as string[]).concat(seen, value);
