@@ -14,8 +14,8 @@
 // Every token also carries its user's credential stamp (store/ids.ts), which
 // the token check compares with the stored one: a credential change ends
 // every token issued before it, exactly, whatever the clocks and however close.
-import { randomBytes } from "node:crypto";
 import { createSigner, createVerifier } from "fast-jwt";
+import { randomBase64url } from "../random-pool.ts";
 import { type KeySet, keySetFromSecrets, secretKeyId } from "./keys.ts";
 
 /** Spec, Limits: access tokens live 30 minutes from issuance. */
@@ -202,7 +202,7 @@ export function createTokenService({
         aud: audience(),
         iat,
         exp: iat + ACCESS_TOKEN_LIFETIME_SECONDS,
-        jti: randomBytes(16).toString("base64url"),
+        jti: randomBase64url(16),
         client_id: clientId,
         scope,
         sid: sessionId,
@@ -220,7 +220,7 @@ export function createTokenService({
         iat,
         exp: iat + ACCESS_TOKEN_LIFETIME_SECONDS,
         client_id: clientId,
-        jti: randomBytes(16).toString("base64url"),
+        jti: randomBase64url(16),
       };
       if (scope !== "") claims.scope = scope;
       return sign(claims);
