@@ -106,6 +106,9 @@ describe("POST /auth/introspect", () => {
       wrongAudience: mintToken({ ...claims, aud: "https://other.example" }),
       refresh: login.refresh_token,
       garbage: "not-a-token",
+      junkSegments: "abc.def.ghi",
+      emptyObjects: "e30.e30.e30",
+      clientShapedJunk: `${Buffer.from('{"alg":"HS256"}').toString("base64url")}.${Buffer.from('{"client_id":"x"}').toString("base64url")}.sig`,
     };
     assert.equal((await introspect(mintToken(claims))).json().active, true, "the test's own minting is sound");
     for (const [name, token] of Object.entries(tokens)) {

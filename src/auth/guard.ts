@@ -2,7 +2,7 @@
 // preHandlers. A route opts in explicitly with { preHandler: [authenticate] }
 // (and requireAdmin after it); nothing is exempted by matching URLs. On
 // success request.user is the caller.
-import type { FastifyReply, FastifyRequest } from "fastify";
+import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from "fastify";
 import { COULD_NOT_VALIDATE_CREDENTIALS, forbidden, NOT_AUTHENTICATED, unauthorized } from "../errors.ts";
 import type { UserRecord } from "../store/store.ts";
 import { type AccessClaims, InvalidToken, type TokenService } from "./tokens.ts";
@@ -34,6 +34,11 @@ export interface Guards {
   authenticateIfPresent: Hook;
   /** After authenticate: 403 unless the caller is an admin. */
   requireAdmin: Hook;
+  /**
+   * The same check on a token given as it is (introspection, so that both always agree): the user it
+   * opens protected routes for and its claims, or undefined wherever authenticate would answer 401.
+   */
+  callerOf(token: string, log: FastifyBaseLogger): Promise<{ user: UserRecord; claims: AccessClaims } | undefined>;
 }
 
 /** The token of `Bearer <token>`; the scheme name is case-insensitive (RFC 9110 section 11.1). */
@@ -49,11 +54,8 @@ function bearerToken(header: string | undefined): string | undefined {
 }
 
 export function createGuards(tokens: TokenService, users: UserLookup): Guards {
-  /** Steps 1-4: the claims of a valid token, or a 401. */
-  function claimsOf(request: FastifyRequest): AccessClaims {
-    // 1. Read the token from the Authorization header (never from the query string).
-    const token = bearerToken(request.headers.authorization);
-    if (token === undefined) throw unauthorized(NOT_AUTHENTICATED);
+  /** Steps 2-4: the claims of a valid token, or undefined (the reason logged at debug). */
+  function verifiedClaims(token: string, log: FastifyBaseLogger): AccessClaims | undefined {
     // 2-4. Decode with the signing key, the configured algorithm only; exp and a string sub are required.
     try {
       const claims = tokens.verifyAccessToken(token);
@@ -62,22 +64,35 @@ export function createGuards(tokens: TokenService, users: UserLookup): Guards {
       return claims;
     } catch (error) {
       if (!(error instanceof InvalidToken)) throw error;
-      request.log.debug({ reason: error.message }, "access token refused");
-      throw unauthorized(COULD_NOT_VALIDATE_CREDENTIALS);
+      log.debug({ reason: error.message }, "access token refused");
+      return undefined;
     }
   }
 
-  /** Steps 5-6 with the user found for the token's subject. */
+  /** Steps 1-4: the claims of a valid token, or a 401. */
+  function claimsOf(request: FastifyRequest): AccessClaims {
+    // 1. Read the token from the Authorization header (never from the query string).
+    const token = bearerToken(request.headers.authorization);
+    if (token === undefined) throw unauthorized(NOT_AUTHENTICATED);
+    const claims = verifiedClaims(token, request.log);
+    if (claims === undefined) throw unauthorized(COULD_NOT_VALIDATE_CREDENTIALS);
+    return claims;
+  }
+
+  /**
+   * Step 5 with the user found for the token's subject: the user whose e-mail equals sub must exist.
+   * An inactive user's tokens stop working at once, with the same answer, so nothing tells "disabled"
+   * from "gone". The token's credential stamp must be the user's current one (an addition to the
+   * spec's check; see the README): a token issued before a password change, a deactivation or an
+   * e-mail change, or to an earlier holder of the e-mail (deleted, or renamed away), never matches,
+   * even within the same second.
+   */
+  function admits(claims: AccessClaims, user: UserRecord | undefined): user is UserRecord {
+    return user?.isActive === true && claims.stamp === user.credentialStamp;
+  }
+
   function accept(request: FastifyRequest, claims: AccessClaims, user: UserRecord | undefined): void {
-    // 5. The user whose e-mail equals sub must exist. An inactive user's tokens stop
-    //    working at once, with the same answer, so nothing tells "disabled" from "gone".
-    //    The token's credential stamp must be the user's current one (an addition to the
-    //    spec's check; see the README): a token issued before a password change, a
-    //    deactivation or an e-mail change, or to an earlier holder of the e-mail (deleted,
-    //    or renamed away), never matches, even within the same second.
-    if (user === undefined || !user.isActive || claims.stamp !== user.credentialStamp) {
-      throw unauthorized(COULD_NOT_VALIDATE_CREDENTIALS);
-    }
+    if (!admits(claims, user)) throw unauthorized(COULD_NOT_VALIDATE_CREDENTIALS);
     // 6. The found user is the caller.
     request.user = user;
     request.sessionId = claims.sid ?? null;
@@ -96,6 +111,13 @@ export function createGuards(tokens: TokenService, users: UserLookup): Guards {
     return users.findByEmail(claims.sub).then((user) => accept(request, claims, user));
   }
 
+  async function callerOf(token: string, log: FastifyBaseLogger) {
+    const claims = verifiedClaims(token, log);
+    if (claims === undefined) return undefined;
+    const user = users.cached(claims.sub) ?? (await users.findByEmail(claims.sub));
+    return admits(claims, user) ? { user, claims } : undefined;
+  }
+
   function authenticateIfPresent(request: FastifyRequest, reply: FastifyReply, done?: (error?: Error) => void) {
     if (request.headers.authorization !== undefined) return authenticate(request, reply, done);
     done?.();
@@ -106,5 +128,5 @@ export function createGuards(tokens: TokenService, users: UserLookup): Guards {
     done?.();
   }
 
-  return { authenticate, authenticateIfPresent, requireAdmin };
+  return { authenticate, authenticateIfPresent, requireAdmin, callerOf };
 }

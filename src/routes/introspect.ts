@@ -14,10 +14,10 @@ import { hash, timingSafeEqual } from "node:crypto";
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { Guards } from "../auth/guard.ts";
-import { type ClientAccessClaims, InvalidToken, type TokenService } from "../auth/tokens.ts";
+import { type ClientAccessClaims, InvalidToken, jsonSegment, type TokenService } from "../auth/tokens.ts";
 import type { IntrospectionClient } from "../config.ts";
 import { BEARER_SECURITY, INTROSPECTION_SCHEME } from "../docs.ts";
-import { HttpError, NOT_ENOUGH_PRIVILEGES, unauthorized } from "../errors.ts";
+import { NOT_ENOUGH_PRIVILEGES, unauthorized } from "../errors.ts";
 import { acceptFormBodies } from "../forms.ts";
 import { basicCredentials, presentedClient } from "../oidc/client-auth.ts";
 import type { ClientRegistry } from "../oidc/clients.ts";
@@ -62,12 +62,8 @@ function looksLikeAClientToken(token: string): boolean {
   const start = token.indexOf(".");
   const end = token.indexOf(".", start + 1);
   if (start < 0 || end < 0) return false;
-  try {
-    const payload = JSON.parse(Buffer.from(token.slice(start + 1, end), "base64url").toString("utf8"));
-    return typeof payload?.client_id === "string" && payload.stamp === undefined;
-  } catch {
-    return false;
-  }
+  const payload = jsonSegment(token.slice(start + 1, end));
+  return typeof payload?.client_id === "string" && payload.stamp === undefined;
 }
 
 export const introspectRoutes: FastifyPluginAsyncTypebox<IntrospectRouteOptions> = async (
@@ -118,27 +114,6 @@ export const introspectRoutes: FastifyPluginAsyncTypebox<IntrospectRouteOptions>
     return (await registry.find(claims.client_id)) === undefined ? undefined : claims;
   }
 
-  /**
-   * Runs the protected routes' own token check on the token being introspected, so both always
-   * agree (a later change to that check applies here too): it reads the token from the
-   * Authorization header of the request it is given, so it gets a request of its own.
-   */
-  async function checkToken(request: FastifyRequest, reply: FastifyReply, token: string) {
-    const probe = Object.create(request) as FastifyRequest;
-    probe.headers = { authorization: `Bearer ${token}` };
-    probe.user = null;
-    probe.sessionId = null;
-    try {
-      await guards.authenticate(probe, reply);
-    } catch (error) {
-      if (error instanceof HttpError && error.status === 401) return undefined;
-      throw error;
-    }
-    // The guard set these on success; read them back through the request type, not the narrowed nulls.
-    const { user, sessionId } = probe as FastifyRequest;
-    return user ? { user, sessionId } : undefined;
-  }
-
   app.post(
     "/auth/introspect",
     {
@@ -169,15 +144,15 @@ export const introspectRoutes: FastifyPluginAsyncTypebox<IntrospectRouteOptions>
         },
       },
     },
-    async function introspectToken(request, reply) {
-      const answer = await introspect(request, reply);
+    async function introspectToken(request) {
+      const answer = await introspect(request);
       request.actionOutcome = answer.active ? "active" : "inactive";
       return answer;
     },
   );
 
   /** RFC 7662 section 2.2: the token's claims while it is valid now, `{"active": false}` otherwise. */
-  async function introspect(request: FastifyRequest & { body: IntrospectForm }, reply: FastifyReply) {
+  async function introspect(request: FastifyRequest & { body: IntrospectForm }) {
     const inactive = { active: false };
     if (looksLikeAClientToken(request.body.token)) {
       const client = await checkClientToken(request.body.token);
@@ -195,20 +170,15 @@ export const introspectRoutes: FastifyPluginAsyncTypebox<IntrospectRouteOptions>
         jti: client.jti,
       };
     }
-    const checked = await checkToken(request, reply, request.body.token);
-    if (checked === undefined) return inactive;
-    let claims: ReturnType<TokenService["verifyAccessToken"]>;
-    try {
-      claims = tokens.verifyAccessToken(request.body.token);
-    } catch (error) {
-      if (error instanceof InvalidToken) return inactive;
-      throw error;
-    }
-    if (checked.sessionId !== null) {
-      const session = await store.findSession(checked.sessionId);
+    // The protected routes' own token check, so that both always agree (guard.ts).
+    const caller = await guards.callerOf(request.body.token, request.log);
+    if (caller === undefined) return inactive;
+    const { user, claims } = caller;
+    if (claims.sid !== undefined) {
+      const session = await store.findSession(claims.sid);
       const live =
         session !== undefined &&
-        session.userId === checked.user.id &&
+        session.userId === user.id &&
         session.revokedAt === null &&
         Date.parse(session.expiresAt) > clock();
       if (!live) return inactive;
@@ -217,8 +187,8 @@ export const introspectRoutes: FastifyPluginAsyncTypebox<IntrospectRouteOptions>
       active: true,
       token_type: "Bearer" as const,
       sub: claims.sub,
-      username: checked.user.email,
-      user_id: checked.user.id,
+      username: user.email,
+      user_id: user.id,
       iss: claims.iss,
       aud: claims.aud,
       iat: claims.iat,

@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { describe, type TestContext, test } from "node:test";
 import { buildApp } from "../../src/app.ts";
-import { keyId } from "../../src/auth/tokens.ts";
+import { jsonSegment, keyId } from "../../src/auth/tokens.ts";
 import { COULD_NOT_VALIDATE_CREDENTIALS } from "../../src/errors.ts";
 import { bearer, buildTestApp, createUser, loginToken, mintToken, TEST_SECRET, testConfig } from "../helpers.ts";
 
@@ -122,4 +122,26 @@ describe("header tricks (RFC 8725)", () => {
       assert.equal((await me(mintToken(claims, { header: extra }))).statusCode, expected);
     });
   }
+});
+
+describe("junk token segments", () => {
+  test("a segment that is not a JSON object is undefined, without an exception; a JSON object is read", () => {
+    const segment = (text: string) => Buffer.from(text).toString("base64url");
+    for (const junk of ["abc", "", "{not json}", "[1,2]", "null", '{"a":1', "\u0000"])
+      assert.equal(jsonSegment(segment(junk)), undefined, junk);
+    assert.equal(jsonSegment("%%%"), undefined);
+    assert.deepEqual(jsonSegment(segment('{"kid":"k1","alg":"HS256"}')), { kid: "k1", alg: "HS256" });
+    // The stack trace limit it lowers while parsing is put back.
+    assert.ok((new Error("after").stack ?? "").includes("at "));
+  });
+
+  test("junk tokens are refused as any invalid token on a protected route", async (t) => {
+    const { app, store } = await buildTestApp(t);
+    await createUser(store, "ada@example.com", PASSWORD);
+    for (const junk of ["abc.def.ghi", "e30.e30.e30", "x", "....", "eyJ7.eyJ7.sig"]) {
+      const me = await app.inject({ method: "GET", url: "/me", headers: bearer(junk) });
+      assert.equal(me.statusCode, 401, junk);
+      assert.deepEqual(me.json(), { detail: COULD_NOT_VALIDATE_CREDENTIALS });
+    }
+  });
 });
