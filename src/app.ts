@@ -30,7 +30,7 @@ import { documentCommonResponses, documentResponseHeaders } from "./common-respo
 import type { Config } from "./config.ts";
 import { registerDocs } from "./docs.ts";
 import { handleError, handleNotFound } from "./error-handler.ts";
-import { HttpError, MALFORMED_JSON, PasswordHashQueueFull } from "./errors.ts";
+import { HttpError, MALFORMED_JSON, PasswordHashQueueFull, withoutStackTraces } from "./errors.ts";
 import { createAccountMails } from "./mail/messages.ts";
 import { createNotices } from "./mail/notices.ts";
 import { createSealer } from "./mail/seal.ts";
@@ -275,7 +275,17 @@ export async function buildApp({
     const bytes = body as Buffer;
     if (bytes.length === 0) done(null, undefined);
     else if (!isUtf8(bytes)) done(new HttpError(400, MALFORMED_JSON), undefined);
-    else parseJson(request, bytes.toString("utf8"), done);
+    else {
+      // Malformed JSON is the client's error, answered 400: its SyntaxError's stack is never read. The
+      // parser answers at once; the request goes on only after, with stack traces back on.
+      let parsed: [Error | null, unknown] = [null, undefined];
+      withoutStackTraces(() =>
+        parseJson(request, bytes.toString("utf8"), (error: Error | null, value?: unknown) => {
+          parsed = [error, value];
+        }),
+      );
+      done(...parsed);
+    }
   });
   // One hook for the headers every answer carries. API answers may carry a token or a user's record, so
   // nothing is cached unless a route says otherwise (the key set and the metadata, the docs' assets).

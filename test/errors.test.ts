@@ -5,10 +5,10 @@ import assert from "node:assert/strict";
 import { Writable } from "node:stream";
 import { describe, test } from "node:test";
 import { buildApp } from "../src/app.ts";
-import { InvalidToken } from "../src/auth/tokens.ts";
+import { InvalidToken, keyId } from "../src/auth/tokens.ts";
 import { HttpError, INTERNAL_ERROR } from "../src/errors.ts";
 import type { UserStore } from "../src/store/store.ts";
-import { bearer, buildTestApp, mintToken, testConfig } from "./helpers.ts";
+import { bearer, buildTestApp, mintToken, TEST_SECRET, testConfig } from "./helpers.ts";
 
 describe("error responses", () => {
   test("answers an unknown route with 404 {detail}", async (t) => {
@@ -158,5 +158,25 @@ describe("the cost of a refusal", () => {
     assert.ok(frames(new HttpError(503, "down")).length > 0);
     // The setting is put back: errors made afterwards have their stacks.
     assert.ok(frames(new Error("later")).length > 0);
+  });
+
+  test("after a malformed JSON body and a forged token are refused, errors have their stacks again", async (t) => {
+    const { app } = await buildTestApp(t);
+    const malformed = await app.inject({
+      method: "POST",
+      url: "/users",
+      headers: { "content-type": "application/json" },
+      payload: "{bad",
+    });
+    assert.equal(malformed.statusCode, 400);
+    assert.deepEqual(malformed.json(), { detail: "The request body is not valid JSON" });
+    // The deployment's key id, a signature made with another secret: the library's own check refuses it.
+    const forged = mintToken(
+      { sub: "ada@example.com", iat: 1, exp: 4_102_444_800, stamp: "s" },
+      { secret: "another-secret-of-at-least-32-bytes-long!", header: { kid: keyId(TEST_SECRET) } },
+    );
+    const refused = await app.inject({ method: "GET", url: "/me", headers: bearer(forged) });
+    assert.equal(refused.statusCode, 401);
+    assert.ok((new Error("later").stack ?? "").includes("\n    at "));
   });
 });

@@ -15,6 +15,7 @@
 // the token check compares with the stored one: a credential change ends
 // every token issued before it, exactly, whatever the clocks and however close.
 import { createSigner, createVerifier } from "fast-jwt";
+import { withoutStackTraces } from "../errors.ts";
 import { randomBase64url } from "../random-pool.ts";
 import { type KeySet, keySetFromSecrets, secretKeyId } from "./keys.ts";
 
@@ -244,7 +245,8 @@ export function createTokenService({
     if (decode === undefined) throw new InvalidToken("unknown kid");
     let payload: Record<string, unknown>;
     try {
-      payload = decode(token);
+      // The library's refusal (a forged signature, say) is an Error whose stack is never read.
+      payload = withoutStackTraces(() => decode(token));
     } catch (error) {
       throw new InvalidToken((error as { code?: string }).code ?? "undecodable");
     }
@@ -283,17 +285,13 @@ export function createTokenService({
 export function jsonSegment(segment: string): Record<string, unknown> | undefined {
   const text = Buffer.from(segment, "base64url").toString("utf8");
   if (text.charCodeAt(0) !== 0x7b || text.charCodeAt(text.length - 1) !== 0x7d) return undefined;
-  const limit = Error.stackTraceLimit;
-  Error.stackTraceLimit = 0;
   try {
-    const value: unknown = JSON.parse(text);
+    const value: unknown = withoutStackTraces(() => JSON.parse(text));
     return typeof value === "object" && value !== null && !Array.isArray(value)
       ? (value as Record<string, unknown>)
       : undefined;
   } catch {
     return undefined;
-  } finally {
-    Error.stackTraceLimit = limit;
   }
 }
 
