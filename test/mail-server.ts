@@ -22,6 +22,8 @@ export class MailServer {
   port = 0;
   #server: SMTPServer | undefined;
   #waiters: (() => void)[] = [];
+  /** SMTP sessions open now (a client connected and not yet gone). */
+  #sessions = 0;
 
   get url(): string {
     return `smtp://127.0.0.1:${this.port}`;
@@ -32,6 +34,13 @@ export class MailServer {
       authOptional: true,
       disabledCommands: ["STARTTLS"],
       logger: false,
+      onConnect: (_session, callback) => {
+        this.#sessions += 1;
+        callback();
+      },
+      onClose: () => {
+        this.#sessions -= 1;
+      },
       onData: (stream, _session, callback) => {
         const chunks: Buffer[] = [];
         stream.on("data", (chunk: Buffer) => chunks.push(chunk));
@@ -63,6 +72,15 @@ export class MailServer {
     const server = this.#server;
     this.#server = undefined;
     if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+
+  /** Waits until no SMTP session is open: the sender has said QUIT and gone (or fails after `timeoutMs`). */
+  async idle(timeoutMs = 10_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (this.#sessions > 0) {
+      if (Date.now() > deadline) throw new Error(`${this.#sessions} SMTP sessions still open`);
+      await new Promise((resolve) => setTimeout(resolve, 2));
+    }
   }
 
   /** Waits until `count` messages in all have arrived (or fails after `timeoutMs`). */
