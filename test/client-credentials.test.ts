@@ -17,7 +17,6 @@ import {
   buildTestApp,
   openTestStore,
   requestToken,
-  TEST_AUDIENCE,
   TEST_ISSUER,
   testConfig,
 } from "./helpers.ts";
@@ -78,7 +77,8 @@ describe("client_credentials", () => {
     assert.deepEqual(payload, {
       iss: TEST_ISSUER,
       sub: id,
-      aud: TEST_AUDIENCE,
+      // No resources registered: the client's own id, never the service's first-party audience.
+      aud: id,
       iat: clock.seconds,
       exp: clock.seconds + 1800,
       client_id: id,
