@@ -12,14 +12,7 @@ import * as oauth from "oauth4webapi";
 import { buildApp } from "../src/app.ts";
 import { type ClientMetadataInput, clientMetadata, createClientRegistry } from "../src/oidc/clients.ts";
 import type { UserStore } from "../src/store/store.ts";
-import {
-  bearer,
-  buildTestApp,
-  openTestStore,
-  requestToken,
-  TEST_ISSUER,
-  testConfig,
-} from "./helpers.ts";
+import { bearer, buildTestApp, openTestStore, requestToken, TEST_ISSUER, testConfig } from "./helpers.ts";
 import { run } from "./process.ts";
 
 const PYTHON = "/usr/bin/python3";

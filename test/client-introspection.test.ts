@@ -6,15 +6,7 @@
 import assert from "node:assert/strict";
 import { describe, type TestContext, test } from "node:test";
 import { clientMetadata, createClientRegistry } from "../src/oidc/clients.ts";
-import {
-  bearer,
-  buildTestApp,
-  createUser,
-  loginToken,
-  mintToken,
-  requestToken,
-  TEST_ISSUER,
-} from "./helpers.ts";
+import { bearer, buildTestApp, createUser, loginToken, mintToken, requestToken, TEST_ISSUER } from "./helpers.ts";
 
 const PASSWORD = "correct horse battery";
 const REFUSED = { detail: "Introspection needs a configured client's credentials or an admin token" };

@@ -4,8 +4,9 @@
 // a resource server that checks aud against its own identifier never takes a
 // relying party's or a client's token for a user's first-party token.
 // - A relying party's token for a user (authorization_code, its refresh):
-//   the userinfo endpoint while `openid` is granted, and the resources the
-//   admin registered for the client, or the one `resource` it asks for.
+//   the userinfo endpoint (every such token has `openid`: the authorization
+//   endpoint requires it), and the resources the admin registered for the
+//   client, or the one `resource` it asks for.
 // - A client's token for itself (client_credentials): the registered
 //   resources, or the one it asks for; a client with none gets its own
 //   client_id as the audience, which no resource server accepts unless it
@@ -23,10 +24,9 @@ export function resourcesFor(client: Pick<Client, "resources">, requested: strin
   return [requested];
 }
 
-/** A relying party's token for a user: userinfo (with `openid`) and its resources; never empty. */
-export function delegatedAudience(resources: readonly string[], scope: string, userinfoUrl: string): string[] {
-  const withUserinfo = scope.split(" ").includes("openid") || resources.length === 0;
-  return withUserinfo ? [userinfoUrl, ...resources] : [...resources];
+/** A relying party's token for a user: userinfo and its resources. */
+export function delegatedAudience(resources: readonly string[], userinfoUrl: string): string[] {
+  return [userinfoUrl, ...resources];
 }
 
 /** A client's own token: its resources, or its own id when it has none. */

@@ -135,7 +135,7 @@ export function createOidcGrants(options: {
         scope: stored.scope,
         sessionId: issued.session.id,
         amr: browser.amr,
-        audience: delegatedAudience(resources, stored.scope, userinfoUrl()),
+        audience: delegatedAudience(resources, userinfoUrl()),
       });
       const { sub: _sub, ...profile } = userClaims(user, scopes);
       return {
@@ -168,7 +168,7 @@ export function createOidcGrants(options: {
       if (client.id !== binding.clientId) throw invalidGrant(INVALID_CLIENT_REFRESH);
       const presented = requiredField(form, "refresh_token");
       // Before the refresh token is spent: a resource the client may not ask for leaves it usable.
-      const audience = delegatedAudience(resourcesFor(client, form.resource), binding.scope, userinfoUrl());
+      const audience = delegatedAudience(resourcesFor(client, form.resource), userinfoUrl());
       let rotated: Awaited<ReturnType<Sessions["refresh"]>>;
       try {
         rotated = await sessions.refresh(presented, clientInfo(request));
