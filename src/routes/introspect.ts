@@ -145,8 +145,11 @@ export const introspectRoutes: FastifyPluginAsyncTypebox<IntrospectRouteOptions>
           "For resource servers. The caller authenticates with HTTP Basic as a client listed in " +
           "`INTROSPECTION_CLIENTS`, as a registered confidential client (the way it registered: HTTP Basic, or " +
           "`client_id` and `client_secret` in the form), or with an admin's bearer token. Form-encoded `token`. " +
-          "A client's own token (`client_credentials`) is active with its `client_id` and `scope` while that " +
-          "client is registered. Answers " +
+          "The clients of `INTROSPECTION_CLIENTS`, registered clients an admin marked `resource_server`, and " +
+          "admins see every token; any other registered client sees only the tokens issued to it (its own " +
+          '`client_credentials` tokens, its access tokens for users) and `{"active": false}` for the rest ' +
+          "(RFC 7662 section 4). A client's token is active with its `client_id` and `scope` while that client " +
+          "is registered (and, for a user's, while its session lives). Answers " +
           '`{"active": false}` for anything that would not open a protected route now: unknown, forged or expired ' +
           "tokens, refresh tokens, tokens of a deleted or deactivated user or from before a password change, and " +
           "tokens whose session was ended (logout, revocation), which a local JWT check cannot see.",
