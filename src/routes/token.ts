@@ -127,7 +127,7 @@ async function sessionOf(
 }
 
 export const tokenRoutes: FastifyPluginAsyncTypebox<TokenRouteOptions> = async (app, options) => {
-  const { store, tokens, sessions, oauthErrorFields } = options;
+  const { store, sessions, oauthErrorFields } = options;
   const grants = grantTable(options);
   const sessionOfAccessToken = (token: string, clientId: string | undefined) => sessionOf(options, token, clientId);
   // Before the routes, so it applies to them: browser apps of public clients call both cross-origin.
