@@ -44,6 +44,7 @@ import { createClientRegistry } from "./oidc/clients.ts";
 import { createOidcGrants } from "./oidc/code-grant.ts";
 import { createClientCors } from "./oidc/cors.ts";
 import { createIdTokens } from "./oidc/id-tokens.ts";
+import { USERINFO_PATH } from "./oidc/paths.ts";
 import { registerAccountPages } from "./pages/account-pages.ts";
 import { registerSecurityPages } from "./pages/security-pages.ts";
 import { requestLoggerOnFirstUse } from "./request-logger.ts";
@@ -404,6 +405,7 @@ export async function buildApp({
     store,
     clock,
     metrics ? (method, result) => metrics.observeClientAuthentication(method, result) : undefined,
+    () => [addresses.issuer(), addresses.audience()],
   );
   // The token and revocation endpoints (and discovery, JWKS, userinfo) answer browser apps of public clients.
   const clientCors = createClientCors(clients, config.corsOrigins);
@@ -488,6 +490,7 @@ export async function buildApp({
       await logoutSender.stop();
     });
   }
+  const userinfoUrl = () => `${addresses.baseUrl()}${USERINFO_PATH}`;
   const oidcGrants =
     idTokens &&
     createOidcGrants({
@@ -499,6 +502,7 @@ export async function buildApp({
       audit,
       clock,
       clientInfo: clientOf,
+      userinfoUrl,
     });
 
   // Sign-in with upstream providers (issue 25), when UPSTREAM_PROVIDERS names any.
@@ -573,6 +577,7 @@ export async function buildApp({
         idTokens,
         audit,
         issuer: addresses.issuer,
+        userinfoUrl,
         clock,
         cors: clientCors,
       });

@@ -384,9 +384,13 @@ async function clientsCommand(command: string | undefined, args: string[]): Prom
 
 /** The client registry over the configured store; a refused metadata rule is one line, exit code 1. */
 async function withClients(work: (clients: ReturnType<typeof createClientRegistry>) => Promise<void>): Promise<void> {
-  await withStore(async (store) => {
+  await withStore(async (store, config) => {
+    // The declared first-party audiences (without PUBLIC_URL, the listen address is not known here).
+    const reserved = [config.tokenIssuer, config.tokenAudience, config.publicUrl].filter(
+      (audience): audience is string => audience !== undefined,
+    );
     try {
-      await work(createClientRegistry(store));
+      await work(createClientRegistry(store, Date.now, undefined, () => reserved));
     } catch (error) {
       if (error instanceof HttpError) throw new CliError(error.detail);
       throw error;

@@ -30,6 +30,8 @@ export const CLIENT_ERROR_CODES = [
   "unauthorized_client",
   "invalid_redirect_uri",
   "invalid_client_metadata",
+  // RFC 8707 section 2: a `resource` the client may not ask for.
+  "invalid_target",
 ] as const;
 
 /**

@@ -305,6 +305,16 @@ export const TokenForm = Type.Object(
           "(left out: all of it). Accepted and ignored by the spec's grants.",
       }),
     ),
+    resource: Type.Optional(
+      Type.String({
+        maxLength: 2000,
+        description:
+          "Registered clients' grants (RFC 8707): the one resource server the access token is for, among the " +
+          "`resources` the admin registered for the client (`invalid_target` otherwise); left out, all of them. " +
+          "The token's `aud` names it. Accepted and ignored by the spec's grants.",
+        examples: ["https://invoices.example.com"],
+      }),
+    ),
     client_id: Type.Optional(
       Type.String({
         description:
@@ -451,19 +461,30 @@ export const IntrospectionOut = Type.Object(
     active: Type.Boolean({ description: "True only for an access token that would open a protected route now." }),
     token_type: Type.Optional(Type.Literal("Bearer")),
     client_id: Type.Optional(
-      Type.String({ description: "A client's own token (client_credentials): the client it was issued to." }),
+      Type.String({
+        description:
+          "A registered client's token (its own, or a relying party's for a user): the client it was issued to.",
+      }),
     ),
-    scope: Type.Optional(Type.String({ description: "A client's own token: the scopes it carries." })),
+    scope: Type.Optional(Type.String({ description: "A registered client's token: the scopes it carries." })),
     sub: Type.Optional(
-      Type.String({ description: "The user's e-mail, as in the token; for a client's own token, its client_id." }),
+      Type.String({
+        description:
+          "The user's e-mail, as in the token; for a relying party's token, the user's id; for a client's own " +
+          "token, its client_id.",
+      }),
     ),
-    username: Type.Optional(Type.String({ description: "The user's e-mail." })),
+    username: Type.Optional(Type.String({ description: "A first-party token: the user's e-mail." })),
     user_id: Type.Optional(Type.String({ format: "uuid", description: "The user's id." })),
     iss: Type.Optional(Type.String()),
-    aud: Type.Optional(Type.String()),
+    aud: Type.Optional(
+      Type.Union([Type.String(), Type.Array(Type.String())], {
+        description: "Whom the token is for (RFC 7519 section 4.1.3: one string, or an array of several).",
+      }),
+    ),
     iat: Type.Optional(Type.Integer()),
     exp: Type.Optional(Type.Integer()),
-    jti: Type.Optional(Type.String({ description: "A client's own token: its unique id." })),
+    jti: Type.Optional(Type.String({ description: "A registered client's token: its unique id." })),
     sid: Type.Optional(Type.String({ description: "The session the token was issued in." })),
     amr: Type.Optional(
       Type.Array(Type.String(), {

@@ -25,6 +25,8 @@ describe("npm run cli -- clients", () => {
       scope: "invoices:read",
       backchannel_logout_uri: null,
       first_party: false,
+      resources: [],
+      resource_server: false,
       client_id_issued_at: client.client_id_issued_at,
       client_secret_expires_at: 0,
       previous_secret_expires_at: null,

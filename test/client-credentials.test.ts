@@ -12,15 +12,7 @@ import * as oauth from "oauth4webapi";
 import { buildApp } from "../src/app.ts";
 import { type ClientMetadataInput, clientMetadata, createClientRegistry } from "../src/oidc/clients.ts";
 import type { UserStore } from "../src/store/store.ts";
-import {
-  bearer,
-  buildTestApp,
-  openTestStore,
-  requestToken,
-  TEST_AUDIENCE,
-  TEST_ISSUER,
-  testConfig,
-} from "./helpers.ts";
+import { bearer, buildTestApp, openTestStore, requestToken, TEST_ISSUER, testConfig } from "./helpers.ts";
 import { run } from "./process.ts";
 
 const PYTHON = "/usr/bin/python3";
@@ -78,7 +70,8 @@ describe("client_credentials", () => {
     assert.deepEqual(payload, {
       iss: TEST_ISSUER,
       sub: id,
-      aud: TEST_AUDIENCE,
+      // No resources registered: the client's own id, never the service's first-party audience.
+      aud: id,
       iat: clock.seconds,
       exp: clock.seconds + 1800,
       client_id: id,

@@ -1,20 +1,12 @@
 // Introspection (RFC 7662) and registered clients: a confidential client may introspect (Basic or
 // the form, as it registered), a public one may not; a client's own token (client_credentials)
 // introspects as active with its client_id and scope, and as inactive once it expires, is forged,
-// or its client is deleted.
+// or its client is deleted. Clients marked as resource servers see every token; what the others may
+// see is test/security/token-audiences.test.ts's.
 import assert from "node:assert/strict";
 import { describe, type TestContext, test } from "node:test";
 import { clientMetadata, createClientRegistry } from "../src/oidc/clients.ts";
-import {
-  bearer,
-  buildTestApp,
-  createUser,
-  loginToken,
-  mintToken,
-  requestToken,
-  TEST_AUDIENCE,
-  TEST_ISSUER,
-} from "./helpers.ts";
+import { bearer, buildTestApp, createUser, loginToken, mintToken, requestToken, TEST_ISSUER } from "./helpers.ts";
 
 const PASSWORD = "correct horse battery";
 const REFUSED = { detail: "Introspection needs a configured client's credentials or an admin token" };
@@ -31,11 +23,17 @@ async function setup(t: TestContext) {
     const { client, secret } = await registry.register(clientMetadata(metadata), by);
     return { id: client.id, secret: secret as string };
   };
-  const api = await register({ client_name: "Orders API", grant_types: ["client_credentials"], scope: "orders:read" });
+  const api = await register({
+    client_name: "Orders API",
+    grant_types: ["client_credentials"],
+    scope: "orders:read",
+    resource_server: true,
+  });
   const poster = await register({
     client_name: "Reports",
     grant_types: ["client_credentials"],
     token_endpoint_auth_method: "client_secret_post",
+    resource_server: true,
   });
   const spa = await register({
     client_name: "SPA",
@@ -53,7 +51,7 @@ async function setup(t: TestContext) {
 }
 
 describe("introspection and registered clients", () => {
-  test("a confidential client introspects a user's token, by Basic or by the form", async (t) => {
+  test("a resource server's client introspects a user's token, by Basic or by the form", async (t) => {
     const { app, store, api, poster, introspect } = await setup(t);
     await createUser(store, "ada@example.com", PASSWORD);
     const token = await loginToken(app, "ada@example.com", PASSWORD);
@@ -99,7 +97,8 @@ describe("introspection and registered clients", () => {
       scope: "orders:read",
       sub: api.id,
       iss: TEST_ISSUER,
-      aud: TEST_AUDIENCE,
+      // A client with no registered resources gets its own id as the audience, never the service's.
+      aud: api.id,
       iat: clock.seconds,
       exp: clock.seconds + 1800,
       jti: body.jti,
@@ -126,7 +125,7 @@ describe("introspection and registered clients", () => {
     assert.equal((await introspect({ token: fresh.access_token })).json().active, true);
     // Another client introspects after this one is deleted (a deleted client cannot authenticate).
     const other = await registry.register(
-      clientMetadata({ client_name: "Gateway", grant_types: ["client_credentials"] }),
+      clientMetadata({ client_name: "Gateway", grant_types: ["client_credentials"], resource_server: true }),
       { userId: null, clientAddress: null },
     );
     const admin = await createUser(store, "root@example.com", PASSWORD);

@@ -55,6 +55,8 @@ describe("POST /auth/register", () => {
       scope: "orders:read",
       backchannel_logout_uri: null,
       first_party: false,
+      resources: [],
+      resource_server: false,
       client_id_issued_at: clock.seconds,
       client_secret_expires_at: 0,
       previous_secret_expires_at: null,

@@ -58,6 +58,8 @@ describe("/clients", () => {
       scope: "invoices:read invoices:write",
       backchannel_logout_uri: null,
       first_party: false,
+      resources: [],
+      resource_server: false,
       client_id_issued_at: clock.seconds,
       client_secret_expires_at: 0,
       previous_secret_expires_at: null,
@@ -96,6 +98,8 @@ describe("/clients", () => {
       scope: "openid profile email",
       backchannel_logout_uri: null,
       first_party: true,
+      resources: [],
+      resource_server: false,
       client_id_issued_at: clock.seconds,
       registered_by: "admin",
     });

@@ -30,6 +30,8 @@ test("metadata: RFC 7591 defaults for a web app", () => {
     scope: "openid profile email",
     backchannelLogoutUri: null,
     firstParty: false,
+    resources: [],
+    resourceServer: false,
   });
 });
 
@@ -50,6 +52,8 @@ test("metadata: a service with client_credentials needs no redirect URI and has 
       scope: "invoices:read invoices:write",
       backchannelLogoutUri: null,
       firstParty: false,
+      resources: [],
+      resourceServer: false,
     },
   );
 });

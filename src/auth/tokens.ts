@@ -11,9 +11,19 @@
 // this one restarted on another port, does not share: the spec's token
 // check (signing secret, expiry, sub, user) decides alone. Time comes from an injected clock so tests can move
 // it instead of sleeping.
-// Every token also carries its user's credential stamp (store/ids.ts), which
-// the token check compares with the stored one: a credential change ends
-// every token issued before it, exactly, whatever the clocks and however close.
+// Every first-party token also carries its user's credential stamp
+// (store/ids.ts), which the token check compares with the stored one: a
+// credential change ends every token issued before it, exactly, whatever the
+// clocks and however close.
+// Three kinds of access token, told apart by their claims and their audience
+// (RFC 9068, RFC 8707; the README's Security section says who may present
+// which where): the first-party user token of the spec (aud: the service's
+// own audience, sub: the e-mail, the stamp), the token a relying party gets
+// for a user (aud: the userinfo endpoint and the resources registered for the
+// client; sub: the user's id; client_id, scope, sid; never the stamp), and a
+// client's token for itself (client_credentials: sub and client_id the
+// client's id; aud: its registered resources, or its own id). Each kind has
+// its own verify, and no verify accepts another kind.
 import { createSigner, createVerifier } from "fast-jwt";
 import { withoutStackTraces } from "../errors.ts";
 import { randomBase64url } from "../random-pool.ts";
@@ -37,24 +47,40 @@ export interface AccessClaims {
   sid?: string;
   /** How the user authenticated (RFC 8176), when the token says. */
   amr?: string[];
-  /** RFC 9068: the client a user's token was issued to (OpenID Connect); absent in the spec's tokens. */
-  clientId?: string;
-  /** RFC 9068: the scopes granted to that client, space-separated. */
-  scope?: string;
 }
 
 /**
  * A user's token for a relying party (OpenID Connect, RFC 9068): its sub is the user's stable id,
- * not the e-mail, and it carries client_id and scope; the token check (guard.ts) refuses it, so a
- * client's token opens userinfo, never the account's own API.
+ * not the e-mail, it carries client_id, scope and sid, and its audience is the relying party's own
+ * (userinfo, its registered resources): never the service's first-party audience. The token check
+ * (guard.ts) refuses it, so a client's token opens userinfo, never the account's own API. No internal
+ * claim (the credential stamp) leaves the service in it; its validity is its session's.
  */
 export interface DelegatedTokenSubject {
   userId: string;
-  credentialStamp: string;
   clientId: string;
   scope: string;
   sessionId: string;
   amr: readonly string[];
+  /** The token's aud: at least one absolute URI (oidc/audiences.ts decides which). */
+  audience: readonly string[];
+}
+
+/** The claims of a relying party's token for a user, verified. */
+export interface DelegatedClaims {
+  /** The user's id. */
+  sub: string;
+  clientId: string;
+  /** Space-separated. */
+  scope: string;
+  sid: string;
+  amr?: string[];
+  iss: string;
+  /** Every audience the token names. */
+  aud: string[];
+  iat: number;
+  exp: number;
+  jti: string;
 }
 
 /** Whom a token is issued to: the spec's subject, and the stamp the token check compares. */
@@ -76,9 +102,13 @@ export interface ClientAccessClaims {
   iat: number;
   exp: number;
   iss: string;
-  aud: string;
+  /** Every audience the token names. */
+  aud: string[];
   jti: string;
 }
+
+/** Which kind of access token a text claims to be (read without verifying: only to pick the verify). */
+export type TokenKind = "user" | "delegated" | "client" | "unknown";
 
 export type Clock = () => number;
 
@@ -97,13 +127,18 @@ export class InvalidToken extends Error {
 export interface TokenService {
   /** `amr` (RFC 8176): how the user authenticated in the session, e.g. ["pwd"] or ["pwd", "otp", "mfa"]. */
   issueAccessToken(subject: TokenSubject, sessionId?: string, amr?: readonly string[]): string;
-  /** The token's claims, or throws InvalidToken. */
+  /** A first-party user token's claims (never a relying party's or a client's token), or throws InvalidToken. */
   verifyAccessToken(token: string): AccessClaims;
   /** An RFC 9068 access token for a client acting for a user (authorization_code), with its jti. */
   issueDelegatedAccessToken(subject: DelegatedTokenSubject): string;
-  /** An RFC 9068 access token for a client itself (client_credentials): `sub` and `client_id` the client's id. */
-  issueClientAccessToken(clientId: string, scope: string): string;
-  /** A client token's claims (never a user's token), or throws InvalidToken. */
+  /** A relying party's user token's claims (never another kind), or throws InvalidToken; aud is the caller's to check. */
+  verifyDelegatedAccessToken(token: string): DelegatedClaims;
+  /**
+   * An RFC 9068 access token for a client itself (client_credentials): `sub` and `client_id` the
+   * client's id, `aud` the audience given (at least one).
+   */
+  issueClientAccessToken(clientId: string, scope: string, audience: readonly string[]): string;
+  /** A client token's claims (never a user's token), or throws InvalidToken; aud is the caller's to check. */
   verifyClientAccessToken(token: string): ClientAccessClaims;
 }
 
@@ -183,24 +218,24 @@ export function createTokenService({
     },
 
     verifyAccessToken(token) {
-      const { payload, sub, exp, iat, iss, aud } = verified(token);
+      const { payload, sub, exp, iat, iss, aud } = verified(token, true);
       const { stamp } = payload;
       if (typeof stamp !== "string") throw new InvalidToken("credential stamp missing");
-      const claims: AccessClaims = { sub, exp, iat, iss, aud, stamp };
+      // A relying party's or a client's token is never a first-party one, whatever else it says.
+      if (payload.client_id !== undefined) throw new InvalidToken("a client's token");
+      const claims: AccessClaims = { sub, exp, iat, iss, aud: firstAudience(aud), stamp };
       if (typeof payload.sid === "string") claims.sid = payload.sid;
-      const { amr } = payload;
-      if (Array.isArray(amr) && amr.every((entry) => typeof entry === "string")) claims.amr = amr;
-      if (typeof payload.client_id === "string") claims.clientId = payload.client_id;
-      if (typeof payload.scope === "string") claims.scope = payload.scope;
+      const amr = stringList(payload.amr);
+      if (amr !== undefined) claims.amr = amr;
       return claims;
     },
 
-    issueDelegatedAccessToken({ userId, credentialStamp, clientId, scope, sessionId, amr }) {
+    issueDelegatedAccessToken({ userId, clientId, scope, sessionId, amr, audience: aud }) {
       const iat = Math.floor(clock() / 1000);
       return sign({
         iss: issuer(),
         sub: userId,
-        aud: audience(),
+        aud: audienceClaim(aud),
         iat,
         exp: iat + ACCESS_TOKEN_LIFETIME_SECONDS,
         jti: randomBase64url(16),
@@ -208,16 +243,28 @@ export function createTokenService({
         scope,
         sid: sessionId,
         amr: [...amr],
-        stamp: credentialStamp,
       });
     },
 
-    issueClientAccessToken(clientId, scope) {
+    verifyDelegatedAccessToken(token) {
+      const { payload, sub, exp, iat, iss, aud } = verified(token, false);
+      const { client_id, scope, sid, jti, stamp } = payload;
+      if (stamp !== undefined || typeof client_id !== "string" || client_id === sub)
+        throw new InvalidToken("not a relying party's token");
+      if (typeof scope !== "string" || typeof sid !== "string" || typeof jti !== "string")
+        throw new InvalidToken("scope, sid or jti missing");
+      const claims: DelegatedClaims = { sub, clientId: client_id, scope, sid, iss, aud, iat, exp, jti };
+      const amr = stringList(payload.amr);
+      if (amr !== undefined) claims.amr = amr;
+      return claims;
+    },
+
+    issueClientAccessToken(clientId, scope, aud) {
       const iat = Math.floor(clock() / 1000);
       const claims: Record<string, unknown> = {
         iss: issuer(),
         sub: clientId,
-        aud: audience(),
+        aud: audienceClaim(aud),
         iat,
         exp: iat + ACCESS_TOKEN_LIFETIME_SECONDS,
         client_id: clientId,
@@ -228,9 +275,9 @@ export function createTokenService({
     },
 
     verifyClientAccessToken(token) {
-      const { payload, sub, exp, iat, iss, aud } = verified(token);
+      const { payload, sub, exp, iat, iss, aud } = verified(token, false);
       const { client_id, scope, jti, stamp } = payload;
-      // A user's token (it has a stamp) is never a client's, whatever else it says.
+      // A user's token (it has a stamp, or a client_id other than its sub) is never a client's.
       if (stamp !== undefined || client_id !== sub) throw new InvalidToken("not a client token");
       if (scope !== undefined && typeof scope !== "string") throw new InvalidToken("scope not a string");
       if (typeof jti !== "string") throw new InvalidToken("jti missing");
@@ -238,8 +285,12 @@ export function createTokenService({
     },
   };
 
-  /** The checks every token passes (signature, algorithm, typ, times, sub, iss, aud), or throws InvalidToken. */
-  function verified(token: string) {
+  /**
+   * The checks every token passes (signature, algorithm, typ, times, sub, iss), or throws InvalidToken;
+   * `firstParty`: aud must also be the service's own declared audience (the other kinds' audiences are
+   * their verifiers' callers' to check).
+   */
+  function verified(token: string, firstParty: boolean) {
     if (token.length > MAX_TOKEN_LENGTH) throw new InvalidToken("token too long");
     const decode = verifiers.get(readKeyId(token));
     if (decode === undefined) throw new InvalidToken("unknown kid");
@@ -261,20 +312,43 @@ export function createTokenService({
     if (typeof sub !== "string" || sub === "") throw new InvalidToken("sub missing");
     if (expectedIssuer !== undefined && iss !== expectedIssuer) throw new InvalidToken("wrong issuer");
     // RFC 7519 section 4.1.3: aud may be one string or an array of them.
-    if (
-      expectedAudience !== undefined &&
-      !(aud === expectedAudience || (Array.isArray(aud) && aud.includes(expectedAudience)))
-    )
+    const audiences = typeof aud === "string" ? [aud] : (stringList(aud) ?? []);
+    if (firstParty && expectedAudience !== undefined && !audiences.includes(expectedAudience))
       throw new InvalidToken("wrong audience");
-    return {
-      payload,
-      sub,
-      exp,
-      iat,
-      iss: typeof iss === "string" ? iss : "",
-      aud: expectedAudience ?? (typeof aud === "string" ? aud : Array.isArray(aud) ? String(aud[0] ?? "") : ""),
-    };
+    if (!firstParty && audiences.length === 0) throw new InvalidToken("aud missing");
+    return { payload, sub, exp, iat, iss: typeof iss === "string" ? iss : "", aud: audiences };
   }
+
+  /** The aud a first-party token is answered with: the declared audience, else the one it names. */
+  function firstAudience(audiences: readonly string[]): string {
+    return expectedAudience ?? audiences[0] ?? "";
+  }
+}
+
+/** RFC 7519 section 4.1.3: one audience as a string, several as an array. */
+function audienceClaim(audience: readonly string[]): string | string[] {
+  if (audience.length === 0) throw new Error("a token needs an audience");
+  return audience.length === 1 ? (audience[0] as string) : [...audience];
+}
+
+function stringList(value: unknown): string[] | undefined {
+  return Array.isArray(value) && value.every((entry) => typeof entry === "string") ? value : undefined;
+}
+
+/**
+ * Which verify a token is for, from its claims read without verifying them (the verify then decides):
+ * a stamp is a first-party user token's; a client_id equal to sub, a client's own token; any other
+ * client_id, a relying party's token for a user.
+ */
+export function tokenKind(token: string): TokenKind {
+  const start = token.indexOf(".");
+  const end = token.indexOf(".", start + 1);
+  if (start < 0 || end < 0) return "unknown";
+  const payload = jsonSegment(token.slice(start + 1, end));
+  if (payload === undefined) return "unknown";
+  if (payload.stamp !== undefined) return "user";
+  if (typeof payload.client_id !== "string") return "unknown";
+  return payload.client_id === payload.sub ? "client" : "delegated";
 }
 
 /**

@@ -19,8 +19,10 @@
 // same way, in a map of their own: introspection verifies the same client
 // token again and again, and its HMAC and claim checks were a tenth of that
 // request's time. Whether the client is still registered is asked on every
-// call all the same (routes/introspect.ts).
-import type { AccessClaims, ClientAccessClaims, Clock, TokenService } from "./tokens.ts";
+// call all the same (routes/introspect.ts). A relying party's tokens for users
+// too, for userinfo; their session is looked up on every call
+// (oidc/delegated-tokens.ts).
+import type { AccessClaims, ClientAccessClaims, Clock, DelegatedClaims, TokenService } from "./tokens.ts";
 import { InvalidToken } from "./tokens.ts";
 
 export function withVerifiedTokenCache(
@@ -49,5 +51,6 @@ export function withVerifiedTokenCache(
     ...tokens,
     verifyAccessToken: remembered<AccessClaims>(tokens.verifyAccessToken),
     verifyClientAccessToken: remembered<ClientAccessClaims>(tokens.verifyClientAccessToken),
+    verifyDelegatedAccessToken: remembered<DelegatedClaims>(tokens.verifyDelegatedAccessToken),
   };
 }

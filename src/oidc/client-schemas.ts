@@ -5,7 +5,7 @@
 // client_secret once). Types only: the rules (redirect URIs, grant types and
 // methods that go together) are clients.ts's, with messages that say why.
 import { type Static, Type } from "typebox";
-import { MAX_REDIRECT_URIS, MAX_SECRET_GRACE_SECONDS, MAX_URI_LENGTH } from "./clients.ts";
+import { MAX_REDIRECT_URIS, MAX_RESOURCES, MAX_SECRET_GRACE_SECONDS, MAX_URI_LENGTH } from "./clients.ts";
 
 const Uri = Type.String({ minLength: 1, maxLength: MAX_URI_LENGTH });
 const UriList = (description: string, examples: string[]) =>
@@ -74,6 +74,24 @@ const metadataFields = {
   first_party: Type.Optional(
     Type.Boolean({ description: "The deployment's own app: users are not asked for consent. False by default." }),
   ),
+  resources: Type.Optional(
+    Type.Array(Uri, {
+      maxItems: MAX_RESOURCES,
+      description:
+        "RFC 8707 resource indicators: the resource servers (absolute https URIs, or http on a loopback host; no " +
+        "fragment) whose identifier the client's access tokens may carry as `aud`. Left out: none. A token names " +
+        "all of them, or the one asked for with `resource` at the token endpoint. Never the service's own " +
+        "audience. Admins only.",
+      examples: [["https://invoices.example.com"]],
+    }),
+  ),
+  resource_server: Type.Optional(
+    Type.Boolean({
+      description:
+        "A resource server: may introspect every token (`POST /auth/introspect`), as the clients of " +
+        "`INTROSPECTION_CLIENTS` do; other clients see only the tokens issued to them. False by default. Admins only.",
+    }),
+  ),
 };
 
 export const ClientCreate = Type.Object(metadataFields, {
@@ -94,11 +112,18 @@ export const ClientPatch = Type.Object(
 export type ClientPatch = Static<typeof ClientPatch>;
 
 /**
- * What a dynamic registration may send (RFC 7591 section 2): the same names; `first_party` is not
- * the registrant's to set, and other metadata is ignored (section 2: "MUST ignore").
+ * What a dynamic registration may send (RFC 7591 section 2): the same names; `first_party`,
+ * `resources` and `resource_server` are not the registrant's to set (ignored, as other metadata is:
+ * section 2, "MUST ignore").
  */
 export const ClientRegistration = Type.Object(
-  { ...metadataFields, client_name: Type.Optional(metadataFields.client_name), first_party: Type.Optional(Type.Any()) },
+  {
+    ...metadataFields,
+    client_name: Type.Optional(metadataFields.client_name),
+    first_party: Type.Optional(Type.Any()),
+    resources: Type.Optional(Type.Any()),
+    resource_server: Type.Optional(Type.Any()),
+  },
   { $id: "ClientRegistration", description: "RFC 7591 client metadata; unknown fields are ignored." },
 );
 export type ClientRegistration = Static<typeof ClientRegistration>;
@@ -114,6 +139,8 @@ const clientOutFields = {
   scope: Type.String(),
   backchannel_logout_uri: Type.Union([Type.String(), Type.Null()]),
   first_party: Type.Boolean(),
+  resources: Type.Array(Type.String()),
+  resource_server: Type.Boolean(),
   client_id_issued_at: Type.Integer({ description: "Seconds since the epoch (RFC 7591 section 3.2.1)." }),
   client_secret_expires_at: Type.Optional(
     Type.Integer({ description: "0: the secret does not expire (confidential clients only)." }),

@@ -19,6 +19,7 @@ export const DEFAULT_USER_SCOPE = "openid profile email";
 /** How long the previous secret may keep working after a rotation, at most: 30 days. */
 export const MAX_SECRET_GRACE_SECONDS = 30 * 86_400;
 export const MAX_REDIRECT_URIS = 20;
+export const MAX_RESOURCES = 20;
 export const MAX_URI_LENGTH = 2000;
 /** How long a client read from the store is believed: the bound on seeing another instance's change. */
 export const CACHE_TTL_MS = 2000;
@@ -44,6 +45,8 @@ export interface ClientMetadataInput {
   scope?: string;
   backchannel_logout_uri?: string | null;
   first_party?: boolean;
+  resources?: string[];
+  resource_server?: boolean;
 }
 
 /**
@@ -166,6 +169,9 @@ export function clientMetadata(input: ClientMetadataInput): ClientMetadataRecord
   }
   const backchannelLogoutUri = input.backchannel_logout_uri ?? null;
   if (backchannelLogoutUri !== null) checkBackchannelUri(backchannelLogoutUri);
+  const resources = [...new Set(input.resources ?? [])];
+  if (resources.length > MAX_RESOURCES) throw invalid(`resources: at most ${MAX_RESOURCES}`);
+  for (const resource of resources) checkResource(resource);
   const name = (input.client_name ?? "").trim();
   if (name === "") throw invalid("client_name: required");
   return {
@@ -178,7 +184,28 @@ export function clientMetadata(input: ClientMetadataInput): ClientMetadataRecord
     scope: scopeTokens(input.scope ?? (signsUsersIn ? DEFAULT_USER_SCOPE : "")).join(" "),
     backchannelLogoutUri,
     firstParty: input.first_party ?? false,
+    resources,
+    resourceServer: input.resource_server ?? false,
   };
+}
+
+/**
+ * RFC 8707 section 2: a resource indicator is an absolute URI without a fragment. Like a redirect URI,
+ * https, or http on a loopback host (a developer's machine); the resource server checks that a token's
+ * aud names it.
+ */
+function checkResource(uri: string): void {
+  if (uri.length > MAX_URI_LENGTH) throw invalid(`resources: longer than ${MAX_URI_LENGTH} characters`);
+  let url: URL;
+  try {
+    url = new URL(uri);
+  } catch {
+    throw invalid(`resources: '${uri.slice(0, 100)}' is not an absolute URI`);
+  }
+  if (uri.includes("#")) throw invalid("resources: must not have a fragment");
+  if (url.username !== "" || url.password !== "") throw invalid("resources: must not carry credentials");
+  if (url.protocol === "https:" || (url.protocol === "http:" && LOOPBACK_HOSTS.has(url.hostname))) return;
+  throw invalid("resources: must be https, or http on a loopback host (127.0.0.1, [::1], localhost)");
 }
 
 /** OpenID Connect Back-Channel Logout section 2.2: an absolute http(s) URI without a fragment. */
@@ -207,6 +234,8 @@ export function metadataInputOf(client: ClientMetadataRecord): Required<ClientMe
     scope: client.scope,
     backchannel_logout_uri: client.backchannelLogoutUri,
     first_party: client.firstParty,
+    resources: client.resources,
+    resource_server: client.resourceServer,
   };
 }
 
@@ -284,11 +313,24 @@ function event(outcome: string, by: Actor): AuditEntry {
   return { type: "oauth_client", outcome, clientAddress: by.clientAddress, userId: by.userId };
 }
 
+/**
+ * `reservedAudiences`: the audiences of the service's own first-party tokens (the issuer,
+ * TOKEN_AUDIENCE), never a client's resource, or a client's token would pass for a user's at a
+ * resource server.
+ */
 export function createClientRegistry(
   store: UserStore,
   clock: () => number = Date.now,
   onAuthentication?: (method: string, result: "success" | "failure") => void,
+  reservedAudiences: () => readonly string[] = () => [],
 ): ClientRegistry {
+  /** Refuses a resource that names the service's own first-party audience. */
+  function checkReserved(metadata: ClientMetadataRecord): void {
+    const reserved = new Set(reservedAudiences().map((audience) => audience.replace(/\/$/, "")));
+    const taken = metadata.resources.find((resource) => reserved.has(resource.replace(/\/$/, "")));
+    if (taken !== undefined)
+      throw invalid(`resources: '${taken}' is this service's own audience (its first-party tokens'), not a client's`);
+  }
   const cache = new Map<string, { record: ClientRecord; until: number }>();
   let origins: { set: ReadonlySet<string>; until: number } | undefined;
   // Moves on every change: a read that began before a change must not store what it read.
@@ -345,6 +387,7 @@ export function createClientRegistry(
       return client;
     },
     async register(metadata, by, registeredBy = "admin") {
+      checkReserved(metadata);
       const secret = metadata.tokenEndpointAuthMethod === "none" ? undefined : newClientSecret();
       const created = await store.createClient(
         { ...metadata, registeredBy, secretHash: secret === undefined ? null : hashClientSecret(secret) },
@@ -355,6 +398,7 @@ export function createClientRegistry(
     },
 
     async update(clientId, metadata, by) {
+      checkReserved(metadata);
       const updated = await store.updateClient(clientId, metadata, [event("updated", by)]);
       changed(clientId);
       return updated && toClient(updated);

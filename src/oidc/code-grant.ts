@@ -6,6 +6,9 @@
 // once: it is spent before anything else is checked, and presented again it
 // revokes the session its first redemption started (RFC 6749 4.1.2, RFC 9700
 // 4.2.4). Errors carry RFC 6749 5.2's `error` beside the spec's `detail`.
+// The access token is for the relying party's own audience (audiences.ts):
+// userinfo and the resources registered for the client, never the service's
+// first-party audience; it carries no credential stamp (its session decides).
 import type { FastifyRequest } from "fastify";
 import type { Audit } from "../audit.ts";
 import type { ClientInfo, Sessions } from "../auth/sessions.ts";
@@ -14,6 +17,7 @@ import { ACCESS_TOKEN_LIFETIME_SECONDS, type TokenService } from "../auth/tokens
 import { HttpError } from "../errors.ts";
 import { OAuthError } from "../oauth-errors.ts";
 import type { AuditEntry, ClientSessionRecord, UserStore } from "../store/store.ts";
+import { delegatedAudience, resourcesFor } from "./audiences.ts";
 import { hashCode, pkceMatches } from "./authorization.ts";
 import { userClaims } from "./claims.ts";
 import { authenticateClient } from "./client-auth.ts";
@@ -41,10 +45,12 @@ export interface OidcGrants {
   ): Promise<ClientTokenResponse>;
   /** The client binding of the session a refresh token names, if it is a client's. */
   bindingOf(refreshToken: string): Promise<ClientSessionRecord | undefined>;
+  /** `client`: already authenticated by the route; else the client is authenticated here (401 invalid_client). */
   refresh(
     request: FastifyRequest,
     form: Record<string, string | undefined>,
     binding: ClientSessionRecord,
+    client?: Client,
   ): Promise<ClientTokenResponse>;
 }
 
@@ -67,8 +73,10 @@ export function createOidcGrants(options: {
   audit: Audit;
   clock: () => number;
   clientInfo: (request: FastifyRequest) => ClientInfo;
+  /** The userinfo endpoint's absolute URL: the audience of a token granted `openid`. */
+  userinfoUrl: () => string;
 }): OidcGrants {
-  const { store, sessions, tokens, idTokens, clients, audit, clock, clientInfo } = options;
+  const { store, sessions, tokens, idTokens, clients, audit, clock, clientInfo, userinfoUrl } = options;
   const iso = () => new Date(clock()).toISOString();
 
   return {
@@ -82,6 +90,8 @@ export function createOidcGrants(options: {
       const code = requiredField(form, "code");
       const redirectUri = requiredField(form, "redirect_uri");
       const verifier = requiredField(form, "code_verifier");
+      // Before the code is spent: a resource the client may not ask for (invalid_target) leaves it usable.
+      const resources = resourcesFor(client, form.resource);
       const now = iso();
       const redemption = await store.redeemAuthorizationCode(hashCode(code), now);
       if (redemption.outcome === "unknown") throw invalidGrant(INVALID_CODE);
@@ -121,11 +131,11 @@ export function createOidcGrants(options: {
       const scopes = stored.scope.split(" ");
       const accessToken = tokens.issueDelegatedAccessToken({
         userId: user.id,
-        credentialStamp: user.credentialStamp,
         clientId: client.id,
         scope: stored.scope,
         sessionId: issued.session.id,
         amr: browser.amr,
+        audience: delegatedAudience(resources, userinfoUrl()),
       });
       const { sub: _sub, ...profile } = userClaims(user, scopes);
       return {
@@ -152,11 +162,13 @@ export function createOidcGrants(options: {
       return parsed && store.findClientSession(parsed.sessionId);
     },
 
-    async refresh(request, form, binding) {
-      const client = await authenticateClient(clients, request.headers.authorization, form);
+    async refresh(request, form, binding, authenticated) {
+      const client = authenticated ?? (await authenticateClient(clients, request.headers.authorization, form));
       // Another client's refresh token is refused before it is spent, so it stays its owner's.
       if (client.id !== binding.clientId) throw invalidGrant(INVALID_CLIENT_REFRESH);
       const presented = requiredField(form, "refresh_token");
+      // Before the refresh token is spent: a resource the client may not ask for leaves it usable.
+      const audience = delegatedAudience(resourcesFor(client, form.resource), userinfoUrl());
       let rotated: Awaited<ReturnType<Sessions["refresh"]>>;
       try {
         rotated = await sessions.refresh(presented, clientInfo(request));
@@ -168,11 +180,11 @@ export function createOidcGrants(options: {
       return {
         access_token: tokens.issueDelegatedAccessToken({
           userId: rotated.user.id,
-          credentialStamp: rotated.user.credentialStamp,
           clientId: client.id,
           scope: binding.scope,
           sessionId: rotated.session.id,
           amr: rotated.session.amr,
+          audience,
         }),
         token_type: "bearer",
         expires_in: ACCESS_TOKEN_LIFETIME_SECONDS,

@@ -7,20 +7,26 @@
 // claims. The check is the token check of protected routes (the same guard),
 // plus the session: the hot path does not look sessions up, this does.
 // Registered confidential clients (issue 24) may ask too, authenticating as
-// they registered (HTTP Basic, or client_id and client_secret in the form),
-// and a client's own token (client_credentials) introspects as active with
-// its client_id and scope while its client is registered.
+// they registered (HTTP Basic, or client_id and client_secret in the form).
+// RFC 7662 section 4 leaves it to the server whether a caller may see a
+// token: the configured resource servers, admins and registered clients that
+// an admin marked as resource servers see every token; any other registered
+// client sees only the tokens issued to it (its own client_credentials
+// tokens, its relying-party tokens for users) and `{"active": false}` for
+// the rest, so a third-party app cannot read a user's first-party token (the
+// e-mail, the session) or another client's.
 import { hash, timingSafeEqual } from "node:crypto";
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { Guards } from "../auth/guard.ts";
-import { type ClientAccessClaims, InvalidToken, jsonSegment, type TokenService } from "../auth/tokens.ts";
+import { type ClientAccessClaims, InvalidToken, type TokenService, tokenKind } from "../auth/tokens.ts";
 import type { IntrospectionClient } from "../config.ts";
 import { BEARER_SECURITY, INTROSPECTION_SCHEME } from "../docs.ts";
 import { NOT_ENOUGH_PRIVILEGES, unauthorized } from "../errors.ts";
 import { acceptFormBodies } from "../forms.ts";
 import { basicCredentials, presentedClient } from "../oidc/client-auth.ts";
 import type { ClientRegistry } from "../oidc/clients.ts";
+import { liveDelegatedToken } from "../oidc/delegated-tokens.ts";
 import { errorResponse, IntrospectForm, IntrospectionOut } from "../schemas.ts";
 import type { UserStore } from "../store/store.ts";
 
@@ -57,20 +63,19 @@ function configuredClients(clients: readonly IntrospectionClient[]) {
   };
 }
 
-/** The claims of a client's own token, read without verifying: only to choose which check to run first. */
-function looksLikeAClientToken(token: string): boolean {
-  const start = token.indexOf(".");
-  const end = token.indexOf(".", start + 1);
-  if (start < 0 || end < 0) return false;
-  const payload = jsonSegment(token.slice(start + 1, end));
-  return typeof payload?.client_id === "string" && payload.stamp === undefined;
-}
+/** Which tokens a caller may see: every one (a resource server, an admin), or only a client's own. */
+type Sight = { every: true } | { every: false; clientId: string };
+const EVERY: Sight = { every: true };
+
+/** One audience as a string, several as an array (RFC 7662 section 2.2 follows RFC 7519's aud). */
+const audClaim = (aud: readonly string[]) => (aud.length === 1 ? aud[0] : [...aud]);
 
 export const introspectRoutes: FastifyPluginAsyncTypebox<IntrospectRouteOptions> = async (
   app,
   { store, guards, tokens, clients, registry, clock },
 ) => {
   const configuredClient = configuredClients(clients);
+  const sights = new WeakMap<FastifyRequest, Sight>();
   app.removeAllContentTypeParsers();
   acceptFormBodies(app);
 
@@ -84,7 +89,10 @@ export const introspectRoutes: FastifyPluginAsyncTypebox<IntrospectRouteOptions>
     const form = (request.body ?? {}) as { client_id?: string; client_secret?: string };
     const basic = basicCredentials(header);
     if (basic !== undefined || form.client_secret !== undefined) {
-      if (basic && form.client_secret === undefined && configuredClient(basic) !== undefined) return;
+      if (basic && form.client_secret === undefined && configuredClient(basic) !== undefined) {
+        sights.set(request, EVERY);
+        return;
+      }
       let presented: ReturnType<typeof presentedClient>;
       try {
         presented = presentedClient(header, { client_id: form.client_id, client_secret: form.client_secret });
@@ -94,12 +102,20 @@ export const introspectRoutes: FastifyPluginAsyncTypebox<IntrospectRouteOptions>
       // Public clients (`none`) have nothing to prove who they are with: they may not introspect.
       const client = presented && presented.method !== "none" ? await registry.authenticate(presented) : undefined;
       if (client === undefined) throw unauthorized(INTROSPECTION_CLIENT_REFUSED);
+      sights.set(request, client.resourceServer ? EVERY : { every: false, clientId: client.id });
       return;
     }
     if (!/^bearer /i.test(header ?? "")) throw unauthorized(INTROSPECTION_CLIENT_REFUSED);
     await guards.authenticate(request, reply);
     await guards.requireAdmin(request, reply);
+    sights.set(request, EVERY);
   }
+
+  /** Whether the caller may see a token issued to `clientId` (undefined: a first-party user token). */
+  const sees = (request: FastifyRequest, clientId: string | undefined) => {
+    const sight = sights.get(request);
+    return sight !== undefined && (sight.every || sight.clientId === clientId);
+  };
 
   /** A client's own token, valid now and of a client still registered; undefined otherwise. */
   async function checkClientToken(token: string): Promise<ClientAccessClaims | undefined> {
@@ -129,8 +145,11 @@ export const introspectRoutes: FastifyPluginAsyncTypebox<IntrospectRouteOptions>
           "For resource servers. The caller authenticates with HTTP Basic as a client listed in " +
           "`INTROSPECTION_CLIENTS`, as a registered confidential client (the way it registered: HTTP Basic, or " +
           "`client_id` and `client_secret` in the form), or with an admin's bearer token. Form-encoded `token`. " +
-          "A client's own token (`client_credentials`) is active with its `client_id` and `scope` while that " +
-          "client is registered. Answers " +
+          "The clients of `INTROSPECTION_CLIENTS`, registered clients an admin marked `resource_server`, and " +
+          "admins see every token; any other registered client sees only the tokens issued to it (its own " +
+          '`client_credentials` tokens, its access tokens for users) and `{"active": false}` for the rest ' +
+          "(RFC 7662 section 4). A client's token is active with its `client_id` and `scope` while that client " +
+          "is registered (and, for a user's, while its session lives). Answers " +
           '`{"active": false}` for anything that would not open a protected route now: unknown, forged or expired ' +
           "tokens, refresh tokens, tokens of a deleted or deactivated user or from before a password change, and " +
           "tokens whose session was ended (logout, revocation), which a local JWT check cannot see.",
@@ -151,12 +170,14 @@ export const introspectRoutes: FastifyPluginAsyncTypebox<IntrospectRouteOptions>
     },
   );
 
-  /** RFC 7662 section 2.2: the token's claims while it is valid now, `{"active": false}` otherwise. */
+  /** RFC 7662 section 2.2: the token's claims while it is valid now and the caller may see it, else inactive. */
   async function introspect(request: FastifyRequest & { body: IntrospectForm }) {
     const inactive = { active: false };
-    if (looksLikeAClientToken(request.body.token)) {
-      const client = await checkClientToken(request.body.token);
-      if (client === undefined) return inactive;
+    const { token } = request.body;
+    const kind = tokenKind(token);
+    if (kind === "client") {
+      const client = await checkClientToken(token);
+      if (client === undefined || !sees(request, client.client_id)) return inactive;
       return {
         active: true,
         token_type: "Bearer" as const,
@@ -164,14 +185,34 @@ export const introspectRoutes: FastifyPluginAsyncTypebox<IntrospectRouteOptions>
         ...(client.scope === "" ? {} : { scope: client.scope }),
         sub: client.sub,
         iss: client.iss,
-        aud: client.aud,
+        aud: audClaim(client.aud),
         iat: client.iat,
         exp: client.exp,
         jti: client.jti,
       };
     }
+    if (kind === "delegated") {
+      // A relying party's token for a user: its client (RFC 9068), and only while its session lives.
+      const live = await liveDelegatedToken(token, { tokens, store, clock });
+      if (live === undefined || !sees(request, live.claims.clientId)) return inactive;
+      const { claims } = live;
+      return {
+        active: true,
+        token_type: "Bearer" as const,
+        client_id: claims.clientId,
+        scope: claims.scope,
+        sub: claims.sub,
+        iss: claims.iss,
+        aud: audClaim(claims.aud),
+        iat: claims.iat,
+        exp: claims.exp,
+        jti: claims.jti,
+      };
+    }
+    // A first-party user token: for the resource servers and admins only.
+    if (!sees(request, undefined)) return inactive;
     // The protected routes' own token check, so that both always agree (guard.ts).
-    const caller = await guards.callerOf(request.body.token, request.log);
+    const caller = await guards.callerOf(token, request.log);
     if (caller === undefined) return inactive;
     const { user, claims } = caller;
     if (claims.sid !== undefined) {

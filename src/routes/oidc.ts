@@ -9,7 +9,7 @@ import { Type } from "typebox";
 import type { Audit } from "../audit.ts";
 import type { Guards } from "../auth/guard.ts";
 import type { Sessions } from "../auth/sessions.ts";
-import { InvalidToken, type TokenService } from "../auth/tokens.ts";
+import type { TokenService } from "../auth/tokens.ts";
 import { BEARER_SECURITY } from "../docs.ts";
 import { COULD_NOT_VALIDATE_CREDENTIALS, HttpError, NOT_AUTHENTICATED } from "../errors.ts";
 import { acceptFormBodies, newFields } from "../forms.ts";
@@ -24,6 +24,7 @@ import type { BrowserSession, BrowserSessions } from "../oidc/browser-session.ts
 import { userClaims } from "../oidc/claims.ts";
 import type { ClientRegistry } from "../oidc/clients.ts";
 import type { ClientCors } from "../oidc/cors.ts";
+import { liveDelegatedToken } from "../oidc/delegated-tokens.ts";
 import { ACR_MULTI_FACTOR, type IdTokens } from "../oidc/id-tokens.ts";
 import { AUTHORIZE_PATH, BROWSER_SESSION_PATH, CONSENT_PATH, END_SESSION_PATH, USERINFO_PATH } from "../oidc/paths.ts";
 import { sendConsentPage, sendErrorPage, sendSignedOutPage, sendSignOutPage } from "../pages/oidc-pages.ts";
@@ -41,6 +42,8 @@ export interface OidcRouteOptions {
   idTokens: IdTokens;
   audit: Audit;
   issuer: () => string;
+  /** The userinfo endpoint's absolute URL: the audience its tokens must name. */
+  userinfoUrl: () => string;
   clock: () => number;
   cors: ClientCors;
 }
@@ -103,7 +106,7 @@ function invalidToken(detail: string = COULD_NOT_VALIDATE_CREDENTIALS): HttpErro
 
 export const oidcRoutes: FastifyPluginAsyncTypebox<OidcRouteOptions> = async (
   app,
-  { store, guards, tokens, sessions, clients, browserSessions, idTokens, audit, issuer, clock, cors },
+  { store, guards, tokens, sessions, clients, browserSessions, idTokens, audit, issuer, userinfoUrl, clock, cors },
 ) => {
   acceptFormBodies(app);
   const seconds = () => Math.floor(clock() / 1000);
@@ -314,22 +317,13 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<OidcRouteOptions> = async (
   async function userinfo(request: FastifyRequest) {
     const token = bearer(request.headers.authorization);
     if (token === undefined) throw new HttpError(401, NOT_AUTHENTICATED, { "www-authenticate": "Bearer" });
-    let claims: ReturnType<TokenService["verifyAccessToken"]>;
-    try {
-      claims = tokens.verifyAccessToken(token);
-    } catch (error) {
-      if (error instanceof InvalidToken) throw invalidToken();
-      throw error;
-    }
-    if (claims.clientId === undefined || claims.sid === undefined) throw invalidToken();
-    const scopes = (claims.scope ?? "").split(" ");
+    const live = await liveDelegatedToken(token, { tokens, store, clock });
+    // A relying party's token for this endpoint only: its audience names userinfo (RFC 9068 section 4).
+    if (live === undefined || !live.claims.aud.includes(userinfoUrl())) throw invalidToken();
+    const scopes = live.claims.scope.split(" ");
     if (!scopes.includes("openid"))
       throw new HttpError(403, INSUFFICIENT_SCOPE, { "www-authenticate": 'Bearer error="insufficient_scope"' });
-    const user = await store.findById(claims.sub);
-    const session = await store.findSession(claims.sid);
-    if (!user?.isActive || user.credentialStamp !== claims.stamp || !session || session.revokedAt !== null)
-      throw invalidToken();
-    return userClaims(user, scopes);
+    return userClaims(live.user, scopes);
   }
 
   // Browser apps of public clients call userinfo cross-origin (oidc-client-ts): CORS for their origins.

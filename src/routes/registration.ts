@@ -104,7 +104,8 @@ export const registrationRoutes: FastifyPluginAsyncTypebox<RegistrationRouteOpti
       },
     },
     async function registerClient(request, reply) {
-      const { first_party: _notTheirs, ...metadata } = request.body;
+      // Privileges are the admin's to grant, never the registrant's: first-party, resources, resource server.
+      const { first_party: _notTheirs, resources: _admins, resource_server: _adminsToo, ...metadata } = request.body;
       const registered = await clients.register(
         clientMetadata({ ...metadata, client_name: metadata.client_name ?? UNNAMED_CLIENT, first_party: false }),
         { userId: null, clientAddress: request.ip },

@@ -28,7 +28,7 @@ import { webauthnGrant } from "../auth/grants/webauthn.ts";
 import { PASSKEY_NOT_VERIFIED, WEBAUTHN_GRANT } from "../auth/passkeys.ts";
 import { TOO_MANY_LOGIN_ATTEMPTS } from "../auth/rate-limits.ts";
 import { clientOf, parseRefreshToken, type Sessions } from "../auth/sessions.ts";
-import { InvalidToken, type TokenService } from "../auth/tokens.ts";
+import { InvalidToken, type TokenService, tokenKind } from "../auth/tokens.ts";
 import { NO_SECURITY } from "../docs.ts";
 import { describeError, handleError } from "../error-handler.ts";
 import {
@@ -98,9 +98,38 @@ export function grantTable(deps: GrantDeps): ReadonlyMap<string, Grant> {
   return new Map(grants.map((grant) => [grant.type, grant]));
 }
 
+/**
+ * The session an access token was issued in, when `clientId` may revoke it: a first-party token without
+ * a client, a relying party's token by its own client only (a client's own token has no session).
+ */
+async function sessionOf(
+  { tokens, store }: Pick<TokenRouteOptions, "tokens" | "store">,
+  token: string,
+  clientId: string | undefined,
+): Promise<string | undefined> {
+  try {
+    const kind = tokenKind(token);
+    if (kind === "user" && clientId === undefined) {
+      const { sid, sub } = tokens.verifyAccessToken(token);
+      const owner = await store.findByEmail(sub);
+      const session = sid ? await store.findSession(sid) : undefined;
+      return owner && session?.userId === owner.id ? session.id : undefined;
+    }
+    if (kind === "delegated" && clientId !== undefined) {
+      const { sid, sub, clientId: issuedTo } = tokens.verifyDelegatedAccessToken(token);
+      const session = await store.findSession(sid);
+      return issuedTo === clientId && session?.userId === sub ? session.id : undefined;
+    }
+  } catch (error) {
+    if (!(error instanceof InvalidToken)) throw error;
+  }
+  return undefined;
+}
+
 export const tokenRoutes: FastifyPluginAsyncTypebox<TokenRouteOptions> = async (app, options) => {
-  const { store, tokens, sessions, oauthErrorFields } = options;
+  const { store, sessions, oauthErrorFields } = options;
   const grants = grantTable(options);
+  const sessionOfAccessToken = (token: string, clientId: string | undefined) => sessionOf(options, token, clientId);
   // Before the routes, so it applies to them: browser apps of public clients call both cross-origin.
   options.cors.apply(app, { "/auth/token": ["POST"], "/auth/revoke": ["POST"] });
   app.removeAllContentTypeParsers();
@@ -111,17 +140,30 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<TokenRouteOptions> = async (
   const clientRequests = new WeakSet<FastifyRequest>();
   const forAClientGrant = (request: FastifyRequest) => clientRequests.has(request);
 
-  /** The client of a grant that takes one, authenticated (401 invalid_client otherwise). */
   /**
    * The registered client a request presents, authenticated (401 invalid_client otherwise); from then
    * on the request's errors carry `error`. Undefined when it names no registered client: the spec's
    * first-party apps send any client_id, or none, and keep the answers they had, to the byte.
+   * `lenient`: credentials (HTTP Basic, or the form's) for an id that is not registered are not a
+   * client at all, as the spec's grants never look at them (simple-oauth2 sends `Basic app-id:`);
+   * otherwise they are a client that failed to authenticate (the client grants' answer).
    */
-  async function registeredClient(request: FastifyRequest & { body: { client_id?: string; client_secret?: string } }) {
+  async function registeredClient(
+    request: FastifyRequest & { body: { client_id?: string; client_secret?: string } },
+    lenient = false,
+  ) {
     const { client_id, client_secret } = request.body;
-    const presented = presentedClient(request.headers.authorization, { client_id, client_secret });
-    if (presented === undefined || (presented.method === "none" && !(await options.clients.find(presented.clientId))))
-      return undefined;
+    let presented: ReturnType<typeof presentedClient>;
+    try {
+      presented = presentedClient(request.headers.authorization, { client_id, client_secret });
+    } catch (error) {
+      // A malformed or mixed presentation: a client's mistake only if it names a registered client.
+      if (lenient && !(client_id !== undefined && (await options.clients.find(client_id)))) return undefined;
+      clientRequests.add(request);
+      throw error;
+    }
+    if (presented === undefined) return undefined;
+    if ((presented.method === "none" || lenient) && !(await options.clients.find(presented.clientId))) return undefined;
     clientRequests.add(request);
     return authenticatePresented(options.clients, presented);
   }
@@ -129,6 +171,7 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<TokenRouteOptions> = async (
   /** The client of a grant that takes one; such a grant type was unknown here before the registry. */
   async function clientFor(grant: Grant, request: FastifyRequest & { body: TokenForm }) {
     if (grant.client === "ignored") return undefined;
+    if (grant.client === "optional") return registeredClient(request, true);
     const client = await registeredClient(request);
     if (client === undefined) throw new HttpError(400, UNSUPPORTED_GRANT_TYPE);
     return client;
@@ -326,31 +369,19 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<TokenRouteOptions> = async (
     async function revokeToken(request) {
       const { token } = request.body;
       // RFC 7009 section 2.1: a registered client that presents itself authenticates (401 invalid_client
-      // otherwise) and may revoke only tokens issued to it. No client, or a client_id not registered (the
-      // spec's first-party apps): the answers of before, to the byte.
-      const client = await registeredClient(request);
+      // otherwise) and may revoke only tokens issued to it. No client, or credentials of an id that is not
+      // registered (the spec's first-party apps, as the token endpoint takes them): the answers of before.
+      const client = await registeredClient(request, true);
       const refresh = parseRefreshToken(token);
       if (refresh !== undefined) {
         const bound = await store.findClientSession(refresh.sessionId);
         // A client's refresh token is revoked by that client only; the user's own, only without a client.
         if ((bound?.clientId ?? null) === (client?.id ?? null)) await sessions.revokeByToken(token, clientOf(request));
-      } else {
-        try {
-          const { sid, sub, clientId } = tokens.verifyAccessToken(token);
-          // Only the client the token was issued to (none: the spec's tokens) revokes it.
-          if (clientId !== client?.id) return {};
-          // The spec's tokens name their user by e-mail, a client's (RFC 9068) by id.
-          const owner = clientId === undefined ? await store.findByEmail(sub) : await store.findById(sub);
-          const session = sid ? await store.findSession(sid) : undefined;
-          if (owner && session && session.userId === owner.id) {
-            await sessions.revoke(session.id, [
-              { type: "session_revocation", outcome: "revoked", clientAddress: request.ip },
-            ]);
-          }
-        } catch (error) {
-          if (!(error instanceof InvalidToken)) throw error;
-        }
+        return {};
       }
+      const session = await sessionOfAccessToken(token, client?.id);
+      if (session !== undefined)
+        await sessions.revoke(session, [{ type: "session_revocation", outcome: "revoked", clientAddress: request.ip }]);
       // RFC 7009 defines no body for the 200; several client libraries parse one as JSON all the same.
       return {};
     },

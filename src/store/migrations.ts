@@ -513,6 +513,17 @@ export const migrations: readonly Migration[] = [
       CREATE INDEX upstream_link_mails_by_expiry ON upstream_link_mails (expires_at);
     `,
   ),
+  // Audiences and introspection rights of OAuth clients (issue 32): the RFC 8707 resource indicators
+  // an admin lets a client's tokens name (a JSON list), and whether the client is a resource server
+  // that may introspect every token. Both are the admin's to set; existing clients get neither.
+  migration(
+    90,
+    "client resources and resource servers",
+    (t) => `
+      ALTER TABLE oauth_clients ADD COLUMN resources ${t.text} NOT NULL DEFAULT '[]';
+      ALTER TABLE oauth_clients ADD COLUMN ${t.bool("resource_server", false)};
+    `,
+  ),
 ];
 
 /** The versions still to apply, in order. */

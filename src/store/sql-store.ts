@@ -139,9 +139,11 @@ const CLIENT_COLUMN_OF: Record<keyof store.ClientMetadataRecord, string> = {
   scope: "scope",
   backchannelLogoutUri: "backchannel_logout_uri",
   firstParty: "first_party",
+  resources: "resources",
+  resourceServer: "resource_server",
 };
 
-/** A client's metadata as the parameters $2 to $10 of the insert, lists as JSON. */
+/** A client's metadata as the parameters $2 to $12 of the insert, lists as JSON. */
 function clientColumns(client: store.ClientMetadataRecord): Param[] {
   return [
     client.name,
@@ -153,6 +155,8 @@ function clientColumns(client: store.ClientMetadataRecord): Param[] {
     client.scope,
     client.backchannelLogoutUri,
     client.firstParty,
+    JSON.stringify(client.resources),
+    client.resourceServer,
   ];
 }
 
@@ -745,9 +749,9 @@ export function sqlStore(db: Db, clock: () => number): store.UserStore {
       return db.transaction(async (tx) => {
         const row = (await tx.one<Row>(
           `INSERT INTO oauth_clients (id, name, redirect_uris, post_logout_redirect_uris, grant_types, response_types,
-             token_endpoint_auth_method, scope, backchannel_logout_uri, first_party, registered_by, secret_hash,
-             created_at, updated_at)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $13) RETURNING *`,
+             token_endpoint_auth_method, scope, backchannel_logout_uri, first_party, resources, resource_server,
+             registered_by, secret_hash, created_at, updated_at)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $15) RETURNING *`,
           values,
         )) as Row;
         await record(tx, events, null);
@@ -1113,4 +1117,6 @@ const readClient = reader<store.ClientRecord>({
   grantTypes: jsonList,
   responseTypes: jsonList,
   firstParty: flag,
+  resources: jsonList,
+  resourceServer: flag,
 });

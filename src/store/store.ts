@@ -568,6 +568,13 @@ export interface ClientRecord {
   backchannelLogoutUri: string | null;
   /** The service's own app: no consent screen. */
   firstParty: boolean;
+  /**
+   * RFC 8707 resource indicators (absolute URIs) the client's access tokens may name as their
+   * audience: the resource servers it may call. Set by admins only.
+   */
+  resources: string[];
+  /** A resource server: may introspect every token (RFC 7662 section 4), as INTROSPECTION_CLIENTS do. Admins only. */
+  resourceServer: boolean;
   /** By an admin (/clients, the CLI) or through dynamic registration (RFC 7591). */
   registeredBy: "admin" | "dynamic";
   /** SHA-256 of the secret, base64url; null for a public client. */
@@ -590,6 +597,8 @@ export type ClientMetadataRecord = Pick<
   | "scope"
   | "backchannelLogoutUri"
   | "firstParty"
+  | "resources"
+  | "resourceServer"
 >;
 
 export type NewClient = ClientMetadataRecord & Pick<ClientRecord, "registeredBy" | "secretHash">;

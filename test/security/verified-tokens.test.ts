@@ -47,7 +47,7 @@ describe("remembered verified tokens", () => {
   test("a client's token verified once is answered from memory, still expires on time, and is never a user's", () => {
     const clock = new TestClock();
     const { tokens, verifications } = service(clock);
-    const token = tokens.issueClientAccessToken("client-1", "read");
+    const token = tokens.issueClientAccessToken("client-1", "read", ["https://api.example"]);
     const first = tokens.verifyClientAccessToken(token);
     assert.deepEqual(tokens.verifyClientAccessToken(token), first);
     assert.deepEqual(

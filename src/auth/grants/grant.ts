@@ -68,7 +68,7 @@ export type TokenAnswer = Static<typeof TokenOut> | Static<typeof ClientTokenOut
 export interface GrantContext {
   request: FastifyRequest & { body: TokenForm };
   reply: FastifyReply;
-  /** The authenticated client, for a grant with `client: "required"`; undefined otherwise. */
+  /** The authenticated client, for a grant with `client: "required"` (or "optional", when named); else undefined. */
   client: Client | undefined;
 }
 
@@ -81,8 +81,11 @@ export interface Grant {
    * "ignored": the spec's first-party grants, whose answers stay exactly as they were: client
    * credentials in the request are not looked at (Swagger UI sends an empty Basic header).
    * "required": the route authenticates the client before handle(), and every error carries `error`.
+   * "optional": a request that names a registered client (its id, in the form or HTTP Basic) is
+   * authenticated as "required" does; one that names none registered is a first-party request,
+   * answered as "ignored" would be (the refresh grant, shared by both).
    */
-  readonly client: "ignored" | "required";
+  readonly client: "ignored" | "required" | "optional";
   /** The token response body (the route adds the no-store headers), or an answer set on `reply`. */
   handle(context: GrantContext): Promise<TokenAnswer>;
 }

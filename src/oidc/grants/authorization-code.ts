@@ -7,7 +7,7 @@ import type { OidcGrants } from "../code-grant.ts";
 export function authorizationCodeGrant(oidc: OidcGrants): Grant {
   return {
     type: "authorization_code",
-    parameters: ["code", "redirect_uri", "code_verifier"],
+    parameters: ["code", "redirect_uri", "code_verifier", "resource"],
     client: "required",
     async handle({ request, client }) {
       if (client === undefined) throw new Error("the token route authenticates the client of this grant");

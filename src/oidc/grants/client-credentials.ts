@@ -4,10 +4,13 @@
 // (tokens.ts): `sub` and `client_id` the client's id, `scope` the scopes
 // granted, within what the client registered (section 3.3: left out, all of
 // it). It lives as long as the users' access tokens (30 minutes) and is
-// signed with the same key; it opens no user route (no user, no stamp).
+// signed with the same key; it opens no user route (no user, no stamp). Its
+// audience is the resources the admin registered for the client, or the one
+// `resource` it asks for (RFC 8707; audiences.ts), never the service's own.
 import type { Grant, GrantDeps } from "../../auth/grants/grant.ts";
 import { ACCESS_TOKEN_LIFETIME_SECONDS } from "../../auth/tokens.ts";
 import { OAuthError } from "../../oauth-errors.ts";
+import { clientAudience, resourcesFor } from "../audiences.ts";
 
 export const NOT_FOR_CLIENT_CREDENTIALS = "This client is not registered for the client_credentials grant";
 export const INVALID_SCOPE = "The requested scope is not within the client's registered scope";
@@ -24,14 +27,15 @@ export function grantedScope(registered: string, requested: string | undefined):
 export function clientCredentialsGrant({ tokens }: GrantDeps): Grant {
   return {
     type: "client_credentials",
-    parameters: ["scope"],
+    parameters: ["scope", "resource"],
     client: "required",
     async handle({ request, client }) {
       if (client === undefined || !client.grantTypes.includes("client_credentials"))
         throw new OAuthError(400, "unauthorized_client", NOT_FOR_CLIENT_CREDENTIALS);
       const scope = grantedScope(client.scope, request.body.scope);
+      const audience = clientAudience(resourcesFor(client, request.body.resource), client.id);
       return {
-        access_token: tokens.issueClientAccessToken(client.id, scope),
+        access_token: tokens.issueClientAccessToken(client.id, scope, audience),
         token_type: "bearer" as const,
         expires_in: ACCESS_TOKEN_LIFETIME_SECONDS,
         ...(scope === "" ? {} : { scope }),
