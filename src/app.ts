@@ -31,6 +31,7 @@ import type { Config } from "./config.ts";
 import { registerDocs } from "./docs.ts";
 import { handleError, handleNotFound } from "./error-handler.ts";
 import { HttpError, MALFORMED_JSON, PasswordHashQueueFull, withoutStackTraces } from "./errors.ts";
+import { isLingering, lingerAfterAnswer, lingerThenClose } from "./lingering-close.ts";
 import { createAccountMails } from "./mail/messages.ts";
 import { createNotices } from "./mail/notices.ts";
 import { createSealer } from "./mail/seal.ts";
@@ -163,10 +164,17 @@ function housekeeping(app: FastifyInstance, store: UserStore, clock: Clock, rete
  * Errors Node raises before a request reaches a route, answered in the service's error shape: a
  * request not received within HEADERS_TIMEOUT_MS or REQUEST_TIMEOUT_MS (408), headers over Node's
  * size limit (431), bytes that are not HTTP (400). The connection is closed after the answer, as
- * Node does; when a response has already started on it, it is only closed.
+ * Node does; when a response has already started on it, it is only closed. After a 431 or a 400 the
+ * client may still be sending (the rest of its headers, a body): the close lingers (lingering-close.ts),
+ * so that it reads its answer. A 408 goes to a client that has stopped sending: closed at once.
  */
 function clientErrorHandler(metrics: Metrics | undefined) {
   return function answerClientError(this: FastifyInstance, error: ConnectionError, socket: Socket): void {
+    // A lingering connection has had its answer; the parser's complaints about what follows are moot.
+    if (isLingering(socket)) {
+      socket.destroy();
+      return;
+    }
     if (error.code === "ECONNRESET" || socket.destroyed) return;
     const [status, detail] =
       error.code === "ERR_HTTP_REQUEST_TIMEOUT"
@@ -187,6 +195,10 @@ function clientErrorHandler(metrics: Metrics | undefined) {
         `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nConnection: close\r\nContent-Type: application/json\r\n` +
           `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
       );
+      if (status !== 408) {
+        lingerThenClose(socket);
+        return;
+      }
     }
     socket.destroy(error);
   };
@@ -307,6 +319,23 @@ export async function buildApp({
     )
       delete headers["content-type"];
     done();
+  });
+  // An answer sent before the request's body has arrived (413 over the limit, 415, a route that reads no
+  // body) ends the connection, and the end lingers: closing at once would reset the connection under the
+  // answer while the client is still sending, and the client would never read it (lingering-close.ts).
+  // A request without Content-Length or Transfer-Encoding has no body, whatever `complete` says while
+  // the parser is still finishing its headers; `complete` is undefined under inject(), which has no
+  // connection.
+  app.addHook("onSend", function lingerWhileStillSending(request, reply, payload, done) {
+    const { headers, complete } = request.raw;
+    if (
+      complete === false &&
+      (headers["transfer-encoding"] !== undefined || Number(headers["content-length"] ?? 0) > 0)
+    ) {
+      reply.header("connection", "close");
+      lingerAfterAnswer(request.raw.socket);
+    }
+    done(null, payload);
   });
   if (draining) {
     // Decided when the answer is sent, not when the request arrives: a request already in flight when

@@ -10,6 +10,10 @@
 // of the time to first answer (see docs/performance.md), and most instances
 // never see most routes (the admin routes, the account pages' endpoints).
 // The first call of a route pays its compile, a few milliseconds, once.
+//
+// `date-time` is the one place every date-time parameter and body field is
+// checked, so it admits only instants the service can work with (see
+// representableDateTime).
 import { Ajv, type ErrorObject, type Options, type ValidateFunction } from "ajv";
 import type { DataValidationCxt } from "ajv/dist/types/index.js";
 import addFormatsModule from "ajv-formats";
@@ -26,16 +30,42 @@ const COMMON: Options = {
   strict: false,
 };
 
+/** The first and last instants both databases store (PostgreSQL's timestamptz: years 1 to 9999, in UTC). */
+const EARLIEST = Date.parse("0001-01-01T00:00:00.000Z");
+const LATEST = Date.parse("9999-12-31T23:59:59.999Z");
+
+/**
+ * RFC 3339's date-time as ajv-formats checks it (a real calendar date, hours to 23, an offset), and
+ * also an instant the service can represent: JavaScript's Date has no leap second (23:59:60 is NaN,
+ * and toISOString() throws on it), reads no offset without its minutes (`+05`), and the databases
+ * hold years 1 to 9999 in UTC (year 0, or 9999-12-31T23:59:59-01:00, is beyond them). Such a value is
+ * refused like any other malformed one: 422, `must match format "date-time"`.
+ */
+function representableDateTime(rfc3339: (value: string) => boolean) {
+  return function representable(value: string): boolean {
+    if (!rfc3339(value)) return false;
+    const instant = Date.parse(value);
+    return instant >= EARLIEST && instant <= LATEST;
+  };
+}
+
+function withFormats(ajv: Ajv): Ajv {
+  addFormats(ajv);
+  const rfc3339 = ajv.formats["date-time"] as { validate: (value: string) => boolean };
+  ajv.addFormat("date-time", { type: "string", validate: representableDateTime(rfc3339.validate) });
+  return ajv;
+}
+
 export function createValidatorCompiler(): FastifySchemaCompiler<unknown> {
   // Made with the first compile too: two Ajv instances with their formats are a few milliseconds of start.
   let bodies: Ajv | undefined;
   let text: Ajv | undefined;
   const ajvFor = (httpPart: string | undefined): Ajv => {
     if (httpPart === "body") {
-      bodies ??= addFormats(new Ajv({ ...COMMON, coerceTypes: false }));
+      bodies ??= withFormats(new Ajv({ ...COMMON, coerceTypes: false }));
       return bodies;
     }
-    text ??= addFormats(new Ajv({ ...COMMON, coerceTypes: true }));
+    text ??= withFormats(new Ajv({ ...COMMON, coerceTypes: true }));
     return text;
   };
   return ({ schema, httpPart }) => compileOnFirstUse(() => ajvFor(httpPart).compile(schema as object));

@@ -2,7 +2,9 @@
 // HTTP provider whose token answer the test spoils: each failure (bad
 // signature, wrong issuer or audience, another nonce, expired, an error
 // answer, slow, down, replayed state, no pending sign-in, another browser)
-// answers a 4xx page and creates nothing; the good answer creates one
+// answers a 4xx page and creates nothing, worded "could not be reached" when
+// the discovery, token or JWKS endpoint answers 5xx, late or not at all, and
+// as a refusal for a 4xx (issue 32); the good answer creates one
 // account, a second sign-in lands in it, amr says "fed"; linking an existing
 // account only after its password (or automatically when allowed), the
 // domain allow-list, closed sign-up, unlinking never the last way, and the
@@ -17,7 +19,15 @@ import type { UpstreamConfig, UpstreamOidcProvider } from "../src/upstream/setti
 import { DOMAIN_NOT_ALLOWED, NO_PENDING_SIGN_IN, SIGNUP_CLOSED } from "../src/upstream/sign-in.ts";
 import { freePort } from "./browser/chromium.ts";
 import { bearer, createUser, loginToken, openTestStore, requestToken, TestClock, testConfig } from "./helpers.ts";
-import { addTestPasskey, type SpoiledAnswer, startSpoilableOidc, UPSTREAM_CLIENT } from "./upstream/fixture.ts";
+import {
+  addTestPasskey,
+  type EndpointFault,
+  type ProviderEndpoint,
+  type ProviderOutage,
+  type SpoiledAnswer,
+  startSpoilableOidc,
+  UPSTREAM_CLIENT,
+} from "./upstream/fixture.ts";
 
 const BASE = "http://localhost:8999";
 const GRANT = "urn:user-token-service:grant-type:upstream";
@@ -70,7 +80,12 @@ interface SetUpOptions {
 
 async function setUp(t: TestContext, options: SetUpOptions = {}) {
   let mode: SpoiledAnswer = "good";
-  const spoilable = await startSpoilableOidc(t, () => mode);
+  let outage: ProviderOutage | undefined;
+  const spoilable = await startSpoilableOidc(
+    t,
+    () => mode,
+    () => outage,
+  );
   const { app, store, clock } = await buildUpstreamApp(t, spoilable.issuer, options);
 
   /** The redirect to the provider: its state, and the browser's cookie. */
@@ -104,6 +119,7 @@ async function setUp(t: TestContext, options: SetUpOptions = {}) {
     clock,
     spoilable,
     setMode: (next: SpoiledAnswer) => (mode = next),
+    setOutage: (next: ProviderOutage | undefined) => (outage = next),
     start,
     callback,
     signIn,
@@ -222,6 +238,49 @@ describe("sign-in with an upstream OpenID Connect provider", () => {
       assert.ok(Date.now() - began < 4000, "the timeout ends a slow provider's call");
       assert.doesNotMatch(back.body, /secret upstream words/);
       assert.equal(await s.users(), 0);
+    });
+  }
+
+  // Issue 32, defect 14: the provider failing is an outage ("could not be reached") at every endpoint the
+  // service calls when it answers 5xx, late or not at all; any other answer is a refusal.
+  for (const [at, how, detail] of [
+    ["discovery", "500", PROVIDER_UNREACHABLE],
+    ["discovery", "503-html", PROVIDER_UNREACHABLE],
+    ["discovery", "slow", PROVIDER_UNREACHABLE],
+    ["discovery", "reset", PROVIDER_UNREACHABLE],
+    ["discovery", "404", PROVIDER_REFUSED],
+    ["token", "500", PROVIDER_UNREACHABLE],
+    ["token", "503-html", PROVIDER_UNREACHABLE],
+    ["token", "slow", PROVIDER_UNREACHABLE],
+    ["token", "reset", PROVIDER_UNREACHABLE],
+    ["token", "404", PROVIDER_REFUSED],
+    ["jwks", "500", PROVIDER_UNREACHABLE],
+    ["jwks", "503-html", PROVIDER_UNREACHABLE],
+    ["jwks", "slow", PROVIDER_UNREACHABLE],
+    ["jwks", "reset", PROVIDER_UNREACHABLE],
+    ["jwks", "404", PROVIDER_REFUSED],
+  ] as [ProviderEndpoint, EndpointFault, string][]) {
+    test(`the provider's ${at} endpoint answering ${how}: "${detail === PROVIDER_UNREACHABLE ? "could not be reached" : "did not confirm"}", nothing created; then it works again`, async (t) => {
+      const s = await setUp(t);
+      s.setOutage({ at, how });
+      const began = Date.now();
+      let page: Awaited<ReturnType<typeof s.callback>>;
+      if (at === "discovery") {
+        // Discovery comes first, when the sign-in starts.
+        page = await s.app.inject({ method: "GET", url: "/auth/upstream/corp/start" });
+      } else {
+        const { state, cookie } = await s.start();
+        page = await s.callback(state, cookie);
+      }
+      assertPage(page, 400, detail);
+      assert.ok(Date.now() - began < 4000, "the timeout ends a slow provider's call");
+      assert.doesNotMatch(page.body, /secret upstream words/);
+      assert.equal(await s.users(), 0);
+      // The provider back: a sign-in goes through (nothing of the failure was kept, a failed discovery
+      // included).
+      s.setOutage(undefined);
+      await s.signIn();
+      assert.equal(await s.users(), 1);
     });
   }
 

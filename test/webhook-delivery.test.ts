@@ -31,6 +31,7 @@ import {
   openPostgresSchema,
   openTestStore,
   passwords,
+  requestToken,
   signedInUser,
   TEST_MFA_KEY,
   TEST_SECRET,
@@ -175,6 +176,83 @@ describe("webhook deliveries", () => {
         assert.ok(!delivery.body.includes(secret));
     }
     assert.equal(new Set(receiver.deliveries.map((delivery) => delivery.id)).size, receiver.deliveries.length);
+  });
+
+  test("session.ended says why: each action the README names sends its reason, one the OpenAPI document lists", async (t) => {
+    const { app, call, receiver, clock } = await world(t, ["session.ended"], {
+      sessions: { idleSeconds: 14 * 86_400, absoluteSeconds: 30 * 86_400, reuseGraceSeconds: 10, maxPerUser: 2 },
+    });
+    assert.equal(
+      (await call("POST", "/users", undefined, { email: "ada@example.com", password: PASSWORD })).statusCode,
+      201,
+    );
+    const login = async () => {
+      const answer = await requestToken(app, { username: "ada@example.com", password: PASSWORD });
+      assert.equal(answer.statusCode, 200, answer.body);
+      const { access_token: access, refresh_token: refresh } = answer.json() as {
+        access_token: string;
+        refresh_token: string;
+      };
+      const sid = JSON.parse(Buffer.from(access.split(".")[1] as string, "base64url").toString()).sid as string;
+      return { access, refresh, sid };
+    };
+    const revoke = (token: string) =>
+      app.inject({
+        method: "POST",
+        url: "/auth/revoke",
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+        payload: new URLSearchParams({ token }).toString(),
+      });
+    const expected = new Map<string, string>();
+
+    // logged_out: the user ends one of their sessions.
+    const ended = await login();
+    assert.equal((await call("DELETE", `/me/sessions/${ended.sid}`, ended.access)).statusCode, 204);
+    expected.set(ended.sid, "logged_out");
+    // revoked: POST /auth/revoke with the session's refresh token, and with one of its access tokens.
+    const byRefresh = await login();
+    assert.equal((await revoke(byRefresh.refresh)).statusCode, 200);
+    expected.set(byRefresh.sid, "revoked");
+    const byAccess = await login();
+    assert.equal((await revoke(byAccess.access)).statusCode, 200);
+    expected.set(byAccess.sid, "revoked");
+    // reuse_detected: a spent refresh token presented again after the grace.
+    const reused = await login();
+    const rotated = await requestToken(app, { grant_type: "refresh_token", refresh_token: reused.refresh });
+    assert.equal(rotated.statusCode, 200, rotated.body);
+    clock.advanceSeconds(11);
+    const replay = await requestToken(app, { grant_type: "refresh_token", refresh_token: reused.refresh });
+    assert.equal(replay.statusCode, 401);
+    expected.set(reused.sid, "reuse_detected");
+    // session_limit: a third live session with MAX_SESSIONS_PER_USER=2 ends the oldest.
+    const oldest = await login();
+    clock.advanceSeconds(1);
+    const second = await login();
+    clock.advanceSeconds(1);
+    const third = await login();
+    expected.set(oldest.sid, "session_limit");
+    // credentials_changed: a password change ends every session.
+    const changed = await call("PUT", "/me/password", third.access, {
+      current_password: PASSWORD,
+      new_password: "a new and longer passphrase",
+    });
+    assert.equal(changed.statusCode, 204, changed.body);
+    expected.set(second.sid, "credentials_changed");
+    expected.set(third.sid, "credentials_changed");
+
+    await receiver.waitFor(() => bodies(receiver).length >= expected.size);
+    const reasons = new Map(
+      bodies(receiver).map((body) => [body.data.session_id as string, body.data.reason as string]),
+    );
+    assert.deepEqual(reasons, expected);
+    // Every reason sent is one the OpenAPI document lists (and describes).
+    const documented = (await call("GET", "/openapi.json")).json().webhooks["session.ended"].post.requestBody.content[
+      "application/json"
+    ].schema.properties.data.properties.reason;
+    for (const reason of reasons.values()) {
+      assert.ok(documented.enum.includes(reason), reason);
+      assert.ok(documented.description.includes(`\`${reason}\``), reason);
+    }
   });
 
   test("the receiver refuses a tampered body and an old timestamp; a forged secret verifies nothing", async (t) => {

@@ -278,6 +278,33 @@ describe("the /webhooks resource", () => {
       ),
       ["user_id", "session_id", "reason"],
     );
+    // Each event's facts name only the values it can carry: `all` (an admin's reset of every factor) is
+    // mfa.disabled's alone; session.ended's reasons are listed, each with the action that sends it.
+    const data = (type: string) =>
+      document.webhooks[type].post.requestBody.content["application/json"].schema.properties.data.properties;
+    assert.deepEqual(data("mfa.enabled").factor, {
+      type: "string",
+      enum: ["totp", "passkey"],
+      description: "The kind of factor enabled.",
+    });
+    assert.deepEqual(data("mfa.disabled").factor, {
+      type: "string",
+      enum: ["totp", "passkey", "all"],
+      description: "The kind of factor disabled; `all` when an admin reset every second factor.",
+    });
+    const reason = data("session.ended").reason;
+    const reasons = [
+      "logged_out",
+      "revoked",
+      "session_limit",
+      "reuse_detected",
+      "credentials_changed",
+      "browser_session_ended",
+      "consent_revoked",
+      "client_deleted",
+    ];
+    assert.deepEqual(reason.enum, reasons);
+    for (const value of reasons) assert.match(reason.description, new RegExp(`\`${value}\`, `), value);
     for (const path of ["/webhooks", "/webhooks/{id}", "/webhooks/{id}/secrets", "/webhooks/{id}/deliveries"])
       assert.ok(document.paths[path], path);
   });

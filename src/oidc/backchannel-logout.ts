@@ -9,7 +9,8 @@
 // deadline (WEBHOOK_TIMEOUT_MS), private addresses refused under
 // WEBHOOK_REFUSE_PRIVATE_ADDRESSES. A 2xx is delivered (the spec says 200;
 // 204 is common). A logout is only useful soon, so the schedule is short:
-// at once, then after 5 s, 30 s, 2 min, 10 min and 45 min (six attempts
+// the first attempt at once; after a failed one the next 5 s later, then
+// 30 s, 2 min, 10 min and 45 min after each further failure (six attempts
 // within the hour); then it is given up, visibly: a log line, the metric's
 // "failed" and an audit event (oidc, backchannel_logout_failed) on the user.
 import type { FastifyBaseLogger } from "fastify";

@@ -5,7 +5,8 @@
 // no ID token, through its documented OAuth endpoints (/login/oauth/authorize,
 // /login/oauth/access_token, /user, /user/emails) with state and PKCE. Every
 // call to a provider has a timeout. Errors leave as UpstreamFailure with a
-// sentence for the page; the provider's own words go to the log only.
+// sentence for the page, chosen in one place (failureOf: an outage, or a
+// refusal); the provider's own words go to the log only.
 import * as client from "openid-client";
 import type { UpstreamGithubProvider, UpstreamOidcProvider, UpstreamProvider } from "./settings.ts";
 
@@ -77,16 +78,49 @@ export function newPending(): Pending {
   return { state: client.randomState(), nonce: client.randomNonce(), codeVerifier: client.randomPKCECodeVerifier() };
 }
 
-function isTimeout(error: unknown): boolean {
-  const name = (error as { name?: string; cause?: { name?: string } } | undefined)?.name;
-  const cause = (error as { cause?: { name?: string; code?: string } } | undefined)?.cause;
-  return (
-    name === "TimeoutError" ||
-    name === "AbortError" ||
-    cause?.name === "TimeoutError" ||
-    cause?.code === "ECONNREFUSED" ||
-    (error instanceof TypeError && /fetch failed/.test(error.message))
-  );
+/** A provider's answer that is not the one a call expects, by its status (GitHub's calls throw it). */
+class ProviderAnswered extends Error {
+  readonly status: number;
+  constructor(status: number, message: string) {
+    super(message);
+    this.name = "ProviderAnswered";
+    this.status = status;
+  }
+}
+
+/** Codes of a connection that failed or broke (Node's, and undici's beneath fetch). */
+const NETWORK_CODES =
+  /^(ECONNREFUSED|ECONNRESET|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|EPIPE|UND_ERR_)/;
+
+/**
+ * Whether a failed call to a provider is an outage, to wait out: no answer in time, no connection (or
+ * one cut), or an answer with a 5xx status, at any endpoint (discovery, token, JWKS, GitHub's API).
+ * Anything else the provider said (a 4xx, an OAuth error, an answer that fails its checks, a bad
+ * token) is a refusal. Walks the error and its causes: openid-client wraps what fetch and oauth4webapi
+ * threw, and puts the provider's Response itself as the cause of an unexpected status.
+ */
+function isOutage(error: unknown): boolean {
+  let at: unknown = error;
+  for (let depth = 0; at !== null && typeof at === "object" && depth < 6; depth++) {
+    if (at instanceof Response) return at.status >= 500;
+    const { name, code, status, message } = at as {
+      name?: unknown;
+      code?: unknown;
+      status?: unknown;
+      message?: unknown;
+    };
+    if (name === "TimeoutError" || name === "AbortError" || code === "OAUTH_TIMEOUT") return true;
+    if (typeof code === "string" && NETWORK_CODES.test(code)) return true;
+    if (at instanceof TypeError && typeof message === "string" && /fetch failed/.test(message)) return true;
+    if (typeof status === "number") return status >= 500;
+    at = (at as { cause?: unknown }).cause;
+  }
+  return false;
+}
+
+/** The one place a provider's failure becomes the page's sentence ("could not be reached", or a refusal). */
+function failureOf(error: unknown): UpstreamFailure {
+  return new UpstreamFailure(isOutage(error) ? PROVIDER_UNREACHABLE : PROVIDER_REFUSED, error);
 }
 
 function oidcParty(provider: UpstreamOidcProvider, timeoutMs: number): RelyingParty {
@@ -111,7 +145,7 @@ function oidcParty(provider: UpstreamOidcProvider, timeoutMs: number): RelyingPa
       )
       .catch((error: unknown) => {
         discovered = undefined; // tried again by the next sign-in
-        throw new UpstreamFailure(PROVIDER_UNREACHABLE, error);
+        throw failureOf(error);
       });
     return discovered;
   }
@@ -143,7 +177,7 @@ function oidcParty(provider: UpstreamOidcProvider, timeoutMs: number): RelyingPa
           idTokenExpected: true,
         });
       } catch (error) {
-        throw new UpstreamFailure(isTimeout(error) ? PROVIDER_UNREACHABLE : PROVIDER_REFUSED, error);
+        throw failureOf(error);
       }
       const claims = tokens.claims();
       if (claims === undefined) throw new UpstreamFailure(PROVIDER_REFUSED, new Error("no ID token"));
@@ -174,17 +208,15 @@ function githubParty(provider: UpstreamGithubProvider, timeoutMs: number): Relyi
         redirect: "error",
       });
       body = await response.json().catch((error: unknown) => {
-        if (isTimeout(error)) throw error;
+        if (isOutage(error)) throw error;
         return undefined; // not JSON
       });
     } catch (error) {
-      throw new UpstreamFailure(PROVIDER_UNREACHABLE, error);
+      throw failureOf(error);
     }
     if (!response.ok || body === undefined)
-      // GitHub failing (5xx) is an outage to wait out; any other answer a refusal.
-      throw new UpstreamFailure(
-        response.status >= 500 ? PROVIDER_UNREACHABLE : PROVIDER_REFUSED,
-        new Error(`GitHub answered ${response.status} at ${new URL(url).pathname}`),
+      throw failureOf(
+        new ProviderAnswered(response.status, `GitHub answered ${response.status} at ${new URL(url).pathname}`),
       );
     return body;
   }

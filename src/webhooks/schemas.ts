@@ -173,6 +173,18 @@ export const RedeliveryOut = Type.Object(
   { $id: "WebhookRedelivery", description: "The event is queued again, due now, with its attempts counted afresh." },
 );
 
+/** Every `reason` a session.ended event can carry: the outcomes of the audit events that end a session. */
+export const SESSION_END_REASONS = [
+  "logged_out",
+  "revoked",
+  "session_limit",
+  "reuse_detected",
+  "credentials_changed",
+  "browser_session_ended",
+  "consent_revoked",
+  "client_deleted",
+] as const;
+
 /** The body of each event type, for the OpenAPI document's `webhooks` section. */
 export function eventBody(type: WebhookEventType) {
   const data: Record<string, ReturnType<typeof Type.String>> = {
@@ -189,15 +201,25 @@ export function eventBody(type: WebhookEventType) {
   }
   if (type === "session.ended") {
     data.reason = Type.String({
+      enum: [...SESSION_END_REASONS],
       description:
-        "logged_out, revoked, session_limit, reuse_detected, credentials_changed (password or deactivation); for " +
-        "an OpenID Connect client's session: browser_session_ended, consent_revoked, client_deleted",
+        "Why it ended: `logged_out`, the user ended it (DELETE /me/sessions/{id}); `revoked`, its refresh token or " +
+        "one of its access tokens was revoked (POST /auth/revoke), or the user signed out at /oauth/logout, " +
+        "which ends the browser session; `session_limit`, a login went over MAX_SESSIONS_PER_USER (the oldest " +
+        "ends); `reuse_detected`, a spent refresh token came back after the grace; `credentials_changed`, the " +
+        "password was changed or reset or the account deactivated. For an OpenID Connect client's session: " +
+        "`browser_session_ended`, the browser session it began in ended (or went over the limit); " +
+        "`consent_revoked`, the user removed the app (DELETE /me/apps/{client_id}); `client_deleted`, an admin " +
+        "deleted the client.",
     });
   }
-  if (type === "mfa.enabled" || type === "mfa.disabled") {
+  if (type === "mfa.enabled") {
+    data.factor = Type.String({ enum: ["totp", "passkey"], description: "The kind of factor enabled." });
+  }
+  if (type === "mfa.disabled") {
     data.factor = Type.String({
-      enum: type === "mfa.enabled" ? ["totp", "passkey"] : ["totp", "passkey", "all"],
-      description: "The kind of factor; `all` when an admin reset every second factor.",
+      enum: ["totp", "passkey", "all"],
+      description: "The kind of factor disabled; `all` when an admin reset every second factor.",
     });
   }
   return Type.Object(

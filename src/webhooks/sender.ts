@@ -1,8 +1,10 @@
 // The webhook kind of the outbox (src/outbox/worker.ts): signs each queued
 // event for its endpoint and POSTs it (outbound.ts). At least once, in order
 // per user and endpoint (the store's claim), on Standard Webhooks' retry
-// schedule: at once, then after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h
-// (eight attempts over about 27 hours). A 2xx is delivered; anything else,
+// schedule: the first attempt at once; after a failed attempt the next 5 s
+// later, then 5 min, 30 min, 2 h, 5 h, 10 h and 10 h after each further
+// failure (eight attempts over about 27 hours; each wait counts from the end
+// of the failed attempt: RETRY_SCHEDULE_MS). A 2xx is delivered; anything else,
 // a timeout or a refused address is a failure. Every attempt goes into the
 // endpoint's delivery log. When an event's attempts are spent the service
 // turns its endpoint off (saying why, with an audit event): an endpoint that

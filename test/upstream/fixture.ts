@@ -4,7 +4,9 @@
 // speaking GitHub's documented OAuth endpoints (/login/oauth/authorize,
 // /login/oauth/access_token, /user, /user/emails), and a hand-made OpenID
 // Connect provider whose token answer a test can spoil (bad signature, wrong
-// issuer or audience, another nonce, slow, an error) to provoke each failure.
+// issuer or audience, another nonce, slow, an error) and whose discovery,
+// token and JWKS endpoints can fail (a 5xx, a 404, no answer in time, the
+// connection cut) to provoke each failure.
 import { createHash, generateKeyPairSync, randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { TestContext } from "node:test";
@@ -159,8 +161,29 @@ export type SpoiledAnswer =
   | "error"
   | "no-verified-email";
 
-/** A minimal OpenID Connect provider whose token answer is spoiled as `mode()` says. */
-export async function startSpoilableOidc(t: TestContext, mode: () => SpoiledAnswer) {
+/** The endpoints of the spoilable provider that the service calls. */
+export type ProviderEndpoint = "discovery" | "token" | "jwks";
+
+/**
+ * How an endpoint fails: an OAuth error with 500, a 503 page in HTML, a 404, no answer in time (5 s
+ * later), or the connection cut (a network failure as the service sees it).
+ */
+export type EndpointFault = "500" | "503-html" | "404" | "slow" | "reset";
+
+export interface ProviderOutage {
+  at: ProviderEndpoint;
+  how: EndpointFault;
+}
+
+/**
+ * A minimal OpenID Connect provider whose token answer is spoiled as `mode()` says, and whose
+ * endpoints fail as `outage()` says.
+ */
+export async function startSpoilableOidc(
+  t: TestContext,
+  mode: () => SpoiledAnswer,
+  outage: () => ProviderOutage | undefined = () => undefined,
+) {
   const { privateKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
   const { privateKey: otherKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
   const jwk = { ...(await exportJWK(privateKey)), kid: "k1", alg: "RS256", use: "sig" };
@@ -171,6 +194,22 @@ export async function startSpoilableOidc(t: TestContext, mode: () => SpoiledAnsw
     const at = new URL(request.url ?? "/", "http://x");
     const json = (status: number, body: unknown) =>
       response.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body));
+    const endpoint = (
+      { "/.well-known/openid-configuration": "discovery", "/token": "token", "/jwks": "jwks" } as const
+    )[at.pathname as "/token"];
+    const failing = outage();
+    if (failing !== undefined && failing.at === endpoint) {
+      request.resume();
+      if (failing.how === "500")
+        return json(500, { error: "server_error", error_description: "secret upstream words" });
+      if (failing.how === "503-html")
+        return response
+          .writeHead(503, { "content-type": "text/html" })
+          .end("<html><body>secret upstream words: down for maintenance</body></html>");
+      if (failing.how === "404") return json(404, { message: "secret upstream words" });
+      if (failing.how === "slow") return setTimeout(() => json(200, {}), 5_000).unref();
+      return request.socket.destroy();
+    }
     if (at.pathname === "/.well-known/openid-configuration")
       return json(200, {
         issuer,
