@@ -44,6 +44,7 @@ import { createClientRegistry } from "./oidc/clients.ts";
 import { createOidcGrants } from "./oidc/code-grant.ts";
 import { createClientCors } from "./oidc/cors.ts";
 import { createIdTokens } from "./oidc/id-tokens.ts";
+import { createReauthentication } from "./oidc/reauthentication.ts";
 import { registerAccountPages } from "./pages/account-pages.ts";
 import { registerSecurityPages } from "./pages/security-pages.ts";
 import { requestLoggerOnFirstUse } from "./request-logger.ts";
@@ -563,6 +564,11 @@ export async function buildApp({
         secure: addresses.baseUrl().startsWith("https:"),
         clock,
       });
+      const reauthentication = createReauthentication({
+        browserSessions,
+        secure: addresses.baseUrl().startsWith("https:"),
+        clock,
+      });
       await api.register(oidcRoutes, {
         store,
         guards,
@@ -570,6 +576,7 @@ export async function buildApp({
         sessions,
         clients,
         browserSessions,
+        reauthentication,
         idTokens,
         audit,
         issuer: addresses.issuer,

@@ -26,6 +26,7 @@ import type { ClientRegistry } from "../oidc/clients.ts";
 import type { ClientCors } from "../oidc/cors.ts";
 import { ACR_MULTI_FACTOR, type IdTokens } from "../oidc/id-tokens.ts";
 import { AUTHORIZE_PATH, BROWSER_SESSION_PATH, CONSENT_PATH, END_SESSION_PATH, USERINFO_PATH } from "../oidc/paths.ts";
+import { type Reauthentication, requestDigest } from "../oidc/reauthentication.ts";
 import { sendConsentPage, sendErrorPage, sendSignedOutPage, sendSignOutPage } from "../pages/oidc-pages.ts";
 import { SIGN_IN_PAGE_PATH } from "../pages/security-pages.ts";
 import { errorResponse } from "../schemas.ts";
@@ -38,6 +39,7 @@ export interface OidcRouteOptions {
   sessions: Sessions;
   clients: ClientRegistry;
   browserSessions: BrowserSessions;
+  reauthentication: Reauthentication;
   idTokens: IdTokens;
   audit: Audit;
   issuer: () => string;
@@ -103,7 +105,7 @@ function invalidToken(detail: string = COULD_NOT_VALIDATE_CREDENTIALS): HttpErro
 
 export const oidcRoutes: FastifyPluginAsyncTypebox<OidcRouteOptions> = async (
   app,
-  { store, guards, tokens, sessions, clients, browserSessions, idTokens, audit, issuer, clock, cors },
+  { store, guards, tokens, sessions, clients, browserSessions, reauthentication, idTokens, audit, issuer, clock, cors },
 ) => {
   acceptFormBodies(app);
   const seconds = () => Math.floor(clock() / 1000);
@@ -138,34 +140,45 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<OidcRouteOptions> = async (
     return reply.redirect(responseUri(request.redirectUri, { code, state: request.state, iss: issuer() }), 303);
   }
 
-  /** The time of an auth_after this service made (its HMAC checked), or undefined. */
-  function signedInAfter(raw: string | undefined): number | undefined {
-    const [time = "", mac] = (raw ?? "").split(".");
-    const seconds = Number(time);
-    if (!Number.isSafeInteger(seconds) || !browserSessions.checkFormToken(time, "auth_after", mac)) return undefined;
-    return seconds;
+  /** Whether the request asks for a sign-in that a browser session may not meet by merely existing. */
+  function asksFreshSignIn(request: AuthorizationRequest): boolean {
+    return request.prompt.has("login") || request.maxAge !== undefined || request.acrValues.includes(ACR_MULTI_FACTOR);
   }
 
-  /** Whether the browser session may answer this request without a new sign-in. */
-  function needsSignIn(request: AuthorizationRequest, browser: BrowserSession | undefined): boolean {
+  /**
+   * Whether the browser session may answer this request without a new sign-in. `signedInSince`: when
+   * this service sent this browser to sign in for this very request (oidc/reauthentication.ts); a
+   * sign-in since then satisfies prompt=login, max_age and acr_values, so the request does not loop.
+   */
+  function needsSignIn(
+    request: AuthorizationRequest,
+    browser: BrowserSession | undefined,
+    signedInSince: number | undefined,
+  ): boolean {
     if (browser === undefined) return true;
-    // A sign-in this service asked for, for this very request, satisfies login, max_age and acr_values.
-    const after = signedInAfter(request.authAfter);
-    if (after !== undefined && browser.authTime >= after) return false;
+    if (signedInSince !== undefined && browser.authTime >= signedInSince) return false;
     if (request.prompt.has("login")) return true;
     if (request.maxAge !== undefined && seconds() - browser.authTime > request.maxAge) return true;
     return request.acrValues.includes(ACR_MULTI_FACTOR) && !browser.session.amr.includes("mfa");
   }
 
-  /** The sign-in page, told to come back to this request (without prompt=login, which it will have met). */
+  /**
+   * The sign-in page, told to come back to this very request, every parameter as it came (prompt
+   * included: prompt=consent must still show the consent page after the sign-in).
+   */
   function signInLocation(search: URLSearchParams, request: AuthorizationRequest): string {
-    const next = new URLSearchParams(search);
-    next.delete("prompt");
-    const now = String(seconds());
-    next.set("auth_after", `${now}.${browserSessions.formToken(now, "auth_after")}`);
-    const page = new URLSearchParams({ continue: `${AUTHORIZE_PATH}?${next}` });
+    const page = new URLSearchParams({ continue: `${AUTHORIZE_PATH}?${search}` });
     if (request.loginHint !== undefined) page.set("login_hint", request.loginHint);
     return `${SIGN_IN_PAGE_PATH}?${page}`;
+  }
+
+  /**
+   * The consent form's token: bound to the browser session and to the request the page was shown for,
+   * so the form cannot be edited into an answer to another request (one that would have asked for a
+   * fresh sign-in, or for another client).
+   */
+  function consentFormToken(browser: BrowserSession, digest: string): string {
+    return browserSessions.formToken(`${browser.session.id}:${digest}`, "consent");
   }
 
   async function consentCovers(request: AuthorizationRequest, userId: string): Promise<boolean> {
@@ -177,7 +190,8 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<OidcRouteOptions> = async (
 
   /** The authorization request of a GET's query or a POST's form (OpenID Connect Core 3.1.2.1: both). */
   async function authorize(search: URLSearchParams, request: FastifyRequest, reply: FastifyReply) {
-    const parsed = await parseAuthorizationRequest(paramsOf(search), clients);
+    const params = paramsOf(search);
+    const parsed = await parseAuthorizationRequest(params, clients);
     if ("problem" in parsed) return answerProblem(reply, parsed.problem);
     const authorization = parsed.ok;
     const browser = await browserSessions.read(request);
@@ -188,11 +202,16 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<OidcRouteOptions> = async (
       request.actionOutcome = "retry_as_get";
       return reply.redirect(`${AUTHORIZE_PATH}?${search}`, 303);
     }
-    if (needsSignIn(authorization, browser) || browser === undefined) {
+    const digest = requestDigest(params);
+    const signedInSince = asksFreshSignIn(authorization) ? reauthentication.since(request, digest) : undefined;
+    if (needsSignIn(authorization, browser, signedInSince) || browser === undefined) {
       if (authorization.prompt.has("none")) return refuse(reply, authorization, "login_required", "Sign-in required");
+      if (asksFreshSignIn(authorization)) reauthentication.require(request, reply, digest);
       request.actionOutcome = "sign_in";
       return reply.redirect(signInLocation(search, authorization), 303);
     }
+    // The proof has served: the same request again asks for a sign-in again.
+    if (signedInSince !== undefined) reauthentication.spend(request, reply, digest);
     if (authorization.prompt.has("consent") || !(await consentCovers(authorization, browser.user.id))) {
       if (authorization.prompt.has("none"))
         return refuse(reply, authorization, "consent_required", "The user has not allowed this application");
@@ -202,7 +221,7 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<OidcRouteOptions> = async (
         scopes: authorization.scopes,
         email: browser.user.email,
         request: search.toString(),
-        formToken: browserSessions.formToken(browser.session.id, "consent"),
+        formToken: consentFormToken(browser, digest),
         action: CONSENT_PATH,
         redirectOrigin: new URL(authorization.redirectUri).origin,
       });
@@ -235,12 +254,14 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<OidcRouteOptions> = async (
 
   app.post(CONSENT_PATH, { schema: { hide: true }, config: CONSENT }, async function answerConsent(request, reply) {
     const form = request.body as Record<string, string | undefined>;
-    const parsed = await parseAuthorizationRequest(paramsOf(new URLSearchParams(form.request ?? "")), clients);
+    const params = paramsOf(new URLSearchParams(form.request ?? ""));
+    const parsed = await parseAuthorizationRequest(params, clients);
     if ("problem" in parsed) return answerProblem(reply, parsed.problem);
     const authorization = parsed.ok;
     const browser = await browserSessions.read(request);
     if (browser === undefined) return refuse(reply, authorization, "login_required", "Sign-in required");
-    if (!browserSessions.checkFormToken(browser.session.id, "consent", form.form_token)) {
+    const formToken = `${browser.session.id}:${requestDigest(params)}`;
+    if (!browserSessions.checkFormToken(formToken, "consent", form.form_token)) {
       request.actionOutcome = "expired_form";
       return sendErrorPage(reply, "The form has expired. Go back to the application and try again.");
     }
