@@ -10,7 +10,7 @@
 import { hash } from "node:crypto";
 import { randomBase64url } from "../random-pool.ts";
 import type { UserStore } from "../store/store.ts";
-import { type Client, type ClientRegistry, matchRedirectUri } from "./clients.ts";
+import { type Client, type ClientRegistry, matchRedirectUri, usableRedirectUri } from "./clients.ts";
 
 /** Scopes this provider knows: OpenID Connect Core 5.4, and offline_access (refresh tokens). */
 export const SUPPORTED_SCOPES = ["openid", "profile", "email", "offline_access"] as const;
@@ -57,10 +57,13 @@ export async function parseAuthorizationRequest(
   if (client === undefined || !client.grantTypes.includes("authorization_code"))
     return { problem: { show: "page", detail: "The application is not registered here for signing in." } };
   const redirectUri = single(params, "redirect_uri");
-  if (typeof redirectUri !== "string" || !matchRedirectUri(client.redirectUris, redirectUri))
+  if (typeof redirectUri !== "string" || !matchRedirectUri(client, redirectUri))
     return {
       problem: { show: "page", detail: "The application asked to return to an address it has not registered." },
     };
+  // Registered, yet not an address a browser can be sent to (stored by an older release): never a 500.
+  if (!usableRedirectUri(redirectUri))
+    return { problem: { show: "page", detail: "The application's return address is not a usable address." } };
   const rawState = single(params, "state");
   const state = typeof rawState === "string" ? rawState : undefined;
   const refuse = (error: string, description: string): Parsed => ({
