@@ -22,7 +22,7 @@ import {
 } from "../oidc/authorization.ts";
 import type { BrowserSession, BrowserSessions } from "../oidc/browser-session.ts";
 import { userClaims } from "../oidc/claims.ts";
-import type { ClientRegistry } from "../oidc/clients.ts";
+import { type ClientRegistry, usableRedirectUri } from "../oidc/clients.ts";
 import type { ClientCors } from "../oidc/cors.ts";
 import { ACR_MULTI_FACTOR, type IdTokens } from "../oidc/id-tokens.ts";
 import { AUTHORIZE_PATH, BROWSER_SESSION_PATH, CONSENT_PATH, END_SESSION_PATH, USERINFO_PATH } from "../oidc/paths.ts";
@@ -373,12 +373,23 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<OidcRouteOptions> = async (
       request.actionOutcome = "error_page";
       return sendErrorPage(reply, "The sign-out request carries an ID token this service did not issue.");
     }
-    const clientId = hint?.aud ?? text("client_id");
+    // RP-initiated logout 1.0 section 2: client_id, when sent beside a hint, is the hint's audience.
+    const named = text("client_id");
+    if (hint !== undefined && named !== undefined && named !== hint.aud) {
+      request.actionOutcome = "error_page";
+      return sendErrorPage(reply, "The sign-out request names another application than its ID token's.");
+    }
+    const clientId = hint?.aud ?? named;
     const client = clientId === undefined ? undefined : await clients.find(clientId);
     const returnTo = text("post_logout_redirect_uri");
     if (returnTo !== undefined && !client?.postLogoutRedirectUris.includes(returnTo)) {
       request.actionOutcome = "error_page";
       return sendErrorPage(reply, "The application asked to return to an address it has not registered.");
+    }
+    // Registered, yet not an address a browser can be sent to (stored by an older release): never a 500.
+    if (returnTo !== undefined && !usableRedirectUri(returnTo)) {
+      request.actionOutcome = "error_page";
+      return sendErrorPage(reply, "The application's return address is not a usable address.");
     }
     const browser = await browserSessions.read(request);
     // Without an ID token of this user, a page of another site could sign the user out: ask first.
@@ -387,7 +398,10 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<OidcRouteOptions> = async (
       (browser !== undefined && browserSessions.checkFormToken(browser.session.id, "logout", text("form_token")));
     if (browser !== undefined && !confirmed) {
       const fields: Record<string, string> = { form_token: browserSessions.formToken(browser.session.id, "logout") };
-      for (const name of ["client_id", "post_logout_redirect_uri", "state"]) {
+      // The client as the request named it, by client_id or only by the hint (whose ID token the
+      // form does not carry): its registered return address is checked against it again.
+      if (clientId !== undefined) fields.client_id = clientId;
+      for (const name of ["post_logout_redirect_uri", "state"]) {
         const value = text(name);
         if (value !== undefined) fields[name] = value;
       }
