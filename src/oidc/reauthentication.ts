@@ -24,7 +24,6 @@ export const MAX_PROOFS = 4;
 const PURPOSE = "reauthentication";
 
 export interface Reauthentication {
-  readonly cookieName: string;
   /** Remembers in the browser that the request with this digest was sent to sign in now. */
   require(request: FastifyRequest, reply: FastifyReply, digest: string): void;
   /** When this browser was sent to sign in for this request, if the proof holds; undefined otherwise. */
@@ -82,7 +81,6 @@ export function createReauthentication(options: {
   }
 
   return {
-    cookieName,
     require(request, reply, digest) {
       const time = String(now());
       const text = `${time}.${digest}.${browserSessions.formToken(`${time}.${digest}`, PURPOSE)}`;
