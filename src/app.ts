@@ -46,6 +46,7 @@ import { createOidcGrants } from "./oidc/code-grant.ts";
 import { createClientCors } from "./oidc/cors.ts";
 import { createIdTokens } from "./oidc/id-tokens.ts";
 import { USERINFO_PATH } from "./oidc/paths.ts";
+import { createReauthentication } from "./oidc/reauthentication.ts";
 import { registerAccountPages } from "./pages/account-pages.ts";
 import { registerSecurityPages } from "./pages/security-pages.ts";
 import { requestLoggerOnFirstUse } from "./request-logger.ts";
@@ -596,6 +597,11 @@ export async function buildApp({
         secure: addresses.baseUrl().startsWith("https:"),
         clock,
       });
+      const reauthentication = createReauthentication({
+        browserSessions,
+        secure: addresses.baseUrl().startsWith("https:"),
+        clock,
+      });
       await api.register(oidcRoutes, {
         store,
         guards,
@@ -603,6 +609,7 @@ export async function buildApp({
         sessions,
         clients,
         browserSessions,
+        reauthentication,
         idTokens,
         audit,
         issuer: addresses.issuer,

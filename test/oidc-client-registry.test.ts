@@ -171,7 +171,7 @@ test("metadata: native apps may use loopback and private-use redirects", () => {
   ]);
 });
 
-test("redirect URIs match exactly; a loopback IP literal on any port (RFC 8252 section 7.3)", () => {
+test("redirect URIs match exactly; a native app's loopback IP literal on any port (RFC 8252 section 7.3)", () => {
   const registered = [
     "https://app.example/cb",
     "http://127.0.0.1/callback",
@@ -200,8 +200,32 @@ test("redirect URIs match exactly; a loopback IP literal on any port (RFC 8252 s
     ["https://127.0.0.1:5000/callback", false],
     ["http://127.0.0.1.evil.example/callback", false],
     ["http://127.0.0.1:5000@evil.example/callback", false],
+    ["http://127.0.0.1:65535/callback", true],
+    ["http://127.0.0.1:65536/callback", false],
+    ["http://127.0.0.1:99999/callback", false],
+    ["http://127.0.0.1:0/callback", false],
+    ["http://127.0.0.1:08080/callback", false],
+    ["http://127.0.0.1:/callback", false],
   ];
-  for (const [presented, expected] of cases) assert.equal(matchRedirectUri(registered, presented), expected, presented);
+  const native = { redirectUris: registered, tokenEndpointAuthMethod: "none" as const };
+  for (const [presented, expected] of cases) assert.equal(matchRedirectUri(native, presented), expected, presented);
+});
+
+test("a confidential (web) client's loopback redirect matches exactly, port included (RFC 9700 section 2.1)", () => {
+  const registered = ["http://127.0.0.1:8080/callback", "http://[::1]:8000/cb", "http://localhost:3000/cb"];
+  const cases: [string, boolean][] = [
+    ["http://127.0.0.1:8080/callback", true],
+    ["http://127.0.0.1:8081/callback", false],
+    ["http://127.0.0.1/callback", false],
+    ["http://[::1]:8000/cb", true],
+    ["http://[::1]:9/cb", false],
+    ["http://localhost:3000/cb", true],
+    ["http://localhost:3001/cb", false],
+  ];
+  for (const method of ["client_secret_basic", "client_secret_post"] as const) {
+    const web = { redirectUris: registered, tokenEndpointAuthMethod: method };
+    for (const [presented, expected] of cases) assert.equal(matchRedirectUri(web, presented), expected, presented);
+  }
 });
 
 test("registry: secret once, hashed; authentication by method; rotation with grace; removal", async (t) => {

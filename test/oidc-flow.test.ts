@@ -201,7 +201,12 @@ describe("the authorization endpoint", () => {
     const signIn = new URL(toSignIn.headers.location as string, "http://service.test");
     assert.equal(signIn.pathname, "/sign-in");
     assert.equal(signIn.searchParams.get("login_hint"), "ada@example.com");
-    assert.match(signIn.searchParams.get("continue") as string, /^\/oauth\/authorize\?.*auth_after=\d+/);
+    // The continuation is the request itself; nothing asked for a fresh sign-in, so no proof is kept.
+    assert.equal(
+      signIn.searchParams.get("continue"),
+      authorizeUrl(codeRequest(setup.clients, pkce, { login_hint: "ada@example.com" })),
+    );
+    assert.equal(toSignIn.headers["set-cookie"], undefined);
     const consentPage = await setup.app.inject({
       url: authorizeUrl(codeRequest(setup.clients, pkce)),
       headers: { cookie },
@@ -229,12 +234,14 @@ describe("the authorization endpoint", () => {
     const cookie = await browserCookie(setup);
     await setup.store.grantConsent(setup.user.id, setup.clients.partner.id, "openid email", new Date().toISOString());
     const pkce = pkcePair();
+    let proof = "";
     const where = async (extra: Record<string, string>) => {
       const answer = await setup.app.inject({
         url: authorizeUrl(codeRequest(setup.clients, pkce, extra)),
         headers: { cookie },
       });
       assert.equal(answer.statusCode, 303);
+      proof = String(answer.headers["set-cookie"] ?? "");
       return new URL(answer.headers.location as string, "http://service.test");
     };
     const multiFactor = "http://schemas.openid.net/pape/policies/2007/06/multi-factor";
@@ -245,22 +252,33 @@ describe("the authorization endpoint", () => {
     for (const extra of asks) {
       const signIn = await where(extra);
       assert.equal(signIn.pathname, "/sign-in", JSON.stringify(extra));
-      // The continuation drops prompt=login and names, signed, the time after which a sign-in counts.
+      // The continuation is the request as it came (prompt kept); the browser keeps, in a cookie, the
+      // signed proof that this request was sent to sign in now (oidc/reauthentication.ts).
       continuation = signIn.searchParams.get("continue") as string;
-      const next = new URLSearchParams(continuation.split("?")[1]);
-      assert.equal(next.get("prompt"), null);
-      assert.match(next.get("auth_after") as string, new RegExp(`^${setup.clock.seconds}\\.[\\w-]{43}$`));
+      assert.equal(continuation, authorizeUrl(codeRequest(setup.clients, pkce, extra)));
+      assert.match(
+        proof,
+        new RegExp(
+          `^uts_reauth=${setup.clock.seconds}\\.[\\w-]{43}\\.[\\w-]{43}; Path=/; HttpOnly; SameSite=Lax; Max-Age=600$`,
+        ),
+      );
     }
-    // An auth_after the client made up counts for nothing.
+    const multiFactorProof = proof.split(";")[0] as string;
+    // An auth_after the client made up (the parameter of an older release) counts for nothing.
     assert.equal((await where({ max_age: "0", prompt: "login", auth_after: "0" })).pathname, "/sign-in");
     assert.equal(
       (await where({ prompt: "login", auth_after: `${setup.clock.seconds - 500}.forged` })).pathname,
       "/sign-in",
     );
-    // A session signed in since then satisfies the service's continuation: no loop.
+    // A session signed in since then, with the proof, satisfies the continuation: no loop.
     const fresh = await browserCookie(setup);
-    const continued = await setup.app.inject({ url: continuation, headers: { cookie: fresh } });
+    const continued = await setup.app.inject({
+      url: continuation,
+      headers: { cookie: `${fresh}; ${multiFactorProof}` },
+    });
     assert.equal(new URL(continued.headers.location as string).searchParams.has("code"), true);
+    // The proof has served: it is cleared.
+    assert.equal(continued.headers["set-cookie"], "uts_reauth=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0");
   });
 
   test("ending the session by any route ends the browser session", async (t) => {

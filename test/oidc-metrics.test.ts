@@ -75,12 +75,14 @@ describe("OAuth and OpenID Connect metrics", () => {
 
     // Consent: granted, denied, an expired form; revoked, then not found.
     const formToken = /name="form_token" value="([^"]+)"/.exec(consentPage.body)?.[1] as string;
+    // The form answers the request its page was shown for (its token is bound to it).
+    const shown = (/name="request" value="([^"]+)"/.exec(consentPage.body)?.[1] ?? "").replaceAll("&#38;", "&");
     const answer = (decision: string, token: string) =>
       app.inject({
         method: "POST",
         url: "/oauth/consent",
         headers: { ...form, cookie },
-        payload: new URLSearchParams({ request: authorizeQuery({}), decision, form_token: token }).toString(),
+        payload: new URLSearchParams({ request: shown, decision, form_token: token }).toString(),
       });
     assert.equal((await answer("allow", formToken)).statusCode, 303);
     assert.equal((await answer("deny", formToken)).statusCode, 303);

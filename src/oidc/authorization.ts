@@ -10,12 +10,11 @@
 import { hash } from "node:crypto";
 import { randomBase64url } from "../random-pool.ts";
 import type { UserStore } from "../store/store.ts";
-import { type Client, type ClientRegistry, matchRedirectUri } from "./clients.ts";
+import { type Client, type ClientRegistry, matchRedirectUri, usableRedirectUri } from "./clients.ts";
 
 /** Scopes this provider knows: OpenID Connect Core 5.4, and offline_access (refresh tokens). */
 export const SUPPORTED_SCOPES = ["openid", "profile", "email", "offline_access"] as const;
 export const CODE_LIFETIME_SECONDS = 60;
-/** The acr_values entry that asks for a second factor (our acr for a session with one). */
 export const PROMPTS = ["none", "login", "consent"] as const;
 type Prompt = (typeof PROMPTS)[number];
 
@@ -30,13 +29,6 @@ export interface AuthorizationRequest {
   maxAge: number | undefined;
   loginHint: string | undefined;
   acrValues: string[];
-  /**
-   * Set by this service when it sends the user to sign in for this request, `<seconds>.<HMAC>`: a
-   * sign-in at or after that time satisfies prompt=login, max_age and acr_values, so the request does
-   * not loop. Only the service can make one (the route checks the HMAC): a client cannot weaken its
-   * own request with it.
-   */
-  authAfter: string | undefined;
 }
 
 /** What went wrong with a request, and where the user or the client hears of it. */
@@ -65,10 +57,13 @@ export async function parseAuthorizationRequest(
   if (client === undefined || !client.grantTypes.includes("authorization_code"))
     return { problem: { show: "page", detail: "The application is not registered here for signing in." } };
   const redirectUri = single(params, "redirect_uri");
-  if (typeof redirectUri !== "string" || !matchRedirectUri(client.redirectUris, redirectUri))
+  if (typeof redirectUri !== "string" || !matchRedirectUri(client, redirectUri))
     return {
       problem: { show: "page", detail: "The application asked to return to an address it has not registered." },
     };
+  // Registered, yet not an address a browser can be sent to (stored by an older release): never a 500.
+  if (!usableRedirectUri(redirectUri))
+    return { problem: { show: "page", detail: "The application's return address is not a usable address." } };
   const rawState = single(params, "state");
   const state = typeof rawState === "string" ? rawState : undefined;
   const refuse = (error: string, description: string): Parsed => ({
@@ -117,7 +112,6 @@ export async function parseAuthorizationRequest(
       maxAge,
       loginHint: single(params, "login_hint") ?? undefined,
       acrValues: (single(params, "acr_values") ?? "").split(" ").filter((entry) => entry !== ""),
-      authAfter: single(params, "auth_after") ?? undefined,
     },
   };
 }

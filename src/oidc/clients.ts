@@ -2,8 +2,9 @@
 // checked once here for every way in (the /clients resource, the CLI,
 // dynamic registration); their secrets, random (256 bits), shown once and
 // stored only as SHA-256; the check of a presented id and secret; and the
-// redirect-URI rule (exact match; a native app's loopback redirect on any
-// port, RFC 8252 section 7.3). Lookups are answered from a short, bounded
+// redirect-URI rule (exact match; a native (public) app's loopback redirect
+// on any port, RFC 8252 section 7.3, and only a native app's: RFC 9700
+// section 2.1). Lookups are answered from a short, bounded
 // cache that every change made through this registry empties at once; a
 // change made by another instance (or the CLI) is seen within CACHE_TTL_MS.
 import { hash, randomBytes, timingSafeEqual } from "node:crypto";
@@ -67,8 +68,12 @@ const invalidUri = (detail: string) => new InvalidClientMetadata("invalid_redire
 
 /** RFC 6749 section 3.3: scope-token = 1*( %x21 / %x23-5B / %x5D-7E ). */
 const SCOPE_TOKEN = /^[\x21\x23-\x5b\x5d-\x7e]+$/;
-/** A loopback redirect of a native app (RFC 8252 section 7.3): http, an IP literal, any port. */
-const LOOPBACK = /^http:\/\/(127\.0\.0\.1|\[::1\])(?::\d{1,5})?([/?].*)?$/;
+/**
+ * A loopback redirect of a native app (RFC 8252 section 7.3): http, an IP literal, a port written as
+ * a number without leading zeros (its range checked apart), then the path and query.
+ */
+const LOOPBACK = /^http:\/\/(127\.0\.0\.1|\[::1\])(?::([1-9]\d{0,4}))?([/?].*)?$/;
+const MAX_PORT = 65535;
 const LOOPBACK_HOSTS = new Set(["127.0.0.1", "[::1]", "localhost"]);
 
 /** The scope tokens of a space-separated scope string, or throws. */
@@ -86,6 +91,9 @@ export function scopeTokens(scope: string): string[] {
  */
 function checkRedirectUri(field: string, uri: string, publicClient: boolean): void {
   if (uri.length > MAX_URI_LENGTH) throw invalidUri(`${field}: longer than ${MAX_URI_LENGTH} characters`);
+  const port = writtenPort(uri);
+  if (port !== undefined && !(port >= 1 && port <= MAX_PORT))
+    throw invalidUri(`${field}: the port must be between 1 and ${MAX_PORT}`);
   let url: URL;
   try {
     url = new URL(uri);
@@ -108,19 +116,45 @@ function checkRedirectUri(field: string, uri: string, publicClient: boolean): vo
   );
 }
 
+/** The port written in an absolute URI's authority (`scheme://[userinfo@]host:port`), as a number. */
+function writtenPort(uri: string): number | undefined {
+  const port = /^[a-z][a-z0-9+.-]*:\/\/(?:[^/?#@]*@)?(?:\[[^\]/?#]*\]|[^/?#:]*):(\d+)(?=[/?#]|$)/i.exec(uri)?.[1];
+  return port === undefined ? undefined : Number(port);
+}
+
+/**
+ * Whether the browser can be sent to `uri`: an absolute URI whose port, if written, is 1-65535.
+ * Registration refuses any other; this also guards what an older release may have stored.
+ */
+export function usableRedirectUri(uri: string): boolean {
+  const port = writtenPort(uri);
+  if (port !== undefined && !(port >= 1 && port <= MAX_PORT)) return false;
+  try {
+    return new URL(uri).port !== "0";
+  } catch {
+    return false;
+  }
+}
+
 /**
  * Whether a redirect URI presented in an authorization request is one of the client's: the same
- * string, character for character; or, for a registered loopback redirect (http, 127.0.0.1 or
- * [::1]), the same string but for the port, which a native app picks when it starts listening (RFC
- * 8252 section 7.3). Nothing is normalised: a URI that differs in any other way is not the client's.
+ * string, character for character; or, for a native app (a public client, token_endpoint_auth_method
+ * `none`) and a registered loopback redirect (http, 127.0.0.1 or [::1]), the same string but for the
+ * port, which the app picks when it starts listening (RFC 8252 section 7.3). A confidential (web)
+ * client's loopback redirect matches exactly, port included (RFC 9700 section 2.1). Nothing is
+ * normalised: a URI that differs in any other way is not the client's.
  */
-export function matchRedirectUri(registered: readonly string[], presented: string): boolean {
-  if (registered.includes(presented)) return true;
+export function matchRedirectUri(
+  client: Pick<ClientMetadataRecord, "redirectUris" | "tokenEndpointAuthMethod">,
+  presented: string,
+): boolean {
+  if (client.redirectUris.includes(presented)) return true;
+  if (client.tokenEndpointAuthMethod !== "none") return false;
   const asked = LOOPBACK.exec(presented);
-  if (asked === null) return false;
-  return registered.some((uri) => {
+  if (asked === null || Number(asked[2] ?? "80") > MAX_PORT) return false;
+  return client.redirectUris.some((uri) => {
     const known = LOOPBACK.exec(uri);
-    return known !== null && known[1] === asked[1] && (known[2] ?? "") === (asked[2] ?? "");
+    return known !== null && known[1] === asked[1] && (known[3] ?? "") === (asked[3] ?? "");
   });
 }
 

@@ -16,6 +16,10 @@ export const ID_TOKEN_LIFETIME_SECONDS = 10 * 60;
 /** acr for a session with a second factor (the OpenID PAPE multi-factor policy), and without. */
 export const ACR_MULTI_FACTOR = "http://schemas.openid.net/pape/policies/2007/06/multi-factor";
 export const ACR_SINGLE_FACTOR = "0";
+/** The ID token's typ: the plain "JWT" that relying parties' libraries expect of an ID token. */
+export const ID_TOKEN_TYP = "JWT";
+/** Back-Channel Logout 2.4's explicit type, so a logout token is never taken for an ID token. */
+export const LOGOUT_TOKEN_TYP = "logout+jwt";
 
 export function acrOf(amr: readonly string[]): string {
   return amr.includes("mfa") ? ACR_MULTI_FACTOR : ACR_SINGLE_FACTOR;
@@ -36,7 +40,10 @@ export interface IdTokenClaims {
 
 export interface IdTokens {
   issue(claims: IdTokenClaims): string;
-  /** The client and session an id_token_hint names, when we signed it (an expired one counts too). */
+  /**
+   * The client and session an id_token_hint names, when it is an ID token we signed (an expired one
+   * counts too); a logout token or any other token is not a hint.
+   */
   readHint(token: string): { aud: string; sid: string | undefined; sub: string } | undefined;
   /** A logout token (Back-Channel Logout 2.4) for one client and session. */
   logoutToken(clientId: string, sub: string, sid: string): string;
@@ -53,12 +60,12 @@ export function createIdTokens(keys: KeySet, issuer: () => string, clock: Clock)
   const sign = createSigner({
     algorithm: "RS256",
     key: current.signingKey,
-    header: { alg: "RS256", kid: current.kid, typ: "JWT" },
+    header: { alg: "RS256", kid: current.kid, typ: ID_TOKEN_TYP },
   });
   const signLogout = createSigner({
     algorithm: "RS256",
     key: current.signingKey,
-    header: { alg: "RS256", kid: current.kid, typ: "logout+jwt" },
+    header: { alg: "RS256", kid: current.kid, typ: LOGOUT_TOKEN_TYP },
   });
   const verifiers = new Map(
     keys.keys.map((key) => [
@@ -94,12 +101,17 @@ export function createIdTokens(keys: KeySet, issuer: () => string, clock: Clock)
       try {
         const header = JSON.parse(Buffer.from(token.split(".")[0] ?? "", "base64url").toString("utf8")) as {
           kid?: unknown;
+          typ?: unknown;
         };
+        // An ID token, as issue() types it: a logout token (logout+jwt), signed with the same key and
+        // naming the same sub, or any other kind of token is no hint (RFC 8725 section 3.11).
+        if (header.typ !== ID_TOKEN_TYP) return undefined;
         const verify = typeof header.kid === "string" ? verifiers.get(header.kid) : undefined;
         if (verify === undefined) return undefined;
         const payload = verify(token) as Record<string, unknown>;
         if (payload.iss !== issuer() || typeof payload.aud !== "string" || typeof payload.sub !== "string")
           return undefined;
+        if (payload.events !== undefined) return undefined;
         return { aud: payload.aud, sub: payload.sub, sid: typeof payload.sid === "string" ? payload.sid : undefined };
       } catch {
         return undefined;

@@ -22,11 +22,12 @@ import {
 } from "../oidc/authorization.ts";
 import type { BrowserSession, BrowserSessions } from "../oidc/browser-session.ts";
 import { userClaims } from "../oidc/claims.ts";
-import type { ClientRegistry } from "../oidc/clients.ts";
+import { type ClientRegistry, usableRedirectUri } from "../oidc/clients.ts";
 import type { ClientCors } from "../oidc/cors.ts";
 import { liveDelegatedToken } from "../oidc/delegated-tokens.ts";
 import { ACR_MULTI_FACTOR, type IdTokens } from "../oidc/id-tokens.ts";
 import { AUTHORIZE_PATH, BROWSER_SESSION_PATH, CONSENT_PATH, END_SESSION_PATH, USERINFO_PATH } from "../oidc/paths.ts";
+import { type Reauthentication, requestDigest } from "../oidc/reauthentication.ts";
 import { sendConsentPage, sendErrorPage, sendSignedOutPage, sendSignOutPage } from "../pages/oidc-pages.ts";
 import { SIGN_IN_PAGE_PATH } from "../pages/security-pages.ts";
 import { errorResponse } from "../schemas.ts";
@@ -39,6 +40,7 @@ export interface OidcRouteOptions {
   sessions: Sessions;
   clients: ClientRegistry;
   browserSessions: BrowserSessions;
+  reauthentication: Reauthentication;
   idTokens: IdTokens;
   audit: Audit;
   issuer: () => string;
@@ -106,7 +108,21 @@ function invalidToken(detail: string = COULD_NOT_VALIDATE_CREDENTIALS): HttpErro
 
 export const oidcRoutes: FastifyPluginAsyncTypebox<OidcRouteOptions> = async (
   app,
-  { store, guards, tokens, sessions, clients, browserSessions, idTokens, audit, issuer, userinfoUrl, clock, cors },
+  {
+    store,
+    guards,
+    tokens,
+    sessions,
+    clients,
+    browserSessions,
+    reauthentication,
+    idTokens,
+    audit,
+    issuer,
+    userinfoUrl,
+    clock,
+    cors,
+  },
 ) => {
   acceptFormBodies(app);
   const seconds = () => Math.floor(clock() / 1000);
@@ -141,34 +157,45 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<OidcRouteOptions> = async (
     return reply.redirect(responseUri(request.redirectUri, { code, state: request.state, iss: issuer() }), 303);
   }
 
-  /** The time of an auth_after this service made (its HMAC checked), or undefined. */
-  function signedInAfter(raw: string | undefined): number | undefined {
-    const [time = "", mac] = (raw ?? "").split(".");
-    const seconds = Number(time);
-    if (!Number.isSafeInteger(seconds) || !browserSessions.checkFormToken(time, "auth_after", mac)) return undefined;
-    return seconds;
+  /** Whether the request asks for a sign-in that a browser session may not meet by merely existing. */
+  function asksFreshSignIn(request: AuthorizationRequest): boolean {
+    return request.prompt.has("login") || request.maxAge !== undefined || request.acrValues.includes(ACR_MULTI_FACTOR);
   }
 
-  /** Whether the browser session may answer this request without a new sign-in. */
-  function needsSignIn(request: AuthorizationRequest, browser: BrowserSession | undefined): boolean {
+  /**
+   * Whether the browser session may answer this request without a new sign-in. `signedInSince`: when
+   * this service sent this browser to sign in for this very request (oidc/reauthentication.ts); a
+   * sign-in since then satisfies prompt=login, max_age and acr_values, so the request does not loop.
+   */
+  function needsSignIn(
+    request: AuthorizationRequest,
+    browser: BrowserSession | undefined,
+    signedInSince: number | undefined,
+  ): boolean {
     if (browser === undefined) return true;
-    // A sign-in this service asked for, for this very request, satisfies login, max_age and acr_values.
-    const after = signedInAfter(request.authAfter);
-    if (after !== undefined && browser.authTime >= after) return false;
+    if (signedInSince !== undefined && browser.authTime >= signedInSince) return false;
     if (request.prompt.has("login")) return true;
     if (request.maxAge !== undefined && seconds() - browser.authTime > request.maxAge) return true;
     return request.acrValues.includes(ACR_MULTI_FACTOR) && !browser.session.amr.includes("mfa");
   }
 
-  /** The sign-in page, told to come back to this request (without prompt=login, which it will have met). */
+  /**
+   * The sign-in page, told to come back to this very request, every parameter as it came (prompt
+   * included: prompt=consent must still show the consent page after the sign-in).
+   */
   function signInLocation(search: URLSearchParams, request: AuthorizationRequest): string {
-    const next = new URLSearchParams(search);
-    next.delete("prompt");
-    const now = String(seconds());
-    next.set("auth_after", `${now}.${browserSessions.formToken(now, "auth_after")}`);
-    const page = new URLSearchParams({ continue: `${AUTHORIZE_PATH}?${next}` });
+    const page = new URLSearchParams({ continue: `${AUTHORIZE_PATH}?${search}` });
     if (request.loginHint !== undefined) page.set("login_hint", request.loginHint);
     return `${SIGN_IN_PAGE_PATH}?${page}`;
+  }
+
+  /**
+   * The consent form's token: bound to the browser session and to the request the page was shown for,
+   * so the form cannot be edited into an answer to another request (one that would have asked for a
+   * fresh sign-in, or for another client).
+   */
+  function consentFormToken(browser: BrowserSession, digest: string): string {
+    return browserSessions.formToken(`${browser.session.id}:${digest}`, "consent");
   }
 
   async function consentCovers(request: AuthorizationRequest, userId: string): Promise<boolean> {
@@ -180,7 +207,8 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<OidcRouteOptions> = async (
 
   /** The authorization request of a GET's query or a POST's form (OpenID Connect Core 3.1.2.1: both). */
   async function authorize(search: URLSearchParams, request: FastifyRequest, reply: FastifyReply) {
-    const parsed = await parseAuthorizationRequest(paramsOf(search), clients);
+    const params = paramsOf(search);
+    const parsed = await parseAuthorizationRequest(params, clients);
     if ("problem" in parsed) return answerProblem(reply, parsed.problem);
     const authorization = parsed.ok;
     const browser = await browserSessions.read(request);
@@ -191,11 +219,16 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<OidcRouteOptions> = async (
       request.actionOutcome = "retry_as_get";
       return reply.redirect(`${AUTHORIZE_PATH}?${search}`, 303);
     }
-    if (needsSignIn(authorization, browser) || browser === undefined) {
+    const digest = requestDigest(params);
+    const signedInSince = asksFreshSignIn(authorization) ? reauthentication.since(request, digest) : undefined;
+    if (needsSignIn(authorization, browser, signedInSince) || browser === undefined) {
       if (authorization.prompt.has("none")) return refuse(reply, authorization, "login_required", "Sign-in required");
+      if (asksFreshSignIn(authorization)) reauthentication.require(request, reply, digest);
       request.actionOutcome = "sign_in";
       return reply.redirect(signInLocation(search, authorization), 303);
     }
+    // The proof has served: the same request again asks for a sign-in again.
+    if (signedInSince !== undefined) reauthentication.spend(request, reply, digest);
     if (authorization.prompt.has("consent") || !(await consentCovers(authorization, browser.user.id))) {
       if (authorization.prompt.has("none"))
         return refuse(reply, authorization, "consent_required", "The user has not allowed this application");
@@ -205,7 +238,7 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<OidcRouteOptions> = async (
         scopes: authorization.scopes,
         email: browser.user.email,
         request: search.toString(),
-        formToken: browserSessions.formToken(browser.session.id, "consent"),
+        formToken: consentFormToken(browser, digest),
         action: CONSENT_PATH,
         redirectOrigin: new URL(authorization.redirectUri).origin,
       });
@@ -238,12 +271,14 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<OidcRouteOptions> = async (
 
   app.post(CONSENT_PATH, { schema: { hide: true }, config: CONSENT }, async function answerConsent(request, reply) {
     const form = request.body as Record<string, string | undefined>;
-    const parsed = await parseAuthorizationRequest(paramsOf(new URLSearchParams(form.request ?? "")), clients);
+    const params = paramsOf(new URLSearchParams(form.request ?? ""));
+    const parsed = await parseAuthorizationRequest(params, clients);
     if ("problem" in parsed) return answerProblem(reply, parsed.problem);
     const authorization = parsed.ok;
     const browser = await browserSessions.read(request);
     if (browser === undefined) return refuse(reply, authorization, "login_required", "Sign-in required");
-    if (!browserSessions.checkFormToken(browser.session.id, "consent", form.form_token)) {
+    const formToken = `${browser.session.id}:${requestDigest(params)}`;
+    if (!browserSessions.checkFormToken(formToken, "consent", form.form_token)) {
       request.actionOutcome = "expired_form";
       return sendErrorPage(reply, "The form has expired. Go back to the application and try again.");
     }
@@ -346,12 +381,23 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<OidcRouteOptions> = async (
       request.actionOutcome = "error_page";
       return sendErrorPage(reply, "The sign-out request carries an ID token this service did not issue.");
     }
-    const clientId = hint?.aud ?? text("client_id");
+    // RP-initiated logout 1.0 section 2: client_id, when sent beside a hint, is the hint's audience.
+    const named = text("client_id");
+    if (hint !== undefined && named !== undefined && named !== hint.aud) {
+      request.actionOutcome = "error_page";
+      return sendErrorPage(reply, "The sign-out request names another application than its ID token's.");
+    }
+    const clientId = hint?.aud ?? named;
     const client = clientId === undefined ? undefined : await clients.find(clientId);
     const returnTo = text("post_logout_redirect_uri");
     if (returnTo !== undefined && !client?.postLogoutRedirectUris.includes(returnTo)) {
       request.actionOutcome = "error_page";
       return sendErrorPage(reply, "The application asked to return to an address it has not registered.");
+    }
+    // Registered, yet not an address a browser can be sent to (stored by an older release): never a 500.
+    if (returnTo !== undefined && !usableRedirectUri(returnTo)) {
+      request.actionOutcome = "error_page";
+      return sendErrorPage(reply, "The application's return address is not a usable address.");
     }
     const browser = await browserSessions.read(request);
     // Without an ID token of this user, a page of another site could sign the user out: ask first.
@@ -360,7 +406,10 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<OidcRouteOptions> = async (
       (browser !== undefined && browserSessions.checkFormToken(browser.session.id, "logout", text("form_token")));
     if (browser !== undefined && !confirmed) {
       const fields: Record<string, string> = { form_token: browserSessions.formToken(browser.session.id, "logout") };
-      for (const name of ["client_id", "post_logout_redirect_uri", "state"]) {
+      // The client as the request named it, by client_id or only by the hint (whose ID token the
+      // form does not carry): its registered return address is checked against it again.
+      if (clientId !== undefined) fields.client_id = clientId;
+      for (const name of ["post_logout_redirect_uri", "state"]) {
         const value = text(name);
         if (value !== undefined) fields[name] = value;
       }

@@ -13,9 +13,11 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import * as client from "openid-client";
 import type { Browser, Page } from "playwright-core";
-import { createUser } from "../helpers.ts";
+import { ACR_MULTI_FACTOR } from "../../src/oidc/id-tokens.ts";
+import { createUser, requestToken } from "../helpers.ts";
 import { LogoutReceiver } from "../logout-receiver.ts";
 import { type OidcService, type RelyingPartyServer, startOidcService, startRelyingParty } from "../oidc/fixture.ts";
+import { codeAt } from "../totp.ts";
 import { launchChromium, STEP_TIMEOUT, skipWithoutChromium } from "./chromium.ts";
 
 const PASSWORD = "correct horse battery";
@@ -195,6 +197,112 @@ describe("OpenID Connect with openid-client through the sign-in page", { skip: s
     assert.equal(refused.searchParams.get("error"), "login_required");
     assert.equal(refused.searchParams.get("state"), "s3");
     assert.equal(refused.searchParams.get("iss"), service.issuer);
+    await page.close();
+  });
+  test("forced re-authentication: prompt=login, max_age=0 and a second factor sign in again, once; prompt=consent survives the sign-in", async (t) => {
+    const rp: RelyingPartyServer = await startRelyingParty(t);
+    const service = await startOidcService(t, rp.origin);
+    const user = await createUser(service.store, "ada@example.com", PASSWORD);
+    await service.store.grantConsent(
+      user.id,
+      service.clients.partner.id,
+      "openid profile email",
+      new Date(service.clock.now).toISOString(),
+    );
+    const config = await discover(service);
+    const page = await browser.newPage();
+    page.setDefaultTimeout(STEP_TIMEOUT);
+    // Every page the browser shows at the service, in order (a 303 shows none): the sign-in page must
+    // show once per step, the consent page (at the authorization endpoint) only when asked for.
+    const shown: string[] = [];
+    page.on("framenavigated", (frame) => {
+      if (frame === page.mainFrame() && frame.url().startsWith(service.issuer))
+        shown.push(new URL(frame.url()).pathname);
+    });
+
+    /** One authorization through the browser: the pages shown on the way, and the ID token's claims. */
+    async function authorize(extra: Record<string, string>, signIn: (() => Promise<void>) | null) {
+      shown.length = 0;
+      const verifier = client.randomPKCECodeVerifier();
+      const nonce = client.randomNonce();
+      const url = client.buildAuthorizationUrl(config, {
+        redirect_uri: `${rp.origin}/callback`,
+        scope: "openid email",
+        code_challenge: await client.calculatePKCECodeChallenge(verifier),
+        code_challenge_method: "S256",
+        nonce,
+        state: "st",
+        login_hint: "ada@example.com",
+        ...extra,
+      });
+      const back = rp.next();
+      await page.goto(url.href);
+      if (signIn) await signIn();
+      const callback = await back;
+      // The RP has the request; let the browser finish showing its page before the next step.
+      await page.waitForURL((url) => url.origin === rp.origin && url.pathname === "/callback");
+      const tokens = await client.authorizationCodeGrant(config, callback, {
+        pkceCodeVerifier: verifier,
+        expectedNonce: nonce,
+        expectedState: "st",
+        idTokenExpected: true,
+      });
+      return { pages: [...shown], claims: tokens.claims() };
+    }
+    const withPassword = async () => {
+      await page.waitForURL(/\/sign-in\?/);
+      await page.fill("#password", PASSWORD);
+      await page.click("#password-form button");
+    };
+
+    const first = await authorize({}, withPassword);
+    assert.deepEqual(first.pages, ["/sign-in"]);
+    // The session answers at once without a demand.
+    service.clock.advanceSeconds(5);
+    assert.deepEqual((await authorize({}, null)).pages, []);
+
+    // prompt=login, then max_age=0: the sign-in page once each, and a newer auth_time each time.
+    let last = first.claims?.auth_time as number;
+    for (const extra of [{ prompt: "login" }, { max_age: "0" }] as Record<string, string>[]) {
+      service.clock.advanceSeconds(5);
+      const again = await authorize(extra, withPassword);
+      assert.deepEqual(again.pages, ["/sign-in"], JSON.stringify(extra));
+      assert.ok((again.claims?.auth_time as number) > last, JSON.stringify(extra));
+      last = again.claims?.auth_time as number;
+    }
+
+    // prompt=login consent: the sign-in, then the consent page, although the consent exists.
+    service.clock.advanceSeconds(5);
+    const consented = await authorize({ prompt: "login consent" }, async () => {
+      await withPassword();
+      await page.waitForSelector("#allow");
+      assert.equal(await page.locator("#client-name").textContent(), "Partner <App>");
+      await page.click("#allow");
+    });
+    assert.deepEqual(consented.pages, ["/sign-in", "/oauth/authorize"]);
+
+    // A second factor, asked with acr_values of a single-factor session: the sign-in with the code from
+    // the authenticator app, once; the ID token says so.
+    const own = await requestToken(service.app, { username: "ada@example.com", password: PASSWORD });
+    const auth = { authorization: `Bearer ${own.json().access_token}` };
+    const { secret } = (await service.app.inject({ method: "POST", url: "/me/totp", headers: auth })).json();
+    const confirmed = await service.app.inject({
+      method: "POST",
+      url: "/me/totp/confirm",
+      headers: auth,
+      payload: { code: codeAt(secret, service.clock.now) },
+    });
+    assert.equal(confirmed.statusCode, 200, confirmed.body);
+    service.clock.advanceSeconds(90);
+    const stepUp = await authorize({ acr_values: ACR_MULTI_FACTOR }, async () => {
+      await withPassword();
+      await page.waitForSelector("#otp-form:not([hidden])");
+      await page.fill("#otp", codeAt(secret, service.clock.now));
+      await page.click("#otp-form button");
+    });
+    assert.deepEqual(stepUp.pages, ["/sign-in"]);
+    assert.equal(stepUp.claims?.acr, ACR_MULTI_FACTOR);
+    assert.deepEqual(stepUp.claims?.amr, ["pwd", "otp", "mfa"]);
     await page.close();
   });
 });
