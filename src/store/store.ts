@@ -34,6 +34,10 @@
 //   codes (replacing any old ones) and the events;
 // - acceptTotpStep, useRecoveryCode, removeTotp, replaceRecoveryCodes,
 //   resetSecondFactors: the change and its events.
+// - proveAddress: what a proof of the address ends of an account (password,
+//   passkeys, second factors, upstream identities, pending e-mail changes,
+//   sessions with their back-channel logouts, the credential stamp), the
+//   verification, the identity it links, and its audit events.
 // - createWebhookEndpoint, updateWebhookEndpoint, rotateWebhookSecret,
 //   removeWebhookEndpoint: the change and its audit events;
 //   completeWebhookMessage: the attempt's log entry and its outcome.
@@ -922,6 +926,61 @@ export interface UpstreamStore {
   purgeUpstreamPending(before: string, limit: number): Promise<number>;
 }
 
+/**
+ * What a proof of the address (a password reset, a link mailed to the address) does to the account:
+ * decided by auth/address-proof.ts on the account as the proving transaction reads it.
+ */
+export interface AddressProofPlan {
+  /** The new password hash ("" for none, which matches no password); undefined keeps the password. */
+  hashedPassword?: string;
+  /** The address becomes verified now. */
+  markVerified: boolean;
+  /**
+   * Ends every session (with their apps' sessions and back-channel logouts), every access token issued
+   * so far (a new credential stamp), pending second-factor and WebAuthn challenges and upstream sign-in
+   * tickets, as update's endSessions does.
+   */
+  endSessions: boolean;
+  /** Passkeys and upstream identities created before this time end; "all": every one; null: none. */
+  endWaysInBefore: string | "all" | null;
+  /** The authenticator app (pending or confirmed) and the recovery codes end. */
+  endSecondFactors: boolean;
+  /** Pending e-mail changes end: live verification links to another address than the account's. */
+  endEmailChanges: boolean;
+}
+
+/** What a proof ended, for its audit event. */
+export interface EndedWaysIn {
+  /** A password was there and is gone (not when a reset replaced it). */
+  password: boolean;
+  passkeys: number;
+  identities: number;
+  /** An authenticator app or recovery codes were there and are gone. */
+  secondFactors: boolean;
+  emailChanges: number;
+  sessions: number;
+}
+
+export type AddressProofResult =
+  | { outcome: "proven"; user: UserRecord; ended: EndedWaysIn }
+  /** No such user, or the plan said no (the address is no longer the account's, the account inactive): nothing written. */
+  | { outcome: "refused" }
+  /** The identity to link belongs to another account: nothing written. */
+  | { outcome: "elsewhere" };
+
+export interface AddressProofStore {
+  /**
+   * One transaction, under the user's row lock: `decide` reads the account as it is now and answers
+   * the plan (or undefined to refuse); then the plan's endings, the password and verification, the
+   * credential stamp, `link` (an upstream identity, kept whatever the plan ends) and `events(ended)`.
+   */
+  proveAddress(
+    userId: string,
+    decide: (user: UserRecord) => AddressProofPlan | undefined,
+    options: { link?: NewUpstreamIdentity; events: (ended: EndedWaysIn, user: UserRecord) => readonly AuditEntry[] },
+  ): Promise<AddressProofResult>;
+}
+
 /** A logout token owed to a relying party (OpenID Connect Back-Channel Logout 1.0), as queued. */
 export interface BackchannelLogoutMessage {
   id: string;
@@ -968,6 +1027,7 @@ export interface UserStore
     BackchannelLogoutStore,
     OidcStore,
     UpstreamStore,
+    AddressProofStore,
     AuditStore,
     AccountTokenStore,
     OutboxStore,

@@ -10,8 +10,12 @@
 // (password, passkey), or by a link mailed to its address that works once,
 // for ten minutes, in the browser that started the sign-in. Accounts created
 // through a provider count against the sign-up rate limit of POST /users.
+// Whether an account may be linked without that proof, and what the mailed
+// link ends on an account whose address was never verified, is the one rule
+// of auth/address-proof.ts (account pre-hijacking).
 import { createHash, randomBytes } from "node:crypto";
 import type { Audit } from "../audit.ts";
+import { endedEvents, mailedLinkPlan, mayLinkAutomatically } from "../auth/address-proof.ts";
 import type { RateLimits } from "../auth/rate-limits.ts";
 import { HttpError } from "../errors.ts";
 import type { AccountMails } from "../mail/messages.ts";
@@ -190,14 +194,15 @@ export function createUpstream(options: UpstreamOptions): Upstream {
     if (assertion.email === null) return refuse(400, NO_EMAIL, "refused_no_email");
     const existing = await store.findByEmail(assertion.email);
     if (existing) {
-      if (config.autoLink && assertion.emailVerified && existing.isActive) {
+      if (mayLinkAutomatically(config.autoLink, existing, assertion.emailVerified)) {
         const linked = await link(existing.id, party, assertion, seal(assertion));
         if (!linked) return refuse(409, LINKED_ELSEWHERE, "link_refused", existing.id);
         await audit.record("upstream", existing.id, `linked_automatically:${provider}`, ip);
         const ticket = await ticketFor("sign_in", pending.bindingHash, party, assertion, existing.id, null);
         return { kind: "signed_in", ticket, continueTo: pending.continueTo };
       }
-      // Nothing is linked before the account's owner proves it (signs in to it, or opens the link mailed to it).
+      // Nothing is linked before the account's owner proves it (signs in to it, or opens the link mailed to
+      // it): an address that was never verified may have been signed up with by someone else.
       const ticket = await ticketFor("link", pending.bindingHash, party, assertion, null, seal(assertion));
       return { kind: "prove_account", ticket, continueTo: pending.continueTo };
     }
@@ -338,16 +343,28 @@ export function createUpstream(options: UpstreamOptions): Upstream {
       const found = await store.takeUpstreamLinkMail(hashOf(token), hashOf(binding), iso());
       const party = found && parties.get(found.provider);
       if (!found || !party) return "invalid";
-      const user = await store.findById(found.userId);
-      // The mail proved the address it went to: still the account's, and the account still active.
-      if (!user?.isActive || user.email !== found.email) return "invalid";
-      if (!(await link(user.id, party, found, found.sealedTokens))) {
-        const known = await store.findIdentity(found.issuer, found.subject);
-        if (known?.userId !== user.id) return "elsewhere";
-      }
-      await audit.record("upstream", user.id, `linked_by_mail:${found.provider}`, ip);
+      // The mail proved the address it went to (still the account's, the account still active): on an
+      // account whose address was never verified, that ends every other way in (auth/address-proof.ts).
+      const proof = await store.proveAddress(found.userId, (account) => mailedLinkPlan(account, found.email), {
+        link: {
+          id: newId(clock()),
+          userId: found.userId,
+          provider: party.provider.name,
+          issuer: found.issuer,
+          subject: found.subject,
+          email: found.email,
+          sealedTokens: found.sealedTokens,
+          createdAt: iso(),
+        },
+        events: (ended) => [
+          ...endedEvents("upstream", ended, ip),
+          { type: "upstream", outcome: `linked_by_mail:${found.provider}`, clientAddress: ip },
+        ],
+      });
+      if (proof.outcome === "refused") return "invalid";
+      if (proof.outcome === "elsewhere") return "elsewhere";
       // A sign-in ticket, spent by the upstream grant like after a callback: a second factor still applies.
-      const ticket = await ticketFor("sign_in", found.bindingHash, party, found, user.id, null);
+      const ticket = await ticketFor("sign_in", found.bindingHash, party, found, proof.user.id, null);
       return { ticket, continueTo: found.continueTo };
     },
 
