@@ -7,12 +7,13 @@
 // not survive that proof, or two people share one account. Two proofs:
 // - a link mailed to the address to link an upstream sign-in: on an account
 //   whose address was never verified it ends every other way in (password,
-//   passkeys, second factors, identities, sessions and access tokens, pending
-//   e-mail changes); on a verified account it only links, as before;
-// - a password reset: it ends the passkeys and identities added before the
-//   address was first proven (all of them when it never was), the second
-//   factors when it never was, pending e-mail changes, and, as every reset,
-//   every session and access token.
+//   passkeys, second factors, identities, apps' consents, sessions and access
+//   tokens, pending e-mail changes); on a verified account it only links, as
+//   before;
+// - a password reset: it ends the passkeys, identities and apps' consents
+//   added before the address was first proven (all of them when it never
+//   was), the second factors when it never was, pending e-mail changes, and,
+//   as every reset, every session and access token.
 // A verification link proves the address too but ends nothing (the owner may
 // have set everything himself before verifying); the reset and the mailed
 // link are the ways to take an account back. Automatic linking merges an
@@ -91,6 +92,7 @@ export function endedEvents(type: AuditEntry["type"], ended: EndedWaysIn, client
     ended.passkeys > 0 && "passkeys",
     ended.secondFactors && "second_factors",
     ended.identities > 0 && "identities",
+    ended.consents > 0 && "app_consents",
     ended.emailChanges > 0 && "email_changes",
   ].filter((kind): kind is string => kind !== false);
   if (kinds.length === 0) return [];

@@ -397,6 +397,7 @@ export function sqlStore(db: Db, clock: () => number): store.UserStore {
     const id = user.id;
     let passkeys = 0;
     let identities = 0;
+    let consents = 0;
     if (plan.endWaysInBefore !== null) {
       // Created before the address was first proven (strictly: what the proof itself adds is kept).
       const cutoff = plan.endWaysInBefore === "all" ? "" : " AND created_at < $2";
@@ -408,6 +409,9 @@ export function sqlStore(db: Db, clock: () => number): store.UserStore {
         `DELETE FROM upstream_identities WHERE user_id = $1${cutoff}${kept}`,
         keep === undefined ? params : [...params, keep.issuer, keep.subject],
       );
+      // A consent lets its app have a code from the account's browser session without asking again.
+      const grantedBefore = plan.endWaysInBefore === "all" ? "" : " AND granted_at < $2";
+      consents = await tx.run(`DELETE FROM oidc_consents WHERE user_id = $1${grantedBefore}`, params);
     }
     let secondFactors = false;
     if (plan.endSecondFactors) {
@@ -429,7 +433,7 @@ export function sqlStore(db: Db, clock: () => number): store.UserStore {
           [at, id, user.email],
         )
       : 0;
-    return { passkeys, identities, secondFactors, emailChanges };
+    return { passkeys, identities, consents, secondFactors, emailChanges };
   }
 
   /** Inside a user write's transaction: tells other instances, where the dialect tells them this way. */

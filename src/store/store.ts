@@ -35,9 +35,9 @@
 // - acceptTotpStep, useRecoveryCode, removeTotp, replaceRecoveryCodes,
 //   resetSecondFactors: the change and its events.
 // - proveAddress: what a proof of the address ends of an account (password,
-//   passkeys, second factors, upstream identities, pending e-mail changes,
-//   sessions with their back-channel logouts, the credential stamp), the
-//   verification, the identity it links, and its audit events.
+//   passkeys, second factors, upstream identities, apps' consents, pending
+//   e-mail changes, sessions with their back-channel logouts, the credential
+//   stamp), the verification, the identity it links, and its audit events.
 // - createWebhookEndpoint, updateWebhookEndpoint, rotateWebhookSecret,
 //   removeWebhookEndpoint: the change and its audit events;
 //   completeWebhookMessage: the attempt's log entry and its outcome.
@@ -941,7 +941,10 @@ export interface AddressProofPlan {
    * tickets, as update's endSessions does.
    */
   endSessions: boolean;
-  /** Passkeys and upstream identities created before this time end; "all": every one; null: none. */
+  /**
+   * Passkeys, upstream identities and apps' consents created (granted) before this time end; "all":
+   * every one; null: none.
+   */
   endWaysInBefore: string | "all" | null;
   /** The authenticator app (pending or confirmed) and the recovery codes end. */
   endSecondFactors: boolean;
@@ -955,6 +958,8 @@ export interface EndedWaysIn {
   password: boolean;
   passkeys: number;
   identities: number;
+  /** Consents given to OpenID Connect apps. */
+  consents: number;
   /** An authenticator app or recovery codes were there and are gone. */
   secondFactors: boolean;
   emailChanges: number;

@@ -3,8 +3,8 @@
 // signs up with the victim's address before the victim does (sign-up is open
 // and verification not required by default) and sets every way in he can: a
 // password, a session with its refresh token, an app's session through the
-// code flow (with a back-channel logout URI), an access token, a passkey, an
-// authenticator app, upstream identities (linked from the security page,
+// code flow (with a back-channel logout URI), an access token, a consent to a
+// third-party app, a passkey, an authenticator app, upstream identities (linked from the security page,
 // after his password, or by signing up through a provider that does not vouch
 // for the address). Then the real owner proves the address: by the link
 // mailed to it when an upstream sign-in finds the account, or by a password
@@ -281,6 +281,35 @@ async function world(t: TestContext, options: Options = {}) {
     return { cookie, sid, refresh, authorize };
   }
 
+  /** On the consent page, in the browser session of `cookie`, the user allows the partner app (a third party). */
+  async function consentToPartner(cookie: string) {
+    const request = new URLSearchParams({
+      response_type: "code",
+      client_id: service.clients.partner.id,
+      redirect_uri: `${RP}/callback`,
+      scope: "openid email",
+      code_challenge: pkcePair().challenge,
+      code_challenge_method: "S256",
+      state: "s",
+    });
+    const page = await app.inject({ url: `/oauth/authorize?${request}`, headers: { cookie } });
+    assert.equal(page.statusCode, 200, page.body);
+    const field = (name: string) =>
+      (new RegExp(`name="${name}" value="([^"]*)"`).exec(page.body)?.[1] ?? "").replaceAll("&#38;", "&");
+    const allowed = await app.inject({
+      method: "POST",
+      url: "/oauth/consent",
+      headers: { cookie, "content-type": "application/x-www-form-urlencoded" },
+      payload: new URLSearchParams({
+        request: field("request"),
+        form_token: field("form_token"),
+        decision: "allow",
+      }).toString(),
+    });
+    assert.equal(allowed.statusCode, 303, allowed.body);
+    assert.ok(new URL(allowed.headers.location as string).searchParams.get("code"));
+  }
+
   const me = (accessToken: string) => app.inject({ url: "/me", headers: bearer(accessToken) });
   const passwordLogin = (password: string) => requestToken(app, { username: victim, password });
   const account = async () => {
@@ -302,6 +331,7 @@ async function world(t: TestContext, options: Options = {}) {
     passkeySignIn,
     addAuthenticatorApp,
     appSession,
+    consentToPartner,
     me,
     passwordLogin,
     account,
@@ -331,7 +361,7 @@ interface Holdings {
  */
 async function attackerSignsUp(
   w: World,
-  ways: { passkey?: boolean; authenticatorApp?: boolean; linkFromSecurityPage?: boolean } = {},
+  ways: { passkey?: boolean; authenticatorApp?: boolean; linkFromSecurityPage?: boolean; consent?: boolean } = {},
 ): Promise<Holdings> {
   const signedUp = await w.app.inject({
     method: "POST",
@@ -343,6 +373,7 @@ async function attackerSignsUp(
   assert.equal(login.statusCode, 200, login.body);
   const { access_token: accessToken, refresh_token: refreshToken } = login.json();
   const app = await w.appSession(accessToken);
+  if (ways.consent) await w.consentToPartner(app.cookie);
   const identities: string[] = [];
   if (ways.linkFromSecurityPage) {
     await w.linkFromSecurityPage(accessToken, attackerAt(w, "attacker-linked"));
@@ -433,9 +464,14 @@ async function outcomes(w: World, type: "upstream" | "password_reset") {
 }
 
 describe("account pre-hijacking: no path leaves two people in one account", () => {
-  test("classic-federated merge, mailed link: the owner's proof ends the attacker's password, sessions, app session, access token, passkey, authenticator app and identity", async (t) => {
+  test("classic-federated merge, mailed link: the owner's proof ends the attacker's password, sessions, app session, access token, app consent, passkey, authenticator app and identity", async (t) => {
     const w = await world(t);
-    const held = await attackerSignsUp(w, { passkey: true, authenticatorApp: true, linkFromSecurityPage: true });
+    const held = await attackerSignsUp(w, {
+      passkey: true,
+      authenticatorApp: true,
+      linkFromSecurityPage: true,
+      consent: true,
+    });
     w.clock.advanceSeconds(5);
     // The victim signs in with corp; the account with that address exists: prove it ("E-mail me a link").
     const victim = await w.upstreamSignIn(victimAt(w));
@@ -456,10 +492,14 @@ describe("account pre-hijacking: no path leaves two people in one account", () =
       (await w.store.listIdentities(before.id)).map((identity) => identity.subject),
       ["victim"],
     );
+    // The app the attacker allowed asks the owner again: no consent of his is left.
+    const apps = await w.app.inject({ url: "/me/apps", headers: bearer(accessToken) });
+    assert.equal(apps.statusCode, 200);
+    assert.deepEqual(apps.json(), { items: [] });
     assert.deepEqual(await outcomes(w, "upstream"), [
       "linked:corp",
       "link_mailed:corp",
-      "unproven_ways_ended:password,passkeys,second_factors,identities,sessions",
+      "unproven_ways_ended:password,passkeys,second_factors,identities,app_consents,sessions",
       "linked_by_mail:corp",
     ]);
     // From now on the owner's corp sign-in lands in the account at once.
@@ -571,9 +611,9 @@ describe("account pre-hijacking: no path leaves two people in one account", () =
     await assertOwnerInWithPassword(w);
   });
 
-  test("trojan passkey and identity after an unsolicited verification: the verification link ends nothing, the owner's reset ends what was added before it", async (t) => {
+  test("trojan passkey, identity and app consent after an unsolicited verification: the verification link ends nothing, the owner's reset ends what was added before it", async (t) => {
     const w = await world(t);
-    const held = await attackerSignsUp(w, { passkey: true, linkFromSecurityPage: true });
+    const held = await attackerSignsUp(w, { passkey: true, linkFromSecurityPage: true, consent: true });
     w.clock.advanceSeconds(5);
     // The sign-up mailed a verification link to the victim's address; the victim opens it.
     const verification = await mailAbout(w.victim, "Verify your e-mail address");
@@ -595,10 +635,11 @@ describe("account pre-hijacking: no path leaves two people in one account", () =
       recovery_codes_remaining: 0,
       passkeys: 0,
     });
+    assert.deepEqual((await w.app.inject({ url: "/me/apps", headers: bearer(accessToken) })).json(), { items: [] });
     assert.deepEqual(await outcomes(w, "password_reset"), [
       "requested",
       "success",
-      "unproven_ways_ended:passkeys,identities,sessions",
+      "unproven_ways_ended:passkeys,identities,app_consents,sessions",
     ]);
   });
 
