@@ -562,8 +562,12 @@ export function sqlStore(db: Db, clock: () => number): store.UserStore {
           const user = readUser(updated as Row);
           const ways = await endWaysIn(tx, before, plan, at, link);
           const sessions = plan.endSessions ? await endEverySession(tx, userId, at) : 0;
-          // A sign-in ticket not yet spent would sign in through an identity that may be gone now.
-          if (plan.endSessions) await tx.run("DELETE FROM upstream_tickets WHERE user_id = $1", [userId]);
+          if (plan.endSessions) {
+            // A sign-in ticket not yet spent would sign in through an identity that may be gone now, and a
+            // link started from the security page before the proof would link its identity after it.
+            await tx.run("DELETE FROM upstream_tickets WHERE user_id = $1", [userId]);
+            await tx.run("DELETE FROM upstream_pending WHERE link_user_id = $1", [userId]);
+          }
           if (link !== undefined) {
             const inserted = await tx.one(
               `INSERT INTO upstream_identities (id, user_id, provider, issuer, subject, email, sealed_tokens,

@@ -937,8 +937,8 @@ export interface AddressProofPlan {
   markVerified: boolean;
   /**
    * Ends every session (with their apps' sessions and back-channel logouts), every access token issued
-   * so far (a new credential stamp), pending second-factor and WebAuthn challenges and upstream sign-in
-   * tickets, as update's endSessions does.
+   * so far (a new credential stamp), as update's endSessions does; also pending second-factor challenges,
+   * upstream sign-in tickets and links started from the security page.
    */
   endSessions: boolean;
   /**

@@ -28,6 +28,7 @@ import { INVALID_REFRESH_TOKEN } from "../../src/auth/sessions.ts";
 import { COULD_NOT_VALIDATE_CREDENTIALS, INCORRECT_EMAIL_OR_PASSWORD } from "../../src/errors.ts";
 import { INVALID_CLIENT_REFRESH } from "../../src/oidc/code-grant.ts";
 import { MFA_OTP_GRANT, UPSTREAM_GRANT } from "../../src/schemas.ts";
+import { NO_PENDING_SIGN_IN } from "../../src/upstream/sign-in.ts";
 import { bearer, requestToken, testConfig } from "../helpers.ts";
 import { LogoutReceiver } from "../logout-receiver.ts";
 import { MailServer, tokenIn } from "../mail-server.ts";
@@ -141,9 +142,11 @@ async function world(t: TestContext, options: Options = {}) {
   const upstreamGrant = (ticket: string, cookie: string) =>
     requestToken(app, { grant_type: UPSTREAM_GRANT, upstream_ticket: ticket }, { cookie });
 
-  /** A signed-in user links `person`'s identity from the security page (POST /me/identities, then corp). */
-  async function linkFromSecurityPage(accessToken: string, person: UpstreamPerson) {
-    be(person);
+  /**
+   * A signed-in user starts linking `person`'s identity from the security page (POST /me/identities);
+   * `finish()` comes back from corp (the callback) whenever the test says.
+   */
+  async function startLinkFromSecurityPage(accessToken: string, person: UpstreamPerson) {
     const started = await app.inject({
       method: "POST",
       url: "/me/identities",
@@ -152,7 +155,17 @@ async function world(t: TestContext, options: Options = {}) {
     });
     assert.equal(started.statusCode, 200, started.body);
     const cookie = String(started.headers["set-cookie"]).split(";")[0] as string;
-    const back = await callback(started.json().location, cookie);
+    return {
+      finish() {
+        be(person);
+        return callback(started.json().location, cookie);
+      },
+    };
+  }
+
+  /** A signed-in user links `person`'s identity from the security page, there and back. */
+  async function linkFromSecurityPage(accessToken: string, person: UpstreamPerson) {
+    const back = await (await startLinkFromSecurityPage(accessToken, person)).finish();
     assert.equal(back.headers.location, "/account/security#linked");
   }
 
@@ -324,6 +337,7 @@ async function world(t: TestContext, options: Options = {}) {
     victim,
     upstreamSignIn,
     upstreamGrant,
+    startLinkFromSecurityPage,
     linkFromSecurityPage,
     proveByMailedLink,
     resetPassword,
@@ -525,7 +539,7 @@ describe("account pre-hijacking: no path leaves two people in one account", () =
     );
   });
 
-  test("trojan identifier, linking from the security page: identities the attacker linked (POST /me/identities, and after his password) end at the owner's reset", async (t) => {
+  test("trojan identifier, linking from the security page: identities the attacker linked (POST /me/identities, and after his password) end at the owner's reset, and a link he started before it links nothing", async (t) => {
     const w = await world(t);
     const held = await attackerSignsUp(w, { linkFromSecurityPage: true });
     // The other linking path: his corp sign-in finds the account, he proves it with his own password.
@@ -540,9 +554,17 @@ describe("account pre-hijacking: no path leaves two people in one account", () =
     assert.equal(linked.statusCode, 204, linked.body);
     held.identities.push("attacker-proved");
     assert.equal((await w.upstreamSignIn(attackerAt(w, "attacker-proved"))).kind, "upstream", "his way in");
+    // A third link started from the security page, to be finished after the owner's reset.
+    const late = await w.startLinkFromSecurityPage(held.accessToken, attackerAt(w, "attacker-late"));
 
     w.clock.advanceSeconds(5);
     await w.resetPassword();
+    const finished = await late.finish();
+    assert.equal(finished.statusCode, 400, "the link started before the owner's reset");
+    assert.equal(
+      /<p class="error" role="alert" id="upstream-error">([^<]*)<\/p>/.exec(finished.body)?.[1],
+      NO_PENDING_SIGN_IN.replace(/'/g, "&#39;"),
+    );
     await assertOwnerInWithPassword(w);
     await assertAttackerLockedOut(w, held);
     const { id, emailVerifiedAt } = await w.account();
