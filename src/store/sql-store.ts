@@ -17,6 +17,7 @@ import { oidcStore } from "./oidc-store.ts";
 import { claimDueRows, completeRow, outcomeAssignments, type SentColumns } from "./outbox-rows.ts";
 import { reader } from "./reader.ts";
 import { judgePresentedToken, parseAmr, type SessionTokenState } from "./rotation.ts";
+import { assertStillSignedIn } from "./signed-in.ts";
 import type * as store from "./store.ts";
 import { upstreamStore } from "./upstream-store.ts";
 import { createWebhookPublisher } from "./webhook-events.ts";
@@ -698,11 +699,12 @@ export function sqlStore(db: Db, clock: () => number): store.UserStore {
     },
 
     // Passkeys and WebAuthn challenges (PasskeyStore)
-    async addPasskey(passkey, events = [], recoveryCodeHashes) {
+    async addPasskey(passkey, events = [], recoveryCodeHashes, signedIn) {
       const at = clock();
       const { userId, credentialId, publicKey, counter, transports, name, deviceType, backedUp, aaguid } = passkey;
       const rest = [name, deviceType, backedUp, aaguid];
       return db.transaction(async (tx) => {
+        if (signedIn !== undefined) await assertStillSignedIn(tx, d, userId, signedIn);
         const row = await tx.one<Row>(
           `INSERT INTO webauthn_credentials (id, user_id, credential_id, public_key, counter, transports, name,
                                              device_type, backed_up, aaguid, created_at)

@@ -379,6 +379,13 @@ export interface OutboxStore {
   pruneAccountRecords(tokensBefore: string, sentBefore: string, limit: number): Promise<number>;
 }
 
+/**
+ * The sign-in a write that adds a way in speaks for (store/signed-in.ts): the credential stamp its
+ * access token carried, or, for a sign-in begun then and finished later (a link started from the
+ * security page), the time it began (no ending of every session since).
+ */
+export type SignedInAs = { credentialStamp: string } | { unchangedSince: string };
+
 /** A passkey (WebAuthn credential) of a user. */
 export interface PasskeyRecord {
   /** Ours: a UUIDv7, the id in /me/passkeys/{id}. */
@@ -420,12 +427,14 @@ export interface PasskeyStore {
   /**
    * Stores a passkey with its events (one transaction) and, when `recoveryCodeHashes` is given, the
    * user's recovery codes become exactly these in the same transaction; undefined, with nothing written,
-   * when its credential id is registered already (to this user or another).
+   * when its credential id is registered already (to this user or another). With `signedIn`, only while
+   * that sign-in is live (else CredentialsChanged, nothing written).
    */
   addPasskey(
     passkey: NewPasskey,
     events?: readonly AuditEntry[],
     recoveryCodeHashes?: readonly string[],
+    signedIn?: SignedInAs,
   ): Promise<PasskeyRecord | undefined>;
   /** A user's passkeys, oldest first. */
   listPasskeys(userId: string): Promise<PasskeyRecord[]>;
@@ -907,8 +916,12 @@ export interface UpstreamStore {
   ): Promise<UpstreamTicketRecord | undefined>;
   findIdentity(issuer: string, subject: string): Promise<UpstreamIdentityRecord | undefined>;
   listIdentities(userId: string): Promise<UpstreamIdentityRecord[]>;
-  /** Links the identity; undefined when (issuer, subject) is linked already (to this user or another). */
-  linkIdentity(identity: NewUpstreamIdentity): Promise<UpstreamIdentityRecord | undefined>;
+  /**
+   * Links the identity; undefined when (issuer, subject) is linked already (to this user or another).
+   * With `signedIn` (a user linking for himself), only while that sign-in is live (else
+   * CredentialsChanged, nothing written).
+   */
+  linkIdentity(identity: NewUpstreamIdentity, signedIn?: SignedInAs): Promise<UpstreamIdentityRecord | undefined>;
   /** Records a sign-in with the identity (its current address, and new sealed tokens when kept). */
   touchIdentity(id: string, email: string | null, sealedTokens: string | null, at: string): Promise<void>;
   unlinkIdentity(userId: string, id: string): Promise<boolean>;

@@ -17,11 +17,18 @@ import { createHash, randomBytes } from "node:crypto";
 import type { Audit } from "../audit.ts";
 import { endedEvents, mailedLinkPlan, mayLinkAutomatically } from "../auth/address-proof.ts";
 import type { RateLimits } from "../auth/rate-limits.ts";
-import { HttpError } from "../errors.ts";
+import { CredentialsChanged, HttpError } from "../errors.ts";
 import type { AccountMails } from "../mail/messages.ts";
 import { createSealer } from "../mail/seal.ts";
 import { newId } from "../store/ids.ts";
-import type { UpstreamIdentityRecord, UpstreamTicketRecord, UserRecord, UserStore } from "../store/store.ts";
+import type {
+  SignedInAs,
+  UpstreamIdentityRecord,
+  UpstreamPendingRecord,
+  UpstreamTicketRecord,
+  UserRecord,
+  UserStore,
+} from "../store/store.ts";
 import { type Assertion, newPending, type RelyingParty, relyingParty, UpstreamFailure } from "./relying-party.ts";
 import type { UpstreamConfig } from "./settings.ts";
 
@@ -142,13 +149,15 @@ export function createUpstream(options: UpstreamOptions): Upstream {
     return ticket;
   }
 
+  /** `signedIn`: the sign-in of a user linking for himself, which must still be live (store/signed-in.ts). */
   function link(
     userId: string,
     party: RelyingParty,
     a: { issuer: string; subject: string; email: string | null },
     sealedTokens: string | null,
+    signedIn?: SignedInAs,
   ) {
-    return store.linkIdentity({
+    const identity = {
       id: newId(clock()),
       userId,
       provider: party.provider.name,
@@ -157,14 +166,15 @@ export function createUpstream(options: UpstreamOptions): Upstream {
       email: a.email,
       sealedTokens,
       createdAt: iso(),
-    });
+    };
+    return store.linkIdentity(identity, signedIn);
   }
 
   /** The account of a checked assertion: found, created, linked, or to be proved first. */
   async function resolve(
     party: RelyingParty,
     assertion: Assertion,
-    pending: { bindingHash: string; continueTo: string | null; linkUserId: string | null },
+    pending: Pick<UpstreamPendingRecord, "bindingHash" | "continueTo" | "linkUserId" | "createdAt">,
     ip: string,
   ): Promise<CallbackOutcome> {
     const provider = party.provider.name;
@@ -180,7 +190,14 @@ export function createUpstream(options: UpstreamOptions): Upstream {
     if (pending.linkUserId !== null) {
       if (known && known.userId !== pending.linkUserId)
         return refuse(409, LINKED_ELSEWHERE, "link_refused", pending.linkUserId);
-      if (!known) await link(pending.linkUserId, party, assertion, seal(assertion));
+      try {
+        // Only while no ending of every session (a proof of the address, a reset) came since the start.
+        const signedIn = { unchangedSince: pending.createdAt };
+        if (!known) await link(pending.linkUserId, party, assertion, seal(assertion), signedIn);
+      } catch (error) {
+        if (!(error instanceof CredentialsChanged)) throw error;
+        return refuse(400, NO_PENDING_SIGN_IN, "link_refused", pending.linkUserId);
+      }
       await audit.record("upstream", pending.linkUserId, `linked:${provider}`, ip);
       return { kind: "linked" };
     }
@@ -299,7 +316,8 @@ export function createUpstream(options: UpstreamOptions): Upstream {
       const found = await store.takeUpstreamTicket(hashOf(ticket), "link", iso());
       const party = found && parties.get(found.provider);
       if (!found || !party || found.bindingHash !== hashOf(binding)) return "invalid";
-      const linked = await link(user.id, party, found, found.sealedTokens);
+      // The user's token was checked before: the link holds only while that sign-in still does.
+      const linked = await link(user.id, party, found, found.sealedTokens, { credentialStamp: user.credentialStamp });
       if (!linked) {
         const known = await store.findIdentity(found.issuer, found.subject);
         if (known?.userId !== user.id) return "elsewhere";

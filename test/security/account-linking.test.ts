@@ -25,9 +25,10 @@ import { USED_LINK } from "../../src/auth/account-recovery.ts";
 import { INVALID_UPSTREAM_TICKET } from "../../src/auth/grants/upstream.ts";
 import { PASSKEY_NOT_VERIFIED, WEBAUTHN_GRANT } from "../../src/auth/passkeys.ts";
 import { INVALID_REFRESH_TOKEN } from "../../src/auth/sessions.ts";
-import { COULD_NOT_VALIDATE_CREDENTIALS, INCORRECT_EMAIL_OR_PASSWORD } from "../../src/errors.ts";
+import { COULD_NOT_VALIDATE_CREDENTIALS, CredentialsChanged, INCORRECT_EMAIL_OR_PASSWORD } from "../../src/errors.ts";
 import { INVALID_CLIENT_REFRESH } from "../../src/oidc/code-grant.ts";
 import { MFA_OTP_GRANT, UPSTREAM_GRANT } from "../../src/schemas.ts";
+import { newId } from "../../src/store/ids.ts";
 import { NO_PENDING_SIGN_IN } from "../../src/upstream/sign-in.ts";
 import { bearer, requestToken, testConfig } from "../helpers.ts";
 import { LogoutReceiver } from "../logout-receiver.ts";
@@ -76,7 +77,12 @@ interface Options {
 /** The service (listening), the provider "corp", a back-channel logout receiver for Post App, the victim's address. */
 async function world(t: TestContext, options: Options = {}) {
   let mode: SpoiledAnswer = "good";
-  const corp = await startSpoilableOidc(t, () => mode);
+  let hold: (() => Promise<void>) | undefined;
+  const corp = await startSpoilableOidc(
+    t,
+    () => mode,
+    () => hold?.() ?? Promise.resolve(),
+  );
   const base = testConfig();
   const service = await startOidcService(t, RP, {
     upstream: {
@@ -94,7 +100,7 @@ async function world(t: TestContext, options: Options = {}) {
       ],
       autoLink: options.autoLink ?? false,
       keepTokens: false,
-      timeoutMs: 2000,
+      timeoutMs: 5000,
     },
     mail: { ...base.mail, transport: { kind: "smtp", url: smtp.url }, pollIntervalMs: 100 },
     webhooks: { refusePrivateAddresses: false, timeoutMs: 2000, secretGraceSeconds: 3600, pollIntervalMs: 50 },
@@ -190,21 +196,47 @@ async function world(t: TestContext, options: Options = {}) {
     return confirmed.json().upstream_ticket as string;
   }
 
-  /** The owner's password reset: the request, the mail at the victim's address, the new password. */
-  async function resetPassword() {
+  /** The owner asks for a reset link: its token, from the mail at the victim's address. */
+  async function resetLink() {
     const asked = await app.inject({
       method: "POST",
       url: "/auth/password-reset-requests",
       payload: { email: victim },
     });
     assert.equal(asked.statusCode, 202);
-    const mail = await mailAbout(victim, "Reset your password");
+    return tokenIn(await mailAbout(victim, "Reset your password"));
+  }
+
+  /** The owner sets the new password with the reset link's token. */
+  async function confirmReset(token: string) {
     const reset = await app.inject({
       method: "POST",
       url: "/auth/password-resets",
-      payload: { token: tokenIn(mail), new_password: OWNER_PASSWORD },
+      payload: { token, new_password: OWNER_PASSWORD },
     });
     assert.equal(reset.statusCode, 204, reset.body);
+  }
+
+  /** The owner's password reset: the request, the mail at the victim's address, the new password. */
+  async function resetPassword() {
+    await confirmReset(await resetLink());
+  }
+
+  /**
+   * Holds corp's next token answer: `reached` resolves when the callback is waiting on it (its pending
+   * sign-in already spent), `release()` lets it answer.
+   */
+  function holdNextTokenAnswer() {
+    let reached!: () => void;
+    let release!: () => void;
+    const atProvider = new Promise<void>((resolve) => (reached = resolve));
+    const released = new Promise<void>((resolve) => (release = resolve));
+    hold = () => {
+      hold = undefined;
+      reached();
+      return released;
+    };
+    return { reached: atProvider, release };
   }
 
   /** Registers a new software passkey on the account of `accessToken`. */
@@ -340,7 +372,10 @@ async function world(t: TestContext, options: Options = {}) {
     startLinkFromSecurityPage,
     linkFromSecurityPage,
     proveByMailedLink,
+    resetLink,
+    confirmReset,
     resetPassword,
+    holdNextTokenAnswer,
     addPasskey,
     passkeySignIn,
     addAuthenticatorApp,
@@ -554,17 +589,29 @@ describe("account pre-hijacking: no path leaves two people in one account", () =
     assert.equal(linked.statusCode, 204, linked.body);
     held.identities.push("attacker-proved");
     assert.equal((await w.upstreamSignIn(attackerAt(w, "attacker-proved"))).kind, "upstream", "his way in");
-    // A third link started from the security page, to be finished after the owner's reset.
+    // Two more links started from the security page: one finished after the owner's reset, one whose
+    // callback is at the provider (its pending sign-in spent) while the reset commits.
     const late = await w.startLinkFromSecurityPage(held.accessToken, attackerAt(w, "attacker-late"));
+    const racing = await w.startLinkFromSecurityPage(held.accessToken, attackerAt(w, "attacker-racing"));
+    const resetToken = await w.resetLink();
 
     w.clock.advanceSeconds(5);
-    await w.resetPassword();
-    const finished = await late.finish();
-    assert.equal(finished.statusCode, 400, "the link started before the owner's reset");
-    assert.equal(
-      /<p class="error" role="alert" id="upstream-error">([^<]*)<\/p>/.exec(finished.body)?.[1],
-      NO_PENDING_SIGN_IN.replace(/'/g, "&#39;"),
-    );
+    const { reached, release } = w.holdNextTokenAnswer();
+    const raced = racing.finish();
+    await reached;
+    await w.confirmReset(resetToken);
+    release();
+    for (const [finished, what] of [
+      [await raced, "the link at the provider while the owner's reset committed"],
+      [await late.finish(), "the link started before the owner's reset"],
+    ] as const) {
+      assert.equal(finished.statusCode, 400, what);
+      assert.equal(
+        /<p class="error" role="alert" id="upstream-error">([^<]*)<\/p>/.exec(finished.body)?.[1],
+        NO_PENDING_SIGN_IN.replace(/'/g, "&#39;"),
+        what,
+      );
+    }
     await assertOwnerInWithPassword(w);
     await assertAttackerLockedOut(w, held);
     const { id, emailVerifiedAt } = await w.account();
@@ -618,6 +665,49 @@ describe("account pre-hijacking: no path leaves two people in one account", () =
       assert.notEqual((await w.account()).emailVerifiedAt, null);
     });
   }
+
+  test("a passkey or identity added by a request already past its token check when the owner's reset commits is refused", async (t) => {
+    const w = await world(t);
+    await attackerSignsUp(w);
+    // What the attacker's request saw when the guard let it through: the account before the reset.
+    const seen = await w.account();
+    w.clock.advanceSeconds(5);
+    await w.resetPassword();
+    const passkey = {
+      userId: seen.id,
+      credentialId: "attacker-credential",
+      publicKey: "key",
+      counter: 0,
+      transports: [],
+      name: "Late",
+      deviceType: "singleDevice",
+      backedUp: false,
+      aaguid: null,
+    };
+    const identity = {
+      id: newId(w.clock.now),
+      userId: seen.id,
+      provider: "corp",
+      issuer: "https://corp.example",
+      subject: "attacker-late",
+      email: null,
+      sealedTokens: null,
+      createdAt: new Date(w.clock.now).toISOString(),
+    };
+    const stale = { credentialStamp: seen.credentialStamp };
+    await assert.rejects(w.store.addPasskey(passkey, [], undefined, stale), CredentialsChanged);
+    await assert.rejects(w.store.linkIdentity(identity, stale), CredentialsChanged);
+    await assert.rejects(
+      w.store.linkIdentity(identity, { unchangedSince: new Date(w.clock.now - 5000).toISOString() }),
+      CredentialsChanged,
+    );
+    assert.deepEqual(await w.store.listPasskeys(seen.id), []);
+    assert.deepEqual(await w.store.listIdentities(seen.id), []);
+    // The owner's own sign-in, after the reset, adds them.
+    const current = { credentialStamp: (await w.account()).credentialStamp };
+    assert.ok(await w.store.addPasskey(passkey, [], undefined, current));
+    assert.ok(await w.store.linkIdentity(identity, current));
+  });
 
   test("unexpired session: the attacker's browser session, refresh token, app session and access token end at the owner's reset, with the back-channel logout", async (t) => {
     const w = await world(t);

@@ -159,8 +159,11 @@ export type SpoiledAnswer =
   | "error"
   | "no-verified-email";
 
-/** A minimal OpenID Connect provider whose token answer is spoiled as `mode()` says. */
-export async function startSpoilableOidc(t: TestContext, mode: () => SpoiledAnswer) {
+/**
+ * A minimal OpenID Connect provider whose token answer is spoiled as `mode()` says; `hold()`, when
+ * given, is awaited before each token answer (a test that needs something to happen meanwhile).
+ */
+export async function startSpoilableOidc(t: TestContext, mode: () => SpoiledAnswer, hold?: () => Promise<void>) {
   const { privateKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
   const { privateKey: otherKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
   const jwk = { ...(await exportJWK(privateKey)), kid: "k1", alg: "RS256", use: "sig" };
@@ -186,6 +189,7 @@ export async function startSpoilableOidc(t: TestContext, mode: () => SpoiledAnsw
     if (at.pathname === "/token") {
       request.resume();
       request.on("end", async () => {
+        await hold?.();
         const how = mode();
         if (how === "slow") return setTimeout(() => json(200, {}), 5_000).unref();
         if (how === "error") return json(400, { error: "invalid_grant", error_description: "secret upstream words" });
