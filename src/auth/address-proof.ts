@@ -11,7 +11,7 @@
 //   tokens, pending e-mail changes); on a verified account it only links, as
 //   before;
 // - a password reset: it ends the passkeys, identities and apps' consents
-//   added before the address was first proven (all of them when it never
+//   added before the address was proven (all of them when it never
 //   was), the second factors when it never was, pending e-mail changes, and,
 //   as every reset, every session and access token.
 // A verification link proves the address too but ends nothing (the owner may
@@ -62,8 +62,8 @@ export function mailedLinkPlan(account: UserRecord, email: string): AddressProof
 /**
  * A reset link mailed to `email` set the password `hashedPassword`. Every reset ends every session and
  * access token. When the address is still the account's, the reset proves it: the ways in added before
- * it was first proven end (all of them when it never was), and the second factors too when it never
- * was; a second factor the owner enrolled on a proven account is kept.
+ * it was proven (its emailVerifiedAt) end (all of them when it never was), and the second factors too
+ * when it never was; a second factor the owner enrolled on a proven account is kept.
  */
 export function passwordResetPlan(account: UserRecord, email: string, hashedPassword: string): AddressProofPlan {
   const ending = { hashedPassword, endSessions: true };

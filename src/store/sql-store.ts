@@ -400,7 +400,7 @@ export function sqlStore(db: Db, clock: () => number): store.UserStore {
     let identities = 0;
     let consents = 0;
     if (plan.endWaysInBefore !== null) {
-      // Created before the address was first proven (strictly: what the proof itself adds is kept).
+      // Created before the address was proven (strictly: what the proof itself adds is kept).
       const cutoff = plan.endWaysInBefore === "all" ? "" : " AND created_at < $2";
       const params: Param[] = plan.endWaysInBefore === "all" ? [id] : [id, plan.endWaysInBefore];
       passkeys = await tx.run(`DELETE FROM webauthn_credentials WHERE user_id = $1${cutoff}`, params);
