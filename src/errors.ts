@@ -84,6 +84,18 @@ export class LastActiveAdmin extends HttpError {
   }
 }
 
+/**
+ * Thrown by a store write that adds a way in for a signed-in request (a passkey, a linked identity)
+ * when the account's credentials changed since that sign-in (every session ended: a proof of the
+ * address, a password change or reset): the 401 the request's token now gets.
+ */
+export class CredentialsChanged extends HttpError {
+  constructor() {
+    super(401, COULD_NOT_VALIDATE_CREDENTIALS, { "www-authenticate": "Bearer" });
+    this.name = "CredentialsChanged";
+  }
+}
+
 /** A store (database or Redis) cannot be reached right now: 503, and the client may retry shortly. */
 export class StoreUnavailable extends HttpError {
   constructor(cause?: unknown) {

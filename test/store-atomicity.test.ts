@@ -1,7 +1,8 @@
 // Every multi-write verb of the store is all or nothing (store.ts lists
 // them). A trigger that fails the verb's last statement stands in for a
 // crash, a cut connection or a full disk at that point; afterwards nothing
-// of the verb may be visible. Runs on SQLite (a real file) and, in the
+// of the verb may be visible (a proof of the address too: none of the ways in
+// it ends, nor its link). Runs on SQLite (a real file) and, in the
 // PostgreSQL run, on a fresh PostgreSQL schema.
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -9,6 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { describe, type TestContext, test } from "node:test";
+import { endedEvents, mailedLinkPlan } from "../src/auth/address-proof.ts";
 import { newId } from "../src/store/ids.ts";
 import { openSqliteStore } from "../src/store/sqlite.ts";
 import type { AuditEntry, NewOutboxMessage, NewPasskey, NewSession, UserStore } from "../src/store/store.ts";
@@ -456,6 +458,129 @@ describe("multi-write store verbs are all or nothing", () => {
       await save(c, "hash-c", iso(-1));
       assert.equal(await store.takeWebAuthnChallenge({ id: c }, "registration", iso()), undefined);
       assert.equal(await store.takeWebAuthnChallenge({ id: "not-a-uuid" }, "registration", iso()), undefined);
+    });
+  });
+
+  describe("a proof of the address (proveAddress)", () => {
+    const ISSUER = "https://idp.example";
+    /**
+     * An account never verified, holding every way in: a password, a live session, a passkey, an
+     * authenticator app with recovery codes, an upstream identity, a pending change of address.
+     */
+    async function preHijacked(store: UserStore) {
+      const { user } = await withSession(store);
+      const passkey = { credentialId: "attacker-key", publicKey: "key", counter: 0, transports: [], name: "Key" };
+      await store.addPasskey(
+        { ...passkey, userId: user.id, deviceType: "singleDevice", backedUp: false, aaguid: null },
+        [],
+        ["code-a"],
+      );
+      await store.startTotp(user.id, "sealed");
+      await store.confirmTotp(user.id, 100, undefined);
+      await store.linkIdentity(identity(user.id, "attacker"));
+      await store.issueAccountToken(
+        {
+          tokenHash: "change",
+          userId: user.id,
+          purpose: "email_verification",
+          email: "x@evil.example",
+          expiresAt: iso(3600),
+        },
+        {
+          kind: "email_verification",
+          recipient: "x@evil.example",
+          userId: user.id,
+          payload: "{}",
+          messageDomain: "e.x",
+        },
+      );
+      return user;
+    }
+    const identity = (userId: string, subject: string) => ({
+      id: newId(),
+      userId,
+      provider: "corp",
+      issuer: ISSUER,
+      subject,
+      email: null,
+      sealedTokens: null,
+      createdAt: iso(),
+    });
+    const prove = (store: UserStore, userId: string) =>
+      store.proveAddress(userId, (user) => mailedLinkPlan(user, "ada@example.com"), {
+        link: identity(userId, "owner"),
+        events: (ended) => [
+          ...endedEvents("upstream", ended, null),
+          { type: "upstream", outcome: "linked_by_mail:corp", clientAddress: null },
+        ],
+      });
+    /** Everything the attacker held, as it is now. */
+    async function holdings(store: UserStore, userId: string) {
+      const user = await store.findById(userId);
+      return {
+        hashedPassword: user?.hashedPassword,
+        verified: user?.emailVerifiedAt !== null,
+        stamp: user?.credentialStamp,
+        sessions: await liveSessions(store, userId),
+        factors: await store.secondFactorsOf(userId),
+        identities: (await store.listIdentities(userId)).map((each) => each.subject),
+        change: (await store.findAccountToken("change"))?.spentAt ?? null,
+      };
+    }
+
+    for (const [step, table, operation] of [
+      ["the audit event", "audit_events", "INSERT"],
+      ["the link", "upstream_identities", "INSERT"],
+      ["the end of the sessions", "sessions", "UPDATE"],
+    ] as const) {
+      test(`one that fails at ${step} ends nothing and links nothing`, async (t) => {
+        const { store, failOn, clear } = await faultableStore(t);
+        const user = await preHijacked(store);
+        const before = await holdings(store, user.id);
+        await failOn(table, operation);
+        await assert.rejects(prove(store, user.id));
+        await clear();
+        assert.deepEqual(await holdings(store, user.id), before);
+      });
+    }
+
+    test("one whose identity is another account's ends nothing", async (t) => {
+      const { store } = await faultableStore(t);
+      const user = await preHijacked(store);
+      const other = await store.create({ email: "bob@example.com", hashedPassword: "h" });
+      await store.linkIdentity(identity(other.id, "owner"));
+      const before = await holdings(store, user.id);
+      assert.deepEqual(await prove(store, user.id), { outcome: "elsewhere" });
+      assert.deepEqual(await holdings(store, user.id), before);
+    });
+
+    test("one that commits does all of it, with its events", async (t) => {
+      const { store } = await faultableStore(t);
+      const user = await preHijacked(store);
+      const proven = await prove(store, user.id);
+      assert.equal(proven.outcome, "proven");
+      const after = await holdings(store, user.id);
+      assert.notEqual(after.stamp, user.credentialStamp);
+      assert.deepEqual(
+        { ...after, stamp: "" },
+        {
+          hashedPassword: "",
+          verified: true,
+          stamp: "",
+          sessions: 0,
+          factors: { totp: false, recoveryCodesRemaining: 0, passkeys: 0 },
+          identities: ["owner"],
+          change: after.change,
+        },
+      );
+      assert.notEqual(after.change, null, "the pending change of address is spent");
+      assert.deepEqual(
+        (await store.listEvents({ userId: user.id, limit: 10, type: "upstream" })).map((event) => event.outcome),
+        [
+          "unproven_ways_ended:password,passkeys,second_factors,identities,email_changes,sessions",
+          "linked_by_mail:corp",
+        ],
+      );
     });
   });
 });

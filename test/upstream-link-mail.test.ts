@@ -6,7 +6,9 @@
 // for ten minutes, only in the browser that started the sign-in (another
 // browser leaves it usable), only while the address is still the account's;
 // it is stored hashed; it goes back to the app's authorization request; a
-// second factor still applies; the mail-request limit. Both backends.
+// second factor of a verified account still applies; the mail-request limit.
+// What the link ends on an account never verified: test/security/account-linking.test.ts.
+// Both backends.
 import assert from "node:assert/strict";
 import { after, before, describe, type TestContext, test } from "node:test";
 import { TOO_MANY_MAIL_REQUESTS } from "../src/auth/rate-limits.ts";
@@ -129,8 +131,12 @@ describe("proving the account by a mailed link", () => {
     const events = await s.store.listEvents({ userId: s.owner.id, limit: 50, type: "upstream" });
     assert.deepEqual(
       events.map((event) => event.outcome),
-      ["link_mailed:github", "linked_by_mail:github"],
+      // The owner's address was never verified: the mail proved it, and ended the password nobody proved.
+      ["link_mailed:github", "unproven_ways_ended:password", "linked_by_mail:github"],
     );
+    const proven = await s.store.findById(s.owner.id);
+    assert.equal(proven?.hashedPassword, "");
+    assert.notEqual(proven?.emailVerifiedAt, null);
   });
 
   test("goes back to the app's authorization request (this service's only); expires after ten minutes", async (t) => {
@@ -199,8 +205,10 @@ describe("proving the account by a mailed link", () => {
     assert.deepEqual(await s.store.listIdentities(s.owner.id), []);
   });
 
-  test("a second factor still applies after the mailed link", async (t) => {
+  test("a second factor of an account whose address is verified still applies after the mailed link", async (t) => {
     const s = await setUp(t);
+    // Verified: the mailed link only links (on an account never verified it would end the passkey).
+    await s.store.update(s.owner.id, { emailVerifiedAt: new Date(s.clock.now).toISOString() });
     await addTestPasskey(s.store, s.owner.id);
     const { ticket, cookie } = await s.linkTicket();
     await s.askMail({ ticket }, cookie);

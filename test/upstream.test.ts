@@ -411,6 +411,9 @@ describe("sign-in with an upstream OpenID Connect provider", () => {
   test("automatic linking, when allowed, links a verified address without the password; never an unverified one", async (t) => {
     const s = await setUp(t, { upstream: { autoLink: true } });
     const owner = await createUser(s.store, "spoil@example.com", "correct horse battery");
+    // The account's own address is verified too (an account never verified is never linked automatically:
+    // test/security/account-linking.test.ts).
+    await s.store.update(owner.id, { emailVerifiedAt: new Date(s.clock.now).toISOString() });
     s.setMode("no-verified-email");
     const unverified = await s.start();
     assert.match(

@@ -5,14 +5,17 @@
 // transaction (the outbox), and the sender is only woken: no request waits
 // on SMTP. Requests that name an e-mail (reset, resend) do their lookup and
 // writing after the response (see routes/account.ts), so the answer reveals
-// nothing about which accounts exist, not even through its timing.
+// nothing about which accounts exist, not even through its timing. A reset
+// also proves the address: what that ends of the account is the rule of
+// auth/address-proof.ts, applied in the reset's one transaction.
 import { createHash, randomBytes } from "node:crypto";
 import { HttpError } from "../errors.ts";
 import type { AccountMails } from "../mail/messages.ts";
 import type { Notices } from "../mail/notices.ts";
 import type { MailSender } from "../mail/sender.ts";
-import type { AuditEntry, NewOutboxMessage, Redemption, UserChanges, UserRecord, UserStore } from "../store/store.ts";
+import type { AuditEntry, Redemption, UserChanges, UserRecord, UserStore } from "../store/store.ts";
 import { normalizeEmail } from "../users/email.ts";
+import { endedEvents, passwordResetPlan } from "./address-proof.ts";
 import type { PasswordPolicy } from "./password-policy.ts";
 import type { PasswordHasher } from "./passwords.ts";
 import type { ClientInfo } from "./sessions.ts";
@@ -56,23 +59,6 @@ export interface AccountRecovery {
 
 export function hashLinkToken(token: string): string {
   return createHash("sha256").update(token).digest("base64url");
-}
-
-/**
- * Sets a password and ends every session and every access token issued before it, with the audit
- * event and (when the link proved the address) the verification, in one transaction.
- */
-export async function setPasswordEndingSessions(
-  store: UserStore,
-  userId: string,
-  changes: { hashedPassword: string; emailVerifiedAt?: string },
-  clientAddress: string | null,
-  notice?: NewOutboxMessage,
-): Promise<void> {
-  await store.update(userId, changes, {
-    endSessions: true,
-    events: [{ type: "password_reset", outcome: "success", clientAddress, notice }],
-  });
 }
 
 function refused(redemption: Exclude<Redemption["outcome"], "redeemed">): HttpError {
@@ -160,14 +146,18 @@ export function createAccountRecovery({
       const hashedPassword = await passwords.hash(newPassword);
       const redemption = await store.redeemAccountToken(tokenHash, "password_reset", iso());
       if (redemption.outcome !== "redeemed") throw refused(redemption.outcome);
-      // The link reached the inbox of the account's address: that proves the address too.
-      const proves = user.emailVerifiedAt === null && normalizeEmail(redemption.token.email) === user.email;
-      await setPasswordEndingSessions(
-        store,
+      // The password, the end of every session and access token and, when the link reached the inbox of
+      // the account's address, what that proof ends (auth/address-proof.ts), in one transaction.
+      const notice = notices.about("password_reset_completed", user, client);
+      await store.proveAddress(
         user.id,
-        { hashedPassword, ...(proves ? { emailVerifiedAt: iso() } : {}) },
-        client.address,
-        notices.about("password_reset_completed", user, client),
+        (account) => passwordResetPlan(account, redemption.token.email, hashedPassword),
+        {
+          events: (ended) => [
+            { type: "password_reset", outcome: "success", clientAddress: client.address, notice },
+            ...endedEvents("password_reset", ended, client.address),
+          ],
+        },
       );
       sender.wake();
     },

@@ -299,6 +299,8 @@ export function createPasskeys({
         },
         [{ type: "passkey", outcome: "added", clientAddress, notice }, ...(recoveryCodes?.events ?? [])],
         recoveryCodes?.hashes,
+        // Only while the sign-in whose token was checked is live: an ending of every session meanwhile wins.
+        { credentialStamp: user.credentialStamp },
       );
       if (!added) throw new HttpError(409, PASSKEY_ALREADY_REGISTERED);
       return added;

@@ -101,7 +101,10 @@ export const accountRoutes: FastifyPluginAsyncTypebox<AccountRouteOptions> = asy
         description:
           "The token is the `token` value in the link's fragment (`#token=...`). On success (204) the password " +
           "is set, the link and any older ones are spent, and every session and every access token issued " +
-          "before it end: log in with the new password. 400 says whether the link is unknown, expired or used; " +
+          "before it end: log in with the new password. The link proves the address, so the passkeys, linked " +
+          "sign-ins and apps' consents added before the address was proven end too (all of them, and the " +
+          "second factors, when it was never verified), as do address changes waiting for their link. " +
+          "400 says whether the link is unknown, expired or used; " +
           "422 when the new password is refused (too short or long, common or breached, or containing the e-mail). " +
           "The account's address is told (security notification `password_reset_completed`).",
         body: PasswordResetConfirm,

@@ -249,8 +249,10 @@ export const upstreamRoutes: FastifyPluginAsyncTypebox<UpstreamRouteOptions> = a
         description:
           "The page the mailed link opens posts its token here, from the browser that started the sign-in: " +
           "the identity is linked, and the answer's ticket signs in through the token endpoint's upstream grant " +
-          "(a second factor still applies). A token presented from another browser is refused and stays usable " +
-          "in its own.",
+          "(a second factor still applies). On an account whose address was never verified the link is the " +
+          "first proof of it: the address becomes verified and every other way in ends first (password, " +
+          "passkeys, second factors, other identities, apps' consents, pending address changes, every session " +
+          "and access token). A token presented from another browser is refused and stays usable in its own.",
         body: LinkConfirmIn,
         response: {
           200: LinkConfirmOut,

@@ -17,6 +17,7 @@ import { oidcStore } from "./oidc-store.ts";
 import { claimDueRows, completeRow, outcomeAssignments, type SentColumns } from "./outbox-rows.ts";
 import { reader } from "./reader.ts";
 import { judgePresentedToken, parseAmr, type SessionTokenState } from "./rotation.ts";
+import { assertStillSignedIn } from "./signed-in.ts";
 import type * as store from "./store.ts";
 import { upstreamStore } from "./upstream-store.ts";
 import { createWebhookPublisher } from "./webhook-events.ts";
@@ -364,6 +365,82 @@ export function sqlStore(db: Db, clock: () => number): store.UserStore {
     return db.run(sql, [value, limit]);
   }
 
+  /**
+   * Inside a user write's transaction: ends every session of the user and the pending second-factor
+   * challenges (they proved the old password), each session with its webhook and back-channel logouts;
+   * answers how many sessions ended. The caller replaces the credential stamp.
+   */
+  async function endEverySession(tx: Queryable, userId: string, at: string): Promise<number> {
+    const ended = await tx.all<{ id: string }>(
+      "UPDATE sessions SET revoked_at = $1 WHERE user_id = $2 AND revoked_at IS NULL RETURNING id",
+      [at, userId],
+    );
+    await tx.run("DELETE FROM mfa_challenges WHERE user_id = $1", [userId]);
+    for (const session of ended) {
+      await publish(tx, "session.ended", userId, { session_id: session.id, reason: "credentials_changed" });
+    }
+    // Every session of the user ended: no client session is left to cascade to.
+    await sessionsEnded(
+      tx,
+      ended.map((session) => session.id),
+      at,
+    );
+    return ended.length;
+  }
+
+  /**
+   * Inside proveAddress's transaction: what the plan ends of the user's ways in besides the sessions,
+   * keeping the identity (issuer, subject) the proof links. Answers what was there and is gone.
+   */
+  async function endWaysIn(
+    tx: Queryable,
+    user: store.UserRecord,
+    plan: store.AddressProofPlan,
+    at: string,
+    keep: { issuer: string; subject: string } | undefined,
+  ): Promise<Omit<store.EndedWaysIn, "password" | "sessions">> {
+    const id = user.id;
+    let passkeys = 0;
+    let identities = 0;
+    let consents = 0;
+    if (plan.endWaysInBefore !== null) {
+      // Created before the address was proven (strictly: what the proof itself adds is kept).
+      const cutoff = plan.endWaysInBefore === "all" ? "" : " AND created_at < $2";
+      const params: Param[] = plan.endWaysInBefore === "all" ? [id] : [id, plan.endWaysInBefore];
+      passkeys = await tx.run(`DELETE FROM webauthn_credentials WHERE user_id = $1${cutoff}`, params);
+      const kept =
+        keep === undefined ? "" : ` AND NOT (issuer = $${params.length + 1} AND subject = $${params.length + 2})`;
+      identities = await tx.run(
+        `DELETE FROM upstream_identities WHERE user_id = $1${cutoff}${kept}`,
+        keep === undefined ? params : [...params, keep.issuer, keep.subject],
+      );
+      // A consent lets its app have a code from the account's browser session without asking again.
+      const grantedBefore = plan.endWaysInBefore === "all" ? "" : " AND granted_at < $2";
+      consents = await tx.run(`DELETE FROM oidc_consents WHERE user_id = $1${grantedBefore}`, params);
+    }
+    let secondFactors = false;
+    if (plan.endSecondFactors) {
+      const totp = await tx.run("DELETE FROM totp_factors WHERE user_id = $1", [id]);
+      const codes = await tx.run("DELETE FROM recovery_codes WHERE user_id = $1", [id]);
+      secondFactors = totp + codes > 0;
+    } else if (passkeys > 0) {
+      // Recovery codes stand in for a factor; with none left they would only be a way around the password.
+      const left = (await tx.one<Row>(SECOND_FACTORS_OF, [id])) as Row;
+      if (!left.totp && Number(left.passkeys) === 0)
+        await tx.run("DELETE FROM recovery_codes WHERE user_id = $1", [id]);
+    }
+    if (plan.endWaysInBefore !== null || plan.endSecondFactors)
+      await tx.run("DELETE FROM webauthn_challenges WHERE user_id = $1", [id]);
+    const emailChanges = plan.endEmailChanges
+      ? await tx.run(
+          `UPDATE account_tokens SET spent_at = $1 WHERE user_id = $2 AND purpose = 'email_verification'
+             AND spent_at IS NULL AND expires_at > $1 AND email <> $3`,
+          [at, id, user.email],
+        )
+      : 0;
+    return { passkeys, identities, consents, secondFactors, emailChanges };
+  }
+
   /** Inside a user write's transaction: tells other instances, where the dialect tells them this way. */
   async function notify(tx: Queryable, userId: string): Promise<void> {
     if (d.notifyUserChange !== undefined) await tx.run(d.notifyUserChange, [userId]);
@@ -439,23 +516,7 @@ export function sqlStore(db: Db, clock: () => number): store.UserStore {
       return writeUser(id, fields.isAdmin === false || fields.isActive === false, async (tx) => {
         const row = await tx.one<Row>(sql, params);
         if (row === undefined) return undefined;
-        if (endSessions) {
-          const ended = await tx.all<{ id: string }>(
-            "UPDATE sessions SET revoked_at = $1 WHERE user_id = $2 AND revoked_at IS NULL RETURNING id",
-            [at, id],
-          );
-          // A pending second-factor challenge proved the old password: it ends with the sessions.
-          await tx.run("DELETE FROM mfa_challenges WHERE user_id = $1", [id]);
-          for (const session of ended) {
-            await publish(tx, "session.ended", id, { session_id: session.id, reason: "credentials_changed" });
-          }
-          // Every session of the user ended: no client session is left to cascade to.
-          await sessionsEnded(
-            tx,
-            ended.map((session) => session.id),
-            at,
-          );
-        }
+        if (endSessions) await endEverySession(tx, id, at);
         const user = readUser(row);
         await record(tx, events, id, { email: user.email });
         if (PROFILE_FIELDS.some((field) => fields[field] !== undefined)) {
@@ -463,6 +524,81 @@ export function sqlStore(db: Db, clock: () => number): store.UserStore {
         }
         return user;
       });
+    },
+    async proveAddress(userId, decide, { link, events }) {
+      if (!isUuid(userId)) return { outcome: "refused" };
+      const at = now();
+      const elsewhere = new Error("the identity was linked to another account meanwhile");
+      try {
+        return await writeUser(userId, false, async (tx): Promise<store.AddressProofResult> => {
+          // Concurrent proofs, resets and logins of this user queue here (SQLite's one writer holds it all).
+          const row = await tx.one<Row>(`SELECT * FROM users WHERE id = $1${d.forUpdate}`, [userId]);
+          const before = row && readUser(row);
+          const plan = before && decide(before);
+          if (before === undefined || plan === undefined) return { outcome: "refused" };
+          if (link !== undefined) {
+            const known = await tx.one<{ user_id: string }>(
+              "SELECT user_id FROM upstream_identities WHERE issuer = $1 AND subject = $2",
+              [link.issuer, link.subject],
+            );
+            if (known !== undefined && known.user_id !== userId) return { outcome: "elsewhere" };
+          }
+          const params: Param[] = [at];
+          const assignments = ["updated_at = $1"];
+          const set = (column: string, value: Param) => {
+            params.push(value);
+            assignments.push(`${column} = $${params.length}`);
+          };
+          if (plan.hashedPassword !== undefined) set("hashed_password", plan.hashedPassword);
+          if (plan.markVerified) set("email_verified_at", at);
+          if (plan.endSessions) {
+            set("credential_stamp", newCredentialStamp());
+            set("credentials_changed_at", at);
+          }
+          params.push(userId);
+          // A plan that changes nothing of the account (a mailed link to a verified one) leaves its row alone.
+          const updated =
+            assignments.length === 1
+              ? row
+              : await tx.one<Row>(
+                  `UPDATE users SET ${assignments.join(", ")} WHERE id = $${params.length} RETURNING *`,
+                  params,
+                );
+          const user = readUser(updated as Row);
+          const ways = await endWaysIn(tx, before, plan, at, link);
+          const sessions = plan.endSessions ? await endEverySession(tx, userId, at) : 0;
+          if (plan.endSessions) {
+            // A sign-in ticket not yet spent would sign in through an identity that may be gone now, and a
+            // link started from the security page before the proof would link its identity after it.
+            await tx.run("DELETE FROM upstream_tickets WHERE user_id = $1", [userId]);
+            await tx.run("DELETE FROM upstream_pending WHERE link_user_id = $1", [userId]);
+          }
+          if (link !== undefined) {
+            const inserted = await tx.one(
+              `INSERT INTO upstream_identities (id, user_id, provider, issuer, subject, email, sealed_tokens,
+                                                created_at, last_used_at)
+               VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8) ON CONFLICT (issuer, subject) DO NOTHING RETURNING id`,
+              // Linked at the proof's own time, so that a later reset counts it as added with the proof.
+              [link.id, userId, link.provider, link.issuer, link.subject, link.email, link.sealedTokens, at],
+            );
+            // Linked by another transaction since the check: to this account (fine) or another (undo all).
+            if (inserted === undefined) {
+              const known = await tx.one<{ user_id: string }>(
+                "SELECT user_id FROM upstream_identities WHERE issuer = $1 AND subject = $2",
+                [link.issuer, link.subject],
+              );
+              if (known?.user_id !== userId) throw elsewhere;
+            }
+          }
+          const password = plan.hashedPassword === "" && before.hashedPassword !== "";
+          const ended: store.EndedWaysIn = { ...ways, password, sessions };
+          await record(tx, events(ended, user), userId, { email: user.email });
+          return { outcome: "proven", user, ended };
+        });
+      } catch (error) {
+        if (error === elsewhere) return { outcome: "elsewhere" };
+        throw error;
+      }
     },
     async remove(id, { events = [] } = {}) {
       return writeUser(id, true, async (tx) => {
@@ -567,11 +703,12 @@ export function sqlStore(db: Db, clock: () => number): store.UserStore {
     },
 
     // Passkeys and WebAuthn challenges (PasskeyStore)
-    async addPasskey(passkey, events = [], recoveryCodeHashes) {
+    async addPasskey(passkey, events = [], recoveryCodeHashes, signedIn) {
       const at = clock();
       const { userId, credentialId, publicKey, counter, transports, name, deviceType, backedUp, aaguid } = passkey;
       const rest = [name, deviceType, backedUp, aaguid];
       return db.transaction(async (tx) => {
+        if (signedIn !== undefined) await assertStillSignedIn(tx, d, userId, signedIn);
         const row = await tx.one<Row>(
           `INSERT INTO webauthn_credentials (id, user_id, credential_id, public_key, counter, transports, name,
                                              device_type, backed_up, aaguid, created_at)

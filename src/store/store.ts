@@ -34,6 +34,10 @@
 //   codes (replacing any old ones) and the events;
 // - acceptTotpStep, useRecoveryCode, removeTotp, replaceRecoveryCodes,
 //   resetSecondFactors: the change and its events.
+// - proveAddress: what a proof of the address ends of an account (password,
+//   passkeys, second factors, upstream identities, apps' consents, pending
+//   e-mail changes, sessions with their back-channel logouts, the credential
+//   stamp), the verification, the identity it links, and its audit events.
 // - createWebhookEndpoint, updateWebhookEndpoint, rotateWebhookSecret,
 //   removeWebhookEndpoint: the change and its audit events;
 //   completeWebhookMessage: the attempt's log entry and its outcome.
@@ -375,6 +379,13 @@ export interface OutboxStore {
   pruneAccountRecords(tokensBefore: string, sentBefore: string, limit: number): Promise<number>;
 }
 
+/**
+ * The sign-in a write that adds a way in speaks for (store/signed-in.ts): the credential stamp its
+ * access token carried, or, for a sign-in begun then and finished later (a link started from the
+ * security page), the time it began (no ending of every session since).
+ */
+export type SignedInAs = { credentialStamp: string } | { unchangedSince: string };
+
 /** A passkey (WebAuthn credential) of a user. */
 export interface PasskeyRecord {
   /** Ours: a UUIDv7, the id in /me/passkeys/{id}. */
@@ -416,12 +427,14 @@ export interface PasskeyStore {
   /**
    * Stores a passkey with its events (one transaction) and, when `recoveryCodeHashes` is given, the
    * user's recovery codes become exactly these in the same transaction; undefined, with nothing written,
-   * when its credential id is registered already (to this user or another).
+   * when its credential id is registered already (to this user or another). With `signedIn`, only while
+   * that sign-in is live (else CredentialsChanged, nothing written).
    */
   addPasskey(
     passkey: NewPasskey,
     events?: readonly AuditEntry[],
     recoveryCodeHashes?: readonly string[],
+    signedIn?: SignedInAs,
   ): Promise<PasskeyRecord | undefined>;
   /** A user's passkeys, oldest first. */
   listPasskeys(userId: string): Promise<PasskeyRecord[]>;
@@ -912,8 +925,12 @@ export interface UpstreamStore {
   ): Promise<UpstreamTicketRecord | undefined>;
   findIdentity(issuer: string, subject: string): Promise<UpstreamIdentityRecord | undefined>;
   listIdentities(userId: string): Promise<UpstreamIdentityRecord[]>;
-  /** Links the identity; undefined when (issuer, subject) is linked already (to this user or another). */
-  linkIdentity(identity: NewUpstreamIdentity): Promise<UpstreamIdentityRecord | undefined>;
+  /**
+   * Links the identity; undefined when (issuer, subject) is linked already (to this user or another).
+   * With `signedIn` (a user linking for himself), only while that sign-in is live (else
+   * CredentialsChanged, nothing written).
+   */
+  linkIdentity(identity: NewUpstreamIdentity, signedIn?: SignedInAs): Promise<UpstreamIdentityRecord | undefined>;
   /** Records a sign-in with the identity (its current address, and new sealed tokens when kept). */
   touchIdentity(id: string, email: string | null, sealedTokens: string | null, at: string): Promise<void>;
   unlinkIdentity(userId: string, id: string): Promise<boolean>;
@@ -929,6 +946,66 @@ export interface UpstreamStore {
   takeUpstreamLinkMail(tokenHash: string, bindingHash: string, at: string): Promise<UpstreamLinkMailRecord | undefined>;
   /** Deletes up to `limit` pending sign-ins, tickets and mailed links each that expired before `before`. */
   purgeUpstreamPending(before: string, limit: number): Promise<number>;
+}
+
+/**
+ * What a proof of the address (a password reset, a link mailed to the address) does to the account:
+ * decided by auth/address-proof.ts on the account as the proving transaction reads it.
+ */
+export interface AddressProofPlan {
+  /** The new password hash ("" for none, which matches no password); undefined keeps the password. */
+  hashedPassword?: string;
+  /** The address becomes verified now. */
+  markVerified: boolean;
+  /**
+   * Ends every session (with their apps' sessions and back-channel logouts), every access token issued
+   * so far (a new credential stamp), as update's endSessions does; also pending second-factor challenges,
+   * upstream sign-in tickets and links started from the security page.
+   */
+  endSessions: boolean;
+  /**
+   * Passkeys, upstream identities and apps' consents created (granted) before this time end; "all":
+   * every one; null: none.
+   */
+  endWaysInBefore: string | "all" | null;
+  /** The authenticator app (pending or confirmed) and the recovery codes end. */
+  endSecondFactors: boolean;
+  /** Pending e-mail changes end: live verification links to another address than the account's. */
+  endEmailChanges: boolean;
+}
+
+/** What a proof ended, for its audit event. */
+export interface EndedWaysIn {
+  /** A password was there and is gone (not when a reset replaced it). */
+  password: boolean;
+  passkeys: number;
+  identities: number;
+  /** Consents given to OpenID Connect apps. */
+  consents: number;
+  /** An authenticator app or recovery codes were there and are gone. */
+  secondFactors: boolean;
+  emailChanges: number;
+  sessions: number;
+}
+
+export type AddressProofResult =
+  | { outcome: "proven"; user: UserRecord; ended: EndedWaysIn }
+  /** No such user, or the plan said no (the address is no longer the account's, the account inactive): nothing written. */
+  | { outcome: "refused" }
+  /** The identity to link belongs to another account: nothing written. */
+  | { outcome: "elsewhere" };
+
+export interface AddressProofStore {
+  /**
+   * One transaction, under the user's row lock: `decide` reads the account as it is now and answers
+   * the plan (or undefined to refuse); then the plan's endings, the password and verification, the
+   * credential stamp, `link` (an upstream identity, kept whatever the plan ends) and `events(ended)`.
+   */
+  proveAddress(
+    userId: string,
+    decide: (user: UserRecord) => AddressProofPlan | undefined,
+    options: { link?: NewUpstreamIdentity; events: (ended: EndedWaysIn, user: UserRecord) => readonly AuditEntry[] },
+  ): Promise<AddressProofResult>;
 }
 
 /** A logout token owed to a relying party (OpenID Connect Back-Channel Logout 1.0), as queued. */
@@ -977,6 +1054,7 @@ export interface UserStore
     BackchannelLogoutStore,
     OidcStore,
     UpstreamStore,
+    AddressProofStore,
     AuditStore,
     AccountTokenStore,
     OutboxStore,

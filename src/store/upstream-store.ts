@@ -5,6 +5,7 @@
 // one wins and the other finds nothing.
 import type { Db, Queryable } from "./db.ts";
 import { reader } from "./reader.ts";
+import { assertStillSignedIn } from "./signed-in.ts";
 import type * as store from "./store.ts";
 
 const readIdentity = reader<store.UpstreamIdentityRecord>({}, ["sealed_tokens"]);
@@ -86,24 +87,32 @@ export function upstreamStore(
       );
       return rows.map(readIdentity);
     },
-    async linkIdentity(identity) {
+    async linkIdentity(identity, signedIn) {
       // A pair already linked (to anyone) is left as it is: the caller reads it back to tell which.
-      const row = await db.one<Record<string, unknown>>(
-        `INSERT INTO upstream_identities (id, user_id, provider, issuer, subject, email, sealed_tokens, created_at,
-                                          last_used_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8)
-         ON CONFLICT (issuer, subject) DO NOTHING RETURNING *`,
-        [
-          identity.id,
-          identity.userId,
-          identity.provider,
-          identity.issuer,
-          identity.subject,
-          identity.email,
-          identity.sealedTokens,
-          identity.createdAt,
-        ],
-      );
+      const insert = (q: Queryable) =>
+        q.one<Record<string, unknown>>(
+          `INSERT INTO upstream_identities (id, user_id, provider, issuer, subject, email, sealed_tokens, created_at,
+                                            last_used_at)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8)
+           ON CONFLICT (issuer, subject) DO NOTHING RETURNING *`,
+          [
+            identity.id,
+            identity.userId,
+            identity.provider,
+            identity.issuer,
+            identity.subject,
+            identity.email,
+            identity.sealedTokens,
+            identity.createdAt,
+          ],
+        );
+      const row =
+        signedIn === undefined
+          ? await insert(db)
+          : await db.transaction(async (tx) => {
+              await assertStillSignedIn(tx, db.dialect, identity.userId, signedIn);
+              return insert(tx);
+            });
       return row && readIdentity(row);
     },
     async touchIdentity(id, email, sealedTokens, at) {

@@ -10,14 +10,25 @@
 // (password, passkey), or by a link mailed to its address that works once,
 // for ten minutes, in the browser that started the sign-in. Accounts created
 // through a provider count against the sign-up rate limit of POST /users.
+// Whether an account may be linked without that proof, and what the mailed
+// link ends on an account whose address was never verified, is the one rule
+// of auth/address-proof.ts (account pre-hijacking).
 import { createHash, randomBytes } from "node:crypto";
 import type { Audit } from "../audit.ts";
+import { endedEvents, mailedLinkPlan, mayLinkAutomatically } from "../auth/address-proof.ts";
 import type { RateLimits } from "../auth/rate-limits.ts";
-import { HttpError } from "../errors.ts";
+import { CredentialsChanged, HttpError } from "../errors.ts";
 import type { AccountMails } from "../mail/messages.ts";
 import { createSealer } from "../mail/seal.ts";
 import { newId } from "../store/ids.ts";
-import type { UpstreamIdentityRecord, UpstreamTicketRecord, UserRecord, UserStore } from "../store/store.ts";
+import type {
+  SignedInAs,
+  UpstreamIdentityRecord,
+  UpstreamPendingRecord,
+  UpstreamTicketRecord,
+  UserRecord,
+  UserStore,
+} from "../store/store.ts";
 import { type Assertion, newPending, type RelyingParty, relyingParty, UpstreamFailure } from "./relying-party.ts";
 import type { UpstreamConfig } from "./settings.ts";
 
@@ -138,13 +149,15 @@ export function createUpstream(options: UpstreamOptions): Upstream {
     return ticket;
   }
 
+  /** `signedIn`: the sign-in of a user linking for himself, which must still be live (store/signed-in.ts). */
   function link(
     userId: string,
     party: RelyingParty,
     a: { issuer: string; subject: string; email: string | null },
     sealedTokens: string | null,
+    signedIn?: SignedInAs,
   ) {
-    return store.linkIdentity({
+    const identity = {
       id: newId(clock()),
       userId,
       provider: party.provider.name,
@@ -153,14 +166,15 @@ export function createUpstream(options: UpstreamOptions): Upstream {
       email: a.email,
       sealedTokens,
       createdAt: iso(),
-    });
+    };
+    return store.linkIdentity(identity, signedIn);
   }
 
   /** The account of a checked assertion: found, created, linked, or to be proved first. */
   async function resolve(
     party: RelyingParty,
     assertion: Assertion,
-    pending: { bindingHash: string; continueTo: string | null; linkUserId: string | null },
+    pending: Pick<UpstreamPendingRecord, "bindingHash" | "continueTo" | "linkUserId" | "createdAt">,
     ip: string,
   ): Promise<CallbackOutcome> {
     const provider = party.provider.name;
@@ -176,7 +190,14 @@ export function createUpstream(options: UpstreamOptions): Upstream {
     if (pending.linkUserId !== null) {
       if (known && known.userId !== pending.linkUserId)
         return refuse(409, LINKED_ELSEWHERE, "link_refused", pending.linkUserId);
-      if (!known) await link(pending.linkUserId, party, assertion, seal(assertion));
+      try {
+        // Only while no ending of every session (a proof of the address, a reset) came since the start.
+        const signedIn = { unchangedSince: pending.createdAt };
+        if (!known) await link(pending.linkUserId, party, assertion, seal(assertion), signedIn);
+      } catch (error) {
+        if (!(error instanceof CredentialsChanged)) throw error;
+        return refuse(400, NO_PENDING_SIGN_IN, "link_refused", pending.linkUserId);
+      }
       await audit.record("upstream", pending.linkUserId, `linked:${provider}`, ip);
       return { kind: "linked" };
     }
@@ -190,14 +211,15 @@ export function createUpstream(options: UpstreamOptions): Upstream {
     if (assertion.email === null) return refuse(400, NO_EMAIL, "refused_no_email");
     const existing = await store.findByEmail(assertion.email);
     if (existing) {
-      if (config.autoLink && assertion.emailVerified && existing.isActive) {
+      if (mayLinkAutomatically(config.autoLink, existing, assertion.emailVerified)) {
         const linked = await link(existing.id, party, assertion, seal(assertion));
         if (!linked) return refuse(409, LINKED_ELSEWHERE, "link_refused", existing.id);
         await audit.record("upstream", existing.id, `linked_automatically:${provider}`, ip);
         const ticket = await ticketFor("sign_in", pending.bindingHash, party, assertion, existing.id, null);
         return { kind: "signed_in", ticket, continueTo: pending.continueTo };
       }
-      // Nothing is linked before the account's owner proves it (signs in to it, or opens the link mailed to it).
+      // Nothing is linked before the account's owner proves it (signs in to it, or opens the link mailed to
+      // it): an address that was never verified may have been signed up with by someone else.
       const ticket = await ticketFor("link", pending.bindingHash, party, assertion, null, seal(assertion));
       return { kind: "prove_account", ticket, continueTo: pending.continueTo };
     }
@@ -294,7 +316,8 @@ export function createUpstream(options: UpstreamOptions): Upstream {
       const found = await store.takeUpstreamTicket(hashOf(ticket), "link", iso());
       const party = found && parties.get(found.provider);
       if (!found || !party || found.bindingHash !== hashOf(binding)) return "invalid";
-      const linked = await link(user.id, party, found, found.sealedTokens);
+      // The user's token was checked before: the link holds only while that sign-in still does.
+      const linked = await link(user.id, party, found, found.sealedTokens, { credentialStamp: user.credentialStamp });
       if (!linked) {
         const known = await store.findIdentity(found.issuer, found.subject);
         if (known?.userId !== user.id) return "elsewhere";
@@ -338,16 +361,28 @@ export function createUpstream(options: UpstreamOptions): Upstream {
       const found = await store.takeUpstreamLinkMail(hashOf(token), hashOf(binding), iso());
       const party = found && parties.get(found.provider);
       if (!found || !party) return "invalid";
-      const user = await store.findById(found.userId);
-      // The mail proved the address it went to: still the account's, and the account still active.
-      if (!user?.isActive || user.email !== found.email) return "invalid";
-      if (!(await link(user.id, party, found, found.sealedTokens))) {
-        const known = await store.findIdentity(found.issuer, found.subject);
-        if (known?.userId !== user.id) return "elsewhere";
-      }
-      await audit.record("upstream", user.id, `linked_by_mail:${found.provider}`, ip);
+      // The mail proved the address it went to (still the account's, the account still active): on an
+      // account whose address was never verified, that ends every other way in (auth/address-proof.ts).
+      const proof = await store.proveAddress(found.userId, (account) => mailedLinkPlan(account, found.email), {
+        link: {
+          id: newId(clock()),
+          userId: found.userId,
+          provider: party.provider.name,
+          issuer: found.issuer,
+          subject: found.subject,
+          email: found.email,
+          sealedTokens: found.sealedTokens,
+          createdAt: iso(),
+        },
+        events: (ended) => [
+          ...endedEvents("upstream", ended, ip),
+          { type: "upstream", outcome: `linked_by_mail:${found.provider}`, clientAddress: ip },
+        ],
+      });
+      if (proof.outcome === "refused") return "invalid";
+      if (proof.outcome === "elsewhere") return "elsewhere";
       // A sign-in ticket, spent by the upstream grant like after a callback: a second factor still applies.
-      const ticket = await ticketFor("sign_in", found.bindingHash, party, found, user.id, null);
+      const ticket = await ticketFor("sign_in", found.bindingHash, party, found, proof.user.id, null);
       return { ticket, continueTo: found.continueTo };
     },
 

@@ -10,7 +10,8 @@
 // the domain allow-list (a refused domain ends on its page, nothing created);
 // automatic linking off (the owner proves the account, here by the link
 // mailed to it through a real SMTP server) and on (linked at once when the
-// provider says the address is verified, never otherwise).
+// provider says the address is verified and the account's own address is
+// verified, never otherwise).
 import assert from "node:assert/strict";
 import { after, before, describe, type TestContext, test } from "node:test";
 import * as client from "openid-client";
@@ -293,6 +294,8 @@ describe("sign-in with upstream providers in Chromium", { skip: skipWithoutChrom
   test("automatic linking on: a verified address is linked at once; an unverified one is not", async (t) => {
     const { service } = await setUp(t, { upstream: { autoLink: true } });
     const bob = await createUser(service.store, "bob@example.com", PASSWORD);
+    // Bob's own address is verified: an account never verified is never linked automatically.
+    await service.store.update(bob.id, { emailVerifiedAt: new Date().toISOString() });
     const dave = await createUser(service.store, "dave@example.com", PASSWORD);
     const page = await newPage();
     await page.goto(`${service.issuer}/sign-in`);

@@ -177,12 +177,14 @@ export interface ProviderOutage {
 
 /**
  * A minimal OpenID Connect provider whose token answer is spoiled as `mode()` says, and whose
- * endpoints fail as `outage()` says.
+ * endpoints fail as `outage()` says; `hold()`, when given, is awaited before each token answer (a
+ * test that needs something to happen meanwhile).
  */
 export async function startSpoilableOidc(
   t: TestContext,
   mode: () => SpoiledAnswer,
   outage: () => ProviderOutage | undefined = () => undefined,
+  hold?: () => Promise<void>,
 ) {
   const { privateKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
   const { privateKey: otherKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
@@ -225,6 +227,7 @@ export async function startSpoilableOidc(
     if (at.pathname === "/token") {
       request.resume();
       request.on("end", async () => {
+        await hold?.();
         const how = mode();
         if (how === "slow") return setTimeout(() => json(200, {}), 5_000).unref();
         if (how === "error") return json(400, { error: "invalid_grant", error_description: "secret upstream words" });
