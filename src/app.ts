@@ -44,6 +44,7 @@ import { createClientRegistry } from "./oidc/clients.ts";
 import { createOidcGrants } from "./oidc/code-grant.ts";
 import { createClientCors } from "./oidc/cors.ts";
 import { createIdTokens } from "./oidc/id-tokens.ts";
+import { type Resolve, systemResolve } from "./outbound/guard.ts";
 import { registerAccountPages } from "./pages/account-pages.ts";
 import { registerSecurityPages } from "./pages/security-pages.ts";
 import { requestLoggerOnFirstUse } from "./request-logger.ts";
@@ -207,6 +208,11 @@ export interface AppOptions {
    * answer instead of being cut while a request may be on its way.
    */
   draining?: AbortSignal;
+  /**
+   * The DNS of the outbound guard (webhooks, back-channel logout): the system's resolver unless given.
+   * Tests give one to make a host name resolve one way at registration and another at delivery.
+   */
+  resolve?: Resolve;
 }
 
 export async function buildApp({
@@ -217,6 +223,7 @@ export async function buildApp({
   logStream,
   metrics,
   draining,
+  resolve = systemResolve,
 }: AppOptions): Promise<FastifyInstance> {
   const { connections } = config;
   const app = Fastify({
@@ -404,6 +411,7 @@ export async function buildApp({
     store,
     clock,
     metrics ? (method, result) => metrics.observeClientAuthentication(method, result) : undefined,
+    { settings: config.webhooks, resolve },
   );
   // The token and revocation endpoints (and discovery, JWKS, userinfo) answer browser apps of public clients.
   const clientCors = createClientCors(clients, config.corsOrigins);
@@ -426,13 +434,14 @@ export async function buildApp({
     await sender.stop();
   });
   const webhookSealer = webhookSecretSealer(config.mfa.encryptionKeys, signingMaterial);
-  const webhookEndpoints = createWebhookEndpoints(store, webhookSealer, config.webhooks, clock);
+  const webhookEndpoints = createWebhookEndpoints(store, webhookSealer, config.webhooks, clock, resolve);
   const webhookSender = createWebhookSender({
     store,
     sealer: webhookSealer,
     settings: config.webhooks,
     clock,
     log: app.log,
+    resolve,
     ...(metrics ? { onDelivery: (type, result) => metrics.observeWebhook(type, result) } : {}),
   });
   app.addHook("onClose", async function stopWebhookSender() {
@@ -474,14 +483,15 @@ export async function buildApp({
       : undefined;
   const idTokens = oidcKeys && createIdTokens(oidcKeys, addresses.issuer, clock);
   if (idTokens) {
-    // The outbound settings are the webhooks': both POST to addresses that admins (or a dynamic
-    // registration) typed.
+    // The outbound settings and guard are the webhooks': both POST to addresses that admins (or a
+    // dynamic registration) typed.
     const logoutSender = createBackchannelLogoutSender({
       store,
       idTokens,
       settings: config.webhooks,
       clock,
       log: app.log,
+      resolve,
       ...(metrics ? { onDelivery: (result) => metrics.observeBackchannelLogout(result) } : {}),
     });
     app.addHook("onClose", async function stopBackchannelLogoutSender() {

@@ -120,9 +120,10 @@ export interface Config {
 
 export interface WebhookConfig {
   /**
-   * WEBHOOK_REFUSE_PRIVATE_ADDRESSES: endpoints whose host has no public address (loopback, private,
-   * link-local, ...) are refused at creation (422) and at every delivery. Off by default, so that a
-   * receiver on this machine works in development; turn it on in production (docs/deployment.md).
+   * WEBHOOK_REFUSE_PRIVATE_ADDRESSES: endpoints, and back-channel logout URIs, whose host has no public
+   * address (loopback, private, link-local, ...) are refused at creation (422) and at every delivery. On
+   * by default (the safe value); off lets a receiver on a private network or this machine be reached
+   * (development), except by a dynamically registered client (oidc/backchannel-uri.ts).
    */
   refusePrivateAddresses: boolean;
   /** One deadline for connecting, the answer and its body. */
@@ -306,7 +307,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): LoadedConfig 
     webhooks: {
       refusePrivateAddresses: parseBoolean(
         "WEBHOOK_REFUSE_PRIVATE_ADDRESSES",
-        setting(env, "WEBHOOK_REFUSE_PRIVATE_ADDRESSES") ?? "false",
+        setting(env, "WEBHOOK_REFUSE_PRIVATE_ADDRESSES") ?? "true",
       ),
       timeoutMs: parseInteger(env, "WEBHOOK_TIMEOUT_MS", 10_000, 100, 60_000),
       secretGraceSeconds: parseInteger(env, "WEBHOOK_SECRET_GRACE_SECONDS", 86_400, 0, 30 * 86_400),

@@ -68,7 +68,10 @@ const metadataFields = {
     Type.Union([Uri, Type.Null()], {
       description:
         "Where logout tokens are POSTed when a user's session with the client ends, by any route (OpenID Connect " +
-        "Back-Channel Logout 1.0): `logout_token` form-encoded, signed RS256 (`typ: logout+jwt`), always with `sid`.",
+        "Back-Channel Logout 1.0): `logout_token` form-encoded, signed RS256 (`typ: logout+jwt`), always with `sid`. " +
+        "https to a public address, checked here and at every delivery; private addresses, and plain http to a " +
+        "loopback host, only for a client registered by an admin while WEBHOOK_REFUSE_PRIVATE_ADDRESSES is off. No " +
+        "user name or password.",
     }),
   ),
   first_party: Type.Optional(

@@ -3,12 +3,17 @@
 // dynamic registration); their secrets, random (256 bits), shown once and
 // stored only as SHA-256; the check of a presented id and secret; and the
 // redirect-URI rule (exact match; a native app's loopback redirect on any
-// port, RFC 8252 section 7.3). Lookups are answered from a short, bounded
-// cache that every change made through this registry empties at once; a
-// change made by another instance (or the CLI) is seen within CACHE_TTL_MS.
+// port, RFC 8252 section 7.3); and where logout tokens may go, checked
+// with the outbound guard's rules whenever a backchannel_logout_uri is
+// registered or changed (backchannel-uri.ts). Lookups are answered from a
+// short, bounded cache that every change made through this registry empties
+// at once; a change made by another instance (or the CLI) is seen within
+// CACHE_TTL_MS.
 import { hash, randomBytes, timingSafeEqual } from "node:crypto";
 import { HttpError } from "../errors.ts";
+import type { Resolve } from "../outbound/guard.ts";
 import type { AuditEntry, ClientAuthMethod, ClientMetadataRecord, ClientRecord, UserStore } from "../store/store.ts";
+import { type BackchannelSettings, backchannelUriProblem } from "./backchannel-uri.ts";
 
 export const CLIENT_AUTH_METHODS = ["client_secret_basic", "client_secret_post", "none"] as const;
 export const GRANT_TYPES = ["authorization_code", "refresh_token", "client_credentials"] as const;
@@ -284,10 +289,20 @@ function event(outcome: string, by: Actor): AuditEntry {
   return { type: "oauth_client", outcome, clientAddress: by.clientAddress, userId: by.userId };
 }
 
+/**
+ * What the registry needs to check a backchannel_logout_uri: WEBHOOK_REFUSE_PRIVATE_ADDRESSES (on
+ * unless given: the strict rule) and, for tests, the DNS the outbound guard asks.
+ */
+export interface RegistryOutbound {
+  settings: BackchannelSettings;
+  resolve?: Resolve;
+}
+
 export function createClientRegistry(
   store: UserStore,
   clock: () => number = Date.now,
   onAuthentication?: (method: string, result: "success" | "failure") => void,
+  outbound: RegistryOutbound = { settings: { refusePrivateAddresses: true } },
 ): ClientRegistry {
   const cache = new Map<string, { record: ClientRecord; until: number }>();
   let origins: { set: ReadonlySet<string>; until: number } | undefined;
@@ -314,6 +329,13 @@ export function createClientRegistry(
       cache.set(clientId, { record: found, until: now + CACHE_TTL_MS });
     }
     return found;
+  }
+
+  /** Refuses a backchannel_logout_uri its client may not have (422; 400 at the registration endpoint). */
+  async function checkBackchannel(uri: string | null, registeredBy: ClientRecord["registeredBy"]): Promise<void> {
+    if (uri === null) return;
+    const problem = await backchannelUriProblem(uri, outbound.settings, registeredBy, outbound.resolve);
+    if (problem !== undefined) throw invalid(problem);
   }
 
   /** The client `presented` authenticates as, or undefined. */
@@ -345,6 +367,7 @@ export function createClientRegistry(
       return client;
     },
     async register(metadata, by, registeredBy = "admin") {
+      await checkBackchannel(metadata.backchannelLogoutUri, registeredBy);
       const secret = metadata.tokenEndpointAuthMethod === "none" ? undefined : newClientSecret();
       const created = await store.createClient(
         { ...metadata, registeredBy, secretHash: secret === undefined ? null : hashClientSecret(secret) },
@@ -355,6 +378,12 @@ export function createClientRegistry(
     },
 
     async update(clientId, metadata, by) {
+      const current = await record(clientId);
+      if (current === undefined) return undefined;
+      // An unchanged URI is not checked again here (a change of setting must not block other edits); every
+      // delivery checks it.
+      if (metadata.backchannelLogoutUri !== current.backchannelLogoutUri)
+        await checkBackchannel(metadata.backchannelLogoutUri, current.registeredBy);
       const updated = await store.updateClient(clientId, metadata, [event("updated", by)]);
       changed(clientId);
       return updated && toClient(updated);
