@@ -614,6 +614,7 @@ export async function buildApp({
       await api.register(registrationRoutes, {
         clients,
         initialAccessToken: config.dynamicRegistration.initialAccessToken,
+        policy: config.dynamicRegistration,
       });
     await api.register(introspectRoutes, {
       store,

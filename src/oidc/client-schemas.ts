@@ -97,11 +97,21 @@ export const ClientPatch = Type.Object(
 export type ClientPatch = Static<typeof ClientPatch>;
 
 /**
- * What a dynamic registration may send (RFC 7591 section 2): the same names; `first_party` is not
- * the registrant's to set, and other metadata is ignored (section 2: "MUST ignore").
+ * What a dynamic registration may send (RFC 7591 section 2): a relying party's own metadata, under
+ * the same names. `first_party`, and any field only admins set, is not the registrant's: it is not
+ * listed, and like other unknown metadata it is ignored (section 2: "MUST ignore"), whatever its value.
  */
 export const ClientRegistration = Type.Object(
-  { ...metadataFields, client_name: Type.Optional(metadataFields.client_name), first_party: Type.Optional(Type.Any()) },
+  {
+    client_name: Type.Optional(metadataFields.client_name),
+    redirect_uris: metadataFields.redirect_uris,
+    post_logout_redirect_uris: metadataFields.post_logout_redirect_uris,
+    grant_types: metadataFields.grant_types,
+    response_types: metadataFields.response_types,
+    token_endpoint_auth_method: metadataFields.token_endpoint_auth_method,
+    scope: metadataFields.scope,
+    backchannel_logout_uri: metadataFields.backchannel_logout_uri,
+  },
   { $id: "ClientRegistration", description: "RFC 7591 client metadata; unknown fields are ignored." },
 );
 export type ClientRegistration = Static<typeof ClientRegistration>;

@@ -73,10 +73,13 @@ const SCOPE_TOKEN = /^[\x21\x23-\x5b\x5d-\x7e]+$/;
 const LOOPBACK = /^http:\/\/(127\.0\.0\.1|\[::1\])(?::\d{1,5})?([/?].*)?$/;
 const LOOPBACK_HOSTS = new Set(["127.0.0.1", "[::1]", "localhost"]);
 
+/** Whether `token` is one scope token (RFC 6749 section 3.3). */
+export const isScopeToken = (token: string) => SCOPE_TOKEN.test(token);
+
 /** The scope tokens of a space-separated scope string, or throws. */
 export function scopeTokens(scope: string): string[] {
   const tokens = scope.split(" ").filter((token) => token !== "");
-  if (!tokens.every((token) => SCOPE_TOKEN.test(token))) throw invalid("scope: not a list of scope tokens");
+  if (!tokens.every(isScopeToken)) throw invalid("scope: not a list of scope tokens");
   return [...new Set(tokens)];
 }
 

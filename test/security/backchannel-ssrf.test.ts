@@ -107,7 +107,11 @@ async function adminWorld(t: TestContext, refusePrivateAddresses: boolean) {
     t,
     {
       webhooks: webhooks(refusePrivateAddresses),
-      dynamicRegistration: { initialAccessToken: REGISTRATION_TOKEN },
+      dynamicRegistration: {
+        initialAccessToken: REGISTRATION_TOKEN,
+        grantTypes: ["authorization_code", "refresh_token"],
+        scopes: ["openid", "email"],
+      },
     },
     { resolve: dns.resolve },
   );
@@ -304,7 +308,11 @@ async function deliveryWorld(t: TestContext, refusePrivateAddresses: boolean) {
     t,
     {
       webhooks: webhooks(refusePrivateAddresses),
-      dynamicRegistration: { initialAccessToken: REGISTRATION_TOKEN },
+      dynamicRegistration: {
+        initialAccessToken: REGISTRATION_TOKEN,
+        grantTypes: ["authorization_code", "refresh_token"],
+        scopes: ["openid", "email"],
+      },
     },
     { resolve: dns.resolve },
   );
