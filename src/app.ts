@@ -47,6 +47,7 @@ import { createClientCors } from "./oidc/cors.ts";
 import { createIdTokens } from "./oidc/id-tokens.ts";
 import { USERINFO_PATH } from "./oidc/paths.ts";
 import { createReauthentication } from "./oidc/reauthentication.ts";
+import { type Resolve, systemResolve } from "./outbound/guard.ts";
 import { registerAccountPages } from "./pages/account-pages.ts";
 import { registerSecurityPages } from "./pages/security-pages.ts";
 import { requestLoggerOnFirstUse } from "./request-logger.ts";
@@ -221,6 +222,11 @@ export interface AppOptions {
    * answer instead of being cut while a request may be on its way.
    */
   draining?: AbortSignal;
+  /**
+   * The DNS of the outbound guard (webhooks, back-channel logout): the system's resolver unless given.
+   * Tests give one to make a host name resolve one way at registration and another at delivery.
+   */
+  resolve?: Resolve;
 }
 
 export async function buildApp({
@@ -231,6 +237,7 @@ export async function buildApp({
   logStream,
   metrics,
   draining,
+  resolve = systemResolve,
 }: AppOptions): Promise<FastifyInstance> {
   const { connections } = config;
   const app = Fastify({
@@ -435,7 +442,7 @@ export async function buildApp({
     store,
     clock,
     metrics ? (method, result) => metrics.observeClientAuthentication(method, result) : undefined,
-    () => [addresses.issuer(), addresses.audience()],
+    { settings: config.webhooks, resolve, reservedAudiences: () => [addresses.issuer(), addresses.audience()] },
   );
   // The token and revocation endpoints (and discovery, JWKS, userinfo) answer browser apps of public clients.
   const clientCors = createClientCors(clients, config.corsOrigins);
@@ -458,13 +465,14 @@ export async function buildApp({
     await sender.stop();
   });
   const webhookSealer = webhookSecretSealer(config.mfa.encryptionKeys, signingMaterial);
-  const webhookEndpoints = createWebhookEndpoints(store, webhookSealer, config.webhooks, clock);
+  const webhookEndpoints = createWebhookEndpoints(store, webhookSealer, config.webhooks, clock, resolve);
   const webhookSender = createWebhookSender({
     store,
     sealer: webhookSealer,
     settings: config.webhooks,
     clock,
     log: app.log,
+    resolve,
     ...(metrics ? { onDelivery: (type, result) => metrics.observeWebhook(type, result) } : {}),
   });
   app.addHook("onClose", async function stopWebhookSender() {
@@ -506,14 +514,15 @@ export async function buildApp({
       : undefined;
   const idTokens = oidcKeys && createIdTokens(oidcKeys, addresses.issuer, clock);
   if (idTokens) {
-    // The outbound settings are the webhooks': both POST to addresses that admins (or a dynamic
-    // registration) typed.
+    // The outbound settings and guard are the webhooks': both POST to addresses that admins (or a
+    // dynamic registration) typed.
     const logoutSender = createBackchannelLogoutSender({
       store,
       idTokens,
       settings: config.webhooks,
       clock,
       log: app.log,
+      resolve,
       ...(metrics ? { onDelivery: (result) => metrics.observeBackchannelLogout(result) } : {}),
     });
     app.addHook("onClose", async function stopBackchannelLogoutSender() {
@@ -645,6 +654,7 @@ export async function buildApp({
       await api.register(registrationRoutes, {
         clients,
         initialAccessToken: config.dynamicRegistration.initialAccessToken,
+        policy: config.dynamicRegistration,
       });
     await api.register(introspectRoutes, {
       store,

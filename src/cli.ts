@@ -382,7 +382,10 @@ async function clientsCommand(command: string | undefined, args: string[]): Prom
   }
 }
 
-/** The client registry over the configured store; a refused metadata rule is one line, exit code 1. */
+/**
+ * The client registry over the configured store, checking back-channel logout URIs under the service's
+ * WEBHOOK_REFUSE_PRIVATE_ADDRESSES; a refused metadata rule is one line, exit code 1.
+ */
 async function withClients(work: (clients: ReturnType<typeof createClientRegistry>) => Promise<void>): Promise<void> {
   await withStore(async (store, config) => {
     // The declared first-party audiences (without PUBLIC_URL, the listen address is not known here).
@@ -390,7 +393,12 @@ async function withClients(work: (clients: ReturnType<typeof createClientRegistr
       (audience): audience is string => audience !== undefined,
     );
     try {
-      await work(createClientRegistry(store, Date.now, undefined, () => reserved));
+      await work(
+        createClientRegistry(store, Date.now, undefined, {
+          settings: config.webhooks,
+          reservedAudiences: () => reserved,
+        }),
+      );
     } catch (error) {
       if (error instanceof HttpError) throw new CliError(error.detail);
       throw error;

@@ -18,6 +18,8 @@ import {
 import { createPasswordPolicy } from "./auth/password-policy.ts";
 import { DEFAULT_HASH_QUEUE_LIMIT } from "./auth/passwords.ts";
 import { ConfigError } from "./errors.ts";
+import { GRANT_TYPES, type GrantType, isScopeToken } from "./oidc/clients.ts";
+import { DEFAULT_DYNAMIC_GRANT_TYPES, DEFAULT_DYNAMIC_SCOPES } from "./oidc/registration-policy.ts";
 import { NOTICE_KINDS, type NoticeKind } from "./store/store.ts";
 import { parseUpstreamConfig, type UpstreamConfig } from "./upstream/settings.ts";
 
@@ -111,18 +113,20 @@ export interface Config {
   upstream?: UpstreamConfig;
   /**
    * DYNAMIC_CLIENT_REGISTRATION (RFC 7591), off by default; when on, REGISTRATION_ACCESS_TOKEN is the
-   * initial access token a registrant must send as a bearer token.
+   * initial access token a registrant must send as a bearer token, and DYNAMIC_CLIENT_GRANT_TYPES and
+   * DYNAMIC_CLIENT_SCOPES are what a registrant may ask for (oidc/registration-policy.ts).
    */
-  dynamicRegistration?: { initialAccessToken: string };
+  dynamicRegistration?: { initialAccessToken: string; grantTypes: readonly GrantType[]; scopes: readonly string[] };
   /** Webhooks (issue 26). */
   webhooks: WebhookConfig;
 }
 
 export interface WebhookConfig {
   /**
-   * WEBHOOK_REFUSE_PRIVATE_ADDRESSES: endpoints whose host has no public address (loopback, private,
-   * link-local, ...) are refused at creation (422) and at every delivery. Off by default, so that a
-   * receiver on this machine works in development; turn it on in production (docs/deployment.md).
+   * WEBHOOK_REFUSE_PRIVATE_ADDRESSES: endpoints, and back-channel logout URIs, whose host has no public
+   * address (loopback, private, link-local, ...) are refused at creation (422) and at every delivery. On
+   * by default (the safe value); off lets a receiver on a private network or this machine be reached
+   * (development), except by a dynamically registered client (oidc/backchannel-uri.ts).
    */
   refusePrivateAddresses: boolean;
   /** One deadline for connecting, the answer and its body. */
@@ -306,7 +310,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): LoadedConfig 
     webhooks: {
       refusePrivateAddresses: parseBoolean(
         "WEBHOOK_REFUSE_PRIVATE_ADDRESSES",
-        setting(env, "WEBHOOK_REFUSE_PRIVATE_ADDRESSES") ?? "false",
+        setting(env, "WEBHOOK_REFUSE_PRIVATE_ADDRESSES") ?? "true",
       ),
       timeoutMs: parseInteger(env, "WEBHOOK_TIMEOUT_MS", 10_000, 100, 60_000),
       secretGraceSeconds: parseInteger(env, "WEBHOOK_SECRET_GRACE_SECONDS", 86_400, 0, 30 * 86_400),
@@ -626,17 +630,49 @@ function parseAudience(raw: string | undefined): string | undefined {
 
 /**
  * Dynamic client registration is off unless DYNAMIC_CLIENT_REGISTRATION is on, and then needs its
- * initial access token: a credential like SIGNING_SECRET, with its minimum length, never echoed.
+ * initial access token: a credential like SIGNING_SECRET, with its minimum length, never echoed. What
+ * a registrant may ask for is checked whether or not registration is on, so that a bad value is found
+ * before the day it is turned on.
  */
 function parseDynamicRegistration(env: Env): Config["dynamicRegistration"] {
   const on = parseBoolean("DYNAMIC_CLIENT_REGISTRATION", setting(env, "DYNAMIC_CLIENT_REGISTRATION") ?? "off");
+  const grantTypes = parseDynamicGrantTypes(setting(env, "DYNAMIC_CLIENT_GRANT_TYPES"));
+  const scopes = parseDynamicScopes(setting(env, "DYNAMIC_CLIENT_SCOPES"));
   const token = setting(env, "REGISTRATION_ACCESS_TOKEN");
   if (!on) return undefined;
   if (token === undefined)
     throw new ConfigError("REGISTRATION_ACCESS_TOKEN", "is required when DYNAMIC_CLIENT_REGISTRATION is on");
   if (Buffer.byteLength(token, "utf8") < MIN_SECRET_BYTES)
     throw new ConfigError("REGISTRATION_ACCESS_TOKEN", `must be at least ${MIN_SECRET_BYTES} bytes`);
-  return { initialAccessToken: token };
+  return { initialAccessToken: token, grantTypes, scopes };
+}
+
+/** The entries of a list setting: separated by commas or spaces, empty ones dropped, each once. */
+const listEntries = (raw: string) => [...new Set(raw.split(/[\s,]+/).filter((entry) => entry !== ""))];
+
+/** DYNAMIC_CLIENT_GRANT_TYPES: grant types a client can have; refresh_token only beside authorization_code. */
+function parseDynamicGrantTypes(raw: string | undefined): readonly GrantType[] {
+  if (raw === undefined) return DEFAULT_DYNAMIC_GRANT_TYPES;
+  const grantTypes = listEntries(raw);
+  const unknown = grantTypes.find((grant) => !(GRANT_TYPES as readonly string[]).includes(grant));
+  if (unknown !== undefined)
+    throw new ConfigError(
+      "DYNAMIC_CLIENT_GRANT_TYPES",
+      `must list grant types among ${GRANT_TYPES.join(", ")}; got "${unknown}"`,
+    );
+  if (grantTypes.includes("refresh_token") && !grantTypes.includes("authorization_code"))
+    throw new ConfigError("DYNAMIC_CLIENT_GRANT_TYPES", "refresh_token only comes with authorization_code");
+  return grantTypes as GrantType[];
+}
+
+/** DYNAMIC_CLIENT_SCOPES: scope tokens (RFC 6749 section 3.3), separated by spaces or commas. */
+function parseDynamicScopes(raw: string | undefined): readonly string[] {
+  if (raw === undefined) return DEFAULT_DYNAMIC_SCOPES;
+  const scopes = listEntries(raw);
+  const bad = scopes.find((scope) => !isScopeToken(scope));
+  if (bad !== undefined)
+    throw new ConfigError("DYNAMIC_CLIENT_SCOPES", `must list scope tokens; "${bad.slice(0, 64)}" is not one`);
+  return scopes;
 }
 
 /**

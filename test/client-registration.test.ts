@@ -1,6 +1,9 @@
 // Dynamic client registration (RFC 7591) at POST /auth/register: off by default (no route at all);
 // on with DYNAMIC_CLIENT_REGISTRATION, behind the initial access token of REGISTRATION_ACCESS_TOKEN
-// (RFC 6750 answers without it); RFC 7591's answers and errors; never a first-party client.
+// (RFC 6750 answers without it); RFC 7591's answers and errors; never a first-party client. Here the
+// operator has widened what registrants may ask for (DYNAMIC_CLIENT_GRANT_TYPES, DYNAMIC_CLIENT_SCOPES),
+// so that every kind of client can be registered; the defaults and their refusals are
+// test/security/registrant-privileges.test.ts's.
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -11,9 +14,13 @@ import { ConfigError } from "../src/errors.ts";
 import { buildTestApp, requestToken } from "./helpers.ts";
 
 const TOKEN = "an-initial-access-token-of-32-bytes-or-more";
+const WIDENED = {
+  grantTypes: ["authorization_code", "refresh_token", "client_credentials"] as const,
+  scopes: ["openid", "profile", "email", "orders:read"],
+};
 
 async function registration(t: import("node:test").TestContext) {
-  const testApp = await buildTestApp(t, { dynamicRegistration: { initialAccessToken: TOKEN } });
+  const testApp = await buildTestApp(t, { dynamicRegistration: { initialAccessToken: TOKEN, ...WIDENED } });
   const register = (payload: object, authorization: string | null = `Bearer ${TOKEN}`) =>
     testApp.app.inject({
       method: "POST",
@@ -117,7 +124,11 @@ describe("POST /auth/register", () => {
     assert.deepEqual(
       loadConfig({ ...base, DYNAMIC_CLIENT_REGISTRATION: "on", REGISTRATION_ACCESS_TOKEN: TOKEN }, cwd).config
         .dynamicRegistration,
-      { initialAccessToken: TOKEN },
+      {
+        initialAccessToken: TOKEN,
+        grantTypes: ["authorization_code", "refresh_token"],
+        scopes: ["openid", "profile", "email", "offline_access"],
+      },
     );
     for (const [env, message] of [
       [

@@ -107,23 +107,23 @@ describe("loadConfig", () => {
     assert.equal(limit({ PASSWORD_HASH_QUEUE_LIMIT: "5000" }), 5000);
   });
 
-  test("webhooks: private addresses allowed, a 10-second deadline and a day's grace unless set", (t) => {
+  test("webhooks: private addresses refused, a 10-second deadline and a day's grace unless set", (t) => {
     const cwd = tempDir(t);
     const webhooks = (env: Record<string, string>) =>
       loadConfig({ SIGNING_SECRET: SECRET, ...env }, cwd).config.webhooks;
     assert.deepEqual(webhooks({}), {
-      refusePrivateAddresses: false,
+      refusePrivateAddresses: true,
       timeoutMs: 10_000,
       secretGraceSeconds: 86_400,
       pollIntervalMs: 1000,
     });
     assert.deepEqual(
       webhooks({
-        WEBHOOK_REFUSE_PRIVATE_ADDRESSES: "true",
+        WEBHOOK_REFUSE_PRIVATE_ADDRESSES: "false",
         WEBHOOK_TIMEOUT_MS: "2500",
         WEBHOOK_SECRET_GRACE_SECONDS: "0",
       }),
-      { refusePrivateAddresses: true, timeoutMs: 2500, secretGraceSeconds: 0, pollIntervalMs: 1000 },
+      { refusePrivateAddresses: false, timeoutMs: 2500, secretGraceSeconds: 0, pollIntervalMs: 1000 },
     );
   });
 

@@ -12,6 +12,7 @@ import { createPasswordHasher, DEFAULT_HASH_QUEUE_LIMIT } from "../src/auth/pass
 import { keyId } from "../src/auth/tokens.ts";
 import type { Config } from "../src/config.ts";
 import type { Metrics } from "../src/metrics.ts";
+import type { Resolve } from "../src/outbound/guard.ts";
 import { openPostgresStore } from "../src/store/postgres.ts";
 import { openSqliteStore } from "../src/store/sqlite.ts";
 import { NOTICE_KINDS, type UserRecord, type UserStore } from "../src/store/store.ts";
@@ -153,7 +154,7 @@ export async function openPostgresSchema(
 export async function buildTestApp(
   t: TestContext,
   config: Partial<Config> = {},
-  extra: { metrics?: Metrics } = {},
+  extra: { metrics?: Metrics; resolve?: Resolve } = {},
 ): Promise<TestApp> {
   const clock = new TestClock();
   const store = await openTestStore(t, clock.read);

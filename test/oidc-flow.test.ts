@@ -616,7 +616,7 @@ describe("discovery and keys", () => {
     const token = "r".repeat(40);
     const { app } = await buildTestApp(t, {
       oidcSigningKeys: [OIDC_KEY],
-      dynamicRegistration: { initialAccessToken: token },
+      dynamicRegistration: { initialAccessToken: token, grantTypes: ["authorization_code"], scopes: ["openid"] },
     });
     const base = "http://127.0.0.1:0";
     const metadata = await app.inject({ url: "/.well-known/oauth-authorization-server" });

@@ -13,6 +13,7 @@ import assert from "node:assert/strict";
 import { describe, type TestContext, test } from "node:test";
 import type { LightMyRequestResponse } from "fastify";
 import { clientMetadata, createClientRegistry } from "../src/oidc/clients.ts";
+import { DEFAULT_DYNAMIC_GRANT_TYPES, DEFAULT_DYNAMIC_SCOPES } from "../src/oidc/registration-policy.ts";
 import { bearer, buildTestApp, createUser, loginToken, TEST_ISSUER } from "./helpers.ts";
 import { OIDC_KEY, pkcePair } from "./oidc/fixture.ts";
 
@@ -24,7 +25,11 @@ const NOT_USABLE = "The application's return address is not a usable address.";
 async function setUp(t: TestContext) {
   const built = await buildTestApp(t, {
     oidcSigningKeys: [OIDC_KEY],
-    dynamicRegistration: { initialAccessToken: REGISTRATION_TOKEN },
+    dynamicRegistration: {
+      initialAccessToken: REGISTRATION_TOKEN,
+      grantTypes: DEFAULT_DYNAMIC_GRANT_TYPES,
+      scopes: DEFAULT_DYNAMIC_SCOPES,
+    },
   });
   const registry = createClientRegistry(built.store);
   const by = { userId: null, clientAddress: null };

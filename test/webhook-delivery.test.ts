@@ -18,9 +18,10 @@ import { Webhook } from "standardwebhooks";
 import { buildApp } from "../src/app.ts";
 import type { Config } from "../src/config.ts";
 import { createMetrics } from "../src/metrics.ts";
+import { postOutbound, REFUSED_ADDRESS } from "../src/outbound/guard.ts";
 import { openPostgresStore } from "../src/store/postgres.ts";
+import { webhookRules } from "../src/webhooks/endpoints.ts";
 import { WEBHOOK_EVENT_TYPES } from "../src/webhooks/events.ts";
-import { postWebhook, REFUSED_ADDRESS } from "../src/webhooks/outbound.ts";
 import { webhookSecretSealer } from "../src/webhooks/secrets.ts";
 import { RETRY_SCHEDULE_MS } from "../src/webhooks/sender.ts";
 import {
@@ -459,7 +460,12 @@ describe("the outbound POST", () => {
     });
     return `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`;
   };
-  const options = { headers: { "content-type": "application/json" }, body: "{}", timeoutMs: 300, refusePrivate: false };
+  const options = {
+    headers: { "content-type": "application/json" },
+    body: "{}",
+    timeoutMs: 300,
+    rules: webhookRules({ refusePrivateAddresses: false }),
+  };
 
   test("a redirect is a failure and is not followed", async (t) => {
     let followed = false;
@@ -468,7 +474,7 @@ describe("the outbound POST", () => {
       followed = true;
       response.writeHead(204).end();
     });
-    const result = await postWebhook(target.replace("/hooks", ""), options);
+    const result = await postOutbound(target.replace("/hooks", ""), options);
     assert.equal(result.statusCode, 302);
     assert.equal(result.error, "redirect (302) not followed");
     assert.equal(followed, false);
@@ -478,7 +484,7 @@ describe("the outbound POST", () => {
   test("a receiver that never answers, or answers slowly, is given up at the deadline", async (t) => {
     const silent = await serve(t, () => {});
     const started = Date.now();
-    const result = await postWebhook(silent, options);
+    const result = await postOutbound(silent, options);
     assert.deepEqual(
       { statusCode: result.statusCode, error: result.error },
       { statusCode: undefined, error: "no answer within 300 ms" },
@@ -490,12 +496,15 @@ describe("the outbound POST", () => {
       const timer = setInterval(() => response.write(Buffer.alloc(1024, 120)), 5);
       response.on("close", () => clearInterval(timer));
     });
-    const capped = await postWebhook(endless, options);
+    const capped = await postOutbound(endless, options);
     assert.deepEqual({ statusCode: capped.statusCode, error: capped.error }, { statusCode: 200, error: undefined });
   });
 
   test("with refusePrivate, a literal private address is refused before connecting", async () => {
-    const result = await postWebhook("http://10.0.0.1:9/x", { ...options, refusePrivate: true });
+    const result = await postOutbound("http://10.0.0.1:9/x", {
+      ...options,
+      rules: webhookRules({ refusePrivateAddresses: true }),
+    });
     assert.deepEqual(
       { statusCode: result.statusCode, error: result.error },
       { statusCode: undefined, error: REFUSED_ADDRESS },

@@ -7,9 +7,9 @@ import { describe, type TestContext, test } from "node:test";
 import type { LightMyRequestResponse } from "fastify";
 import type { Config } from "../src/config.ts";
 import { COULD_NOT_VALIDATE_CREDENTIALS, NOT_ENOUGH_PRIVILEGES } from "../src/errors.ts";
+import { isSpecialAddress } from "../src/outbound/addresses.ts";
 import { EVENT_NOT_FOUND, PRIVATE_URL, URL_WITH_CREDENTIALS, WEBHOOK_NOT_FOUND } from "../src/webhooks/endpoints.ts";
 import { WEBHOOK_EVENT_TYPES } from "../src/webhooks/events.ts";
-import { isSpecialAddress } from "../src/webhooks/outbound.ts";
 import { buildTestApp, caller, signedInUser, type TestApp } from "./helpers.ts";
 
 const PASSWORD = "correct horse battery";
@@ -313,6 +313,9 @@ describe("the /webhooks resource", () => {
     for (const address of ["127.0.0.1", "10.0.0.1", "172.31.255.255", "192.168.0.1", "169.254.169.254", "100.64.0.1"])
       assert.equal(isSpecialAddress(address), true, address);
     for (const address of ["::1", "::", "fc00::1", "fe80::1", "::ffff:10.0.0.1", "ff02::1", "2001:db8::1", "224.0.0.1"])
+      assert.equal(isSpecialAddress(address), true, address);
+    // IPv4-compatible (::/96) and IPv4-translated (::ffff:0:0:0/96) forms, whatever IPv4 address they carry.
+    for (const address of ["::7f00:1", "::808:808", "::ffff:0:7f00:1", "::ffff:0:808:808"])
       assert.equal(isSpecialAddress(address), true, address);
     for (const address of ["93.184.215.14", "8.8.8.8", "1.1.1.1", "2606:4700:4700::1111", "172.32.0.1"])
       assert.equal(isSpecialAddress(address), false, address);

@@ -5,9 +5,11 @@
 // row per client and sid in the ending's transaction (store/backchannel-
 // logouts.ts); the token is signed here at each attempt, because it expires
 // two minutes after it is made and a retry must not carry a dead one. The
-// HTTP request is the webhooks' (webhooks/outbound.ts): no redirects, one
-// deadline (WEBHOOK_TIMEOUT_MS), private addresses refused under
-// WEBHOOK_REFUSE_PRIVATE_ADDRESSES. A 2xx is delivered (the spec says 200;
+// HTTP request goes through the outbound guard the webhooks use
+// (outbound/guard.ts): no redirects, one deadline (WEBHOOK_TIMEOUT_MS), the
+// address connected to checked; under backchannelRules() (backchannel-uri.ts),
+// checked again here because DNS and settings change after registration.
+// A 2xx is delivered (the spec says 200;
 // 204 is common). A logout is only useful soon, so the schedule is short:
 // the first attempt at once; after a failed one the next 5 s later, then
 // 30 s, 2 min, 10 min and 45 min after each further failure (six attempts
@@ -15,9 +17,10 @@
 // "failed" and an audit event (oidc, backchannel_logout_failed) on the user.
 import type { FastifyBaseLogger } from "fastify";
 import type { WebhookConfig } from "../config.ts";
+import { postOutbound, type Resolve } from "../outbound/guard.ts";
 import { createOutboxWorker, type DeliveryResult, deliveryOutcome, type OutboxWorker } from "../outbox/worker.ts";
 import type { BackchannelLogoutMessage, UserStore } from "../store/store.ts";
-import { postWebhook } from "../webhooks/outbound.ts";
+import { backchannelRules } from "./backchannel-uri.ts";
 import type { IdTokens } from "./id-tokens.ts";
 
 /** The waits after the 1st, 2nd, ... failed attempt; then it gives up. */
@@ -32,6 +35,8 @@ export interface BackchannelLogoutSenderOptions {
   settings: Pick<WebhookConfig, "timeoutMs" | "refusePrivateAddresses" | "pollIntervalMs">;
   clock: () => number;
   log: FastifyBaseLogger;
+  /** DNS for the outbound guard (the system's unless a test substitutes its own). */
+  resolve?: Resolve;
   onDelivery?: (result: DeliveryResult) => void;
 }
 
@@ -41,6 +46,7 @@ export function createBackchannelLogoutSender({
   settings,
   clock,
   log,
+  resolve,
   onDelivery,
 }: BackchannelLogoutSenderOptions): OutboxWorker {
   const facts = (message: BackchannelLogoutMessage) => ({
@@ -54,14 +60,15 @@ export function createBackchannelLogoutSender({
       claim: (owner, now, leaseUntil, limit) => store.claimBackchannelLogouts(owner, now, leaseUntil, limit),
       async deliver(message) {
         const token = idTokens.logoutToken(message.clientId, message.userId, message.sid);
-        const result = await postWebhook(message.uri, {
+        const result = await postOutbound(message.uri, {
           headers: {
             "content-type": "application/x-www-form-urlencoded",
             "user-agent": "user-token-service-backchannel-logout",
           },
           body: new URLSearchParams({ logout_token: token }).toString(),
           timeoutMs: settings.timeoutMs,
-          refusePrivate: settings.refusePrivateAddresses,
+          rules: backchannelRules(settings, message.registeredBy),
+          ...(resolve ? { resolve } : {}),
         });
         return result.error === undefined ? undefined : { error: result.error };
       },

@@ -68,7 +68,10 @@ const metadataFields = {
     Type.Union([Uri, Type.Null()], {
       description:
         "Where logout tokens are POSTed when a user's session with the client ends, by any route (OpenID Connect " +
-        "Back-Channel Logout 1.0): `logout_token` form-encoded, signed RS256 (`typ: logout+jwt`), always with `sid`.",
+        "Back-Channel Logout 1.0): `logout_token` form-encoded, signed RS256 (`typ: logout+jwt`), always with `sid`. " +
+        "https to a public address, checked here and at every delivery; private addresses, and plain http to a " +
+        "loopback host, only for a client registered by an admin while WEBHOOK_REFUSE_PRIVATE_ADDRESSES is off. No " +
+        "user name or password.",
     }),
   ),
   first_party: Type.Optional(
@@ -112,17 +115,20 @@ export const ClientPatch = Type.Object(
 export type ClientPatch = Static<typeof ClientPatch>;
 
 /**
- * What a dynamic registration may send (RFC 7591 section 2): the same names; `first_party`,
- * `resources` and `resource_server` are not the registrant's to set (ignored, as other metadata is:
- * section 2, "MUST ignore").
+ * What a dynamic registration may send (RFC 7591 section 2): a relying party's own metadata, under
+ * the same names. `first_party`, and any field only admins set, is not the registrant's: it is not
+ * listed, and like other unknown metadata it is ignored (section 2: "MUST ignore"), whatever its value.
  */
 export const ClientRegistration = Type.Object(
   {
-    ...metadataFields,
     client_name: Type.Optional(metadataFields.client_name),
-    first_party: Type.Optional(Type.Any()),
-    resources: Type.Optional(Type.Any()),
-    resource_server: Type.Optional(Type.Any()),
+    redirect_uris: metadataFields.redirect_uris,
+    post_logout_redirect_uris: metadataFields.post_logout_redirect_uris,
+    grant_types: metadataFields.grant_types,
+    response_types: metadataFields.response_types,
+    token_endpoint_auth_method: metadataFields.token_endpoint_auth_method,
+    scope: metadataFields.scope,
+    backchannel_logout_uri: metadataFields.backchannel_logout_uri,
   },
   { $id: "ClientRegistration", description: "RFC 7591 client metadata; unknown fields are ignored." },
 );

@@ -4,12 +4,17 @@
 // stored only as SHA-256; the check of a presented id and secret; and the
 // redirect-URI rule (exact match; a native (public) app's loopback redirect
 // on any port, RFC 8252 section 7.3, and only a native app's: RFC 9700
-// section 2.1). Lookups are answered from a short, bounded
+// section 2.1); where logout tokens may go, checked with the outbound
+// guard's rules whenever a backchannel_logout_uri is registered or changed
+// (backchannel-uri.ts); and that no client's resources name the service's
+// own first-party audience. Lookups are answered from a short, bounded
 // cache that every change made through this registry empties at once; a
 // change made by another instance (or the CLI) is seen within CACHE_TTL_MS.
 import { hash, randomBytes, timingSafeEqual } from "node:crypto";
 import { HttpError } from "../errors.ts";
+import type { Resolve } from "../outbound/guard.ts";
 import type { AuditEntry, ClientAuthMethod, ClientMetadataRecord, ClientRecord, UserStore } from "../store/store.ts";
+import { type BackchannelSettings, backchannelUriProblem } from "./backchannel-uri.ts";
 
 export const CLIENT_AUTH_METHODS = ["client_secret_basic", "client_secret_post", "none"] as const;
 export const GRANT_TYPES = ["authorization_code", "refresh_token", "client_credentials"] as const;
@@ -76,10 +81,13 @@ const LOOPBACK = /^http:\/\/(127\.0\.0\.1|\[::1\])(?::([1-9]\d{0,4}))?([/?].*)?$
 const MAX_PORT = 65535;
 const LOOPBACK_HOSTS = new Set(["127.0.0.1", "[::1]", "localhost"]);
 
+/** Whether `token` is one scope token (RFC 6749 section 3.3). */
+export const isScopeToken = (token: string) => SCOPE_TOKEN.test(token);
+
 /** The scope tokens of a space-separated scope string, or throws. */
 export function scopeTokens(scope: string): string[] {
   const tokens = scope.split(" ").filter((token) => token !== "");
-  if (!tokens.every((token) => SCOPE_TOKEN.test(token))) throw invalid("scope: not a list of scope tokens");
+  if (!tokens.every(isScopeToken)) throw invalid("scope: not a list of scope tokens");
   return [...new Set(tokens)];
 }
 
@@ -348,19 +356,27 @@ function event(outcome: string, by: Actor): AuditEntry {
 }
 
 /**
- * `reservedAudiences`: the audiences of the service's own first-party tokens (the issuer,
- * TOKEN_AUDIENCE), never a client's resource, or a client's token would pass for a user's at a
- * resource server.
+ * What the registry checks changes against besides the metadata's own rules: the
+ * backchannel_logout_uri with WEBHOOK_REFUSE_PRIVATE_ADDRESSES (on unless given: the strict rule) and,
+ * for tests, the DNS the outbound guard asks; and the audiences of the service's own first-party tokens
+ * (the issuer, TOKEN_AUDIENCE), never a client's resource, or a client's token would pass for a user's
+ * at a resource server.
  */
+export interface RegistryRules {
+  settings: BackchannelSettings;
+  resolve?: Resolve;
+  reservedAudiences?: () => readonly string[];
+}
+
 export function createClientRegistry(
   store: UserStore,
   clock: () => number = Date.now,
   onAuthentication?: (method: string, result: "success" | "failure") => void,
-  reservedAudiences: () => readonly string[] = () => [],
+  rules: RegistryRules = { settings: { refusePrivateAddresses: true } },
 ): ClientRegistry {
   /** Refuses a resource that names the service's own first-party audience. */
   function checkReserved(metadata: ClientMetadataRecord): void {
-    const reserved = new Set(reservedAudiences().map((audience) => audience.replace(/\/$/, "")));
+    const reserved = new Set((rules.reservedAudiences?.() ?? []).map((audience) => audience.replace(/\/$/, "")));
     const taken = metadata.resources.find((resource) => reserved.has(resource.replace(/\/$/, "")));
     if (taken !== undefined)
       throw invalid(`resources: '${taken}' is this service's own audience (its first-party tokens'), not a client's`);
@@ -390,6 +406,13 @@ export function createClientRegistry(
       cache.set(clientId, { record: found, until: now + CACHE_TTL_MS });
     }
     return found;
+  }
+
+  /** Refuses a backchannel_logout_uri its client may not have (422; 400 at the registration endpoint). */
+  async function checkBackchannel(uri: string | null, registeredBy: ClientRecord["registeredBy"]): Promise<void> {
+    if (uri === null) return;
+    const problem = await backchannelUriProblem(uri, rules.settings, registeredBy, rules.resolve);
+    if (problem !== undefined) throw invalid(problem);
   }
 
   /** The client `presented` authenticates as, or undefined. */
@@ -422,6 +445,7 @@ export function createClientRegistry(
     },
     async register(metadata, by, registeredBy = "admin") {
       checkReserved(metadata);
+      await checkBackchannel(metadata.backchannelLogoutUri, registeredBy);
       const secret = metadata.tokenEndpointAuthMethod === "none" ? undefined : newClientSecret();
       const created = await store.createClient(
         { ...metadata, registeredBy, secretHash: secret === undefined ? null : hashClientSecret(secret) },
@@ -433,6 +457,12 @@ export function createClientRegistry(
 
     async update(clientId, metadata, by) {
       checkReserved(metadata);
+      const current = await record(clientId);
+      if (current === undefined) return undefined;
+      // An unchanged URI is not checked again here (a change of setting must not block other edits); every
+      // delivery checks it.
+      if (metadata.backchannelLogoutUri !== current.backchannelLogoutUri)
+        await checkBackchannel(metadata.backchannelLogoutUri, current.registeredBy);
       const updated = await store.updateClient(clientId, metadata, [event("updated", by)]);
       changed(clientId);
       return updated && toClient(updated);

@@ -3,8 +3,10 @@
 // access token of REGISTRATION_ACCESS_TOKEN as a bearer token (section 3:
 // the protected registration the issue asks for; open registration is not
 // offered) and RFC 7591 metadata as JSON; unknown metadata is ignored
-// (section 2) and such a client is never first-party (consent is always
-// asked). The answer is section 3.2.1's, the secret shown once; refusals are
+// (section 2), and what the registrant may ask for is the policy's
+// (oidc/registration-policy.ts: never first-party, the operator's grant
+// types and scopes; its backchannel_logout_uri public and https, clients.ts).
+// The answer is section 3.2.1's, the secret shown once; refusals are
 // section 3.2.2's 400 `invalid_redirect_uri` or `invalid_client_metadata`,
 // and RFC 6750's 401 for a missing or wrong initial access token.
 import { createHash, timingSafeEqual } from "node:crypto";
@@ -17,15 +19,16 @@ import { OAuthError, renderOAuthError } from "../oauth-errors.ts";
 import { ClientRegistration, ClientWithSecretOut } from "../oidc/client-schemas.ts";
 import { type ClientRegistry, clientMetadata, InvalidClientMetadata } from "../oidc/clients.ts";
 import { withSecret } from "../oidc/present.ts";
+import { admitRegistration, type DynamicRegistrationPolicy } from "../oidc/registration-policy.ts";
 
 export const REGISTRATION_PATH = "/auth/register";
 export const REGISTRATION_TOKEN_REFUSED = "Registration needs the initial access token";
-/** A registration that names no client_name: the consent page still shows something. */
-export const UNNAMED_CLIENT = "Unnamed client";
 
 export interface RegistrationRouteOptions {
   clients: ClientRegistry;
   initialAccessToken: string;
+  /** The grant types and scopes a registrant may ask for (DYNAMIC_CLIENT_GRANT_TYPES, DYNAMIC_CLIENT_SCOPES). */
+  policy: DynamicRegistrationPolicy;
 }
 
 const digest = (value: string) => createHash("sha256").update(value).digest();
@@ -42,7 +45,7 @@ const oauthError = (description: string, codes: string[], example: string) =>
 
 export const registrationRoutes: FastifyPluginAsyncTypebox<RegistrationRouteOptions> = async (
   app,
-  { clients, initialAccessToken },
+  { clients, initialAccessToken, policy },
 ) => {
   const expected = digest(initialAccessToken);
 
@@ -83,8 +86,11 @@ export const registrationRoutes: FastifyPluginAsyncTypebox<RegistrationRouteOpti
         description:
           "On only with DYNAMIC_CLIENT_REGISTRATION=on. Send the initial access token (REGISTRATION_ACCESS_TOKEN) " +
           "as a bearer token and the client's RFC 7591 metadata as JSON; unknown metadata is ignored, and a client " +
-          "registered here is never first-party. The answer carries the `client_secret` (confidential clients) " +
-          "this once.",
+          "registered here is never first-party. Grant types must be among DYNAMIC_CLIENT_GRANT_TYPES " +
+          "(`authorization_code`, `refresh_token` by default) and the scope among DYNAMIC_CLIENT_SCOPES (`openid " +
+          "profile email offline_access` by default): anything else is refused (400 `invalid_client_metadata`). A " +
+          "`backchannel_logout_uri` must be https to a public address. The answer carries the `client_secret` " +
+          "(confidential clients) this once.",
         security: BEARER_SECURITY,
         body: ClientRegistration,
         response: {
@@ -104,10 +110,8 @@ export const registrationRoutes: FastifyPluginAsyncTypebox<RegistrationRouteOpti
       },
     },
     async function registerClient(request, reply) {
-      // Privileges are the admin's to grant, never the registrant's: first-party, resources, resource server.
-      const { first_party: _notTheirs, resources: _admins, resource_server: _adminsToo, ...metadata } = request.body;
       const registered = await clients.register(
-        clientMetadata({ ...metadata, client_name: metadata.client_name ?? UNNAMED_CLIENT, first_party: false }),
+        clientMetadata(admitRegistration(request.body, policy)),
         { userId: null, clientAddress: request.ip },
         "dynamic",
       );

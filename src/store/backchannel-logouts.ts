@@ -1,4 +1,4 @@
-// The back-channel logout outbox (migration 60), written once for both
+// The back-channel logout outbox (migrations 60 and 80), written once for both
 // databases like sql-store.ts, whose factory spreads the verbs in and calls
 // queue() from its one path for ended sessions, inside the ending's
 // transaction. A row says what the logout token will say (client, sub, sid)
@@ -12,13 +12,14 @@ import { reader } from "./reader.ts";
 import type * as store from "./store.ts";
 
 // oauth_clients.id is a uuid on PostgreSQL, client_id text: compared as text (the registry is small).
-const OWED = `SELECT DISTINCT c.client_id, c.browser_session_id, s.user_id, k.backchannel_logout_uri
+const OWED = `SELECT DISTINCT c.client_id, c.browser_session_id, s.user_id, k.backchannel_logout_uri, k.registered_by
   FROM oidc_client_sessions c JOIN sessions s ON s.id = c.session_id
     JOIN oauth_clients k ON CAST(k.id AS TEXT) = c.client_id
   WHERE c.session_id = $1 AND k.backchannel_logout_uri IS NOT NULL`;
 
-const INSERT = `INSERT INTO backchannel_logouts (id, client_id, user_id, sid, uri, next_attempt_at, created_at)
-  VALUES ($1, $2, $3, $4, $5, $6, $6) ON CONFLICT (client_id, sid) WHERE status = 'pending' DO NOTHING`;
+const INSERT = `INSERT INTO backchannel_logouts
+    (id, client_id, user_id, sid, uri, registered_by, next_attempt_at, created_at)
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $7) ON CONFLICT (client_id, sid) WHERE status = 'pending' DO NOTHING`;
 
 /**
  * The wake-up waits this long: it is sent from inside the transaction, which commits a moment later; a
@@ -51,6 +52,7 @@ export function backchannelLogouts(db: Db, clock: () => number): BackchannelQueu
             owed.user_id as string,
             owed.browser_session_id as string,
             owed.backchannel_logout_uri as string,
+            owed.registered_by as string,
             iso(at),
           ]);
         }

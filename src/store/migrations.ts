@@ -513,6 +513,21 @@ export const migrations: readonly Migration[] = [
       CREATE INDEX upstream_link_mails_by_expiry ON upstream_link_mails (expires_at);
     `,
   ),
+  // Issue 32: a back-channel logout remembers how its client was registered, so that the delivery
+  // refuses private addresses to a dynamically registered client whatever WEBHOOK_REFUSE_PRIVATE_ADDRESSES
+  // says, also after the client is deleted. Rows queued before this migration take their client's
+  // value; a row whose client is gone, or a row written without the column, counts as dynamic: the
+  // stricter rule.
+  migration(
+    80,
+    "back-channel logouts know a dynamically registered client",
+    (t) => `
+      ALTER TABLE backchannel_logouts ADD COLUMN registered_by ${t.text} NOT NULL DEFAULT 'dynamic'
+        CHECK (registered_by IN ('admin', 'dynamic'));
+      UPDATE backchannel_logouts SET registered_by = 'admin'
+        WHERE client_id IN (SELECT CAST(id AS TEXT) FROM oauth_clients WHERE registered_by = 'admin');
+    `,
+  ),
   // Audiences and introspection rights of OAuth clients (issue 32): the RFC 8707 resource indicators
   // an admin lets a client's tokens name (a JSON list), and whether the client is a resource server
   // that may introspect every token. Both are the admin's to set; existing clients get neither.

@@ -1018,6 +1018,8 @@ export interface BackchannelLogoutMessage {
   sid: string;
   /** The client's backchannel_logout_uri when the session ended. */
   uri: string;
+  /** How the client was registered: a dynamically registered one never reaches a private address. */
+  registeredBy: "admin" | "dynamic";
   status: MailStatus;
   attempts: number;
   nextAttemptAt: string;

@@ -1,13 +1,14 @@
 // The verbs on webhook endpoints that the /webhooks routes and the CLI
-// share: checking a URL, creating an endpoint with a new secret (sealed at
-// rest, answered once), rotating the secret with a grace period, and
-// redelivering an event. Audit events name the admin who acted (null from
-// the command line).
+// share: checking a URL (the outbound guard's rules for webhooks: http or
+// https, private addresses as WEBHOOK_REFUSE_PRIVATE_ADDRESSES says),
+// creating an endpoint with a new secret (sealed at rest, answered once),
+// rotating the secret with a grace period, and redelivering an event. Audit
+// events name the admin who acted (null from the command line).
 import type { WebhookConfig } from "../config.ts";
 import { HttpError } from "../errors.ts";
 import type { Sealer } from "../mail/seal.ts";
+import { checkDestination, type OutboundRules, type Resolve, systemResolve } from "../outbound/guard.ts";
 import type { AuditEntry, NewWebhookEndpoint, UserStore, WebhookEndpointRecord } from "../store/store.ts";
-import { allowedAddresses } from "./outbound.ts";
 import { newWebhookSecret } from "./secrets.ts";
 
 export const WEBHOOK_NOT_FOUND = "Webhook endpoint not found";
@@ -15,6 +16,15 @@ export const EVENT_NOT_FOUND = "No such event was published to this endpoint";
 export const URL_WITH_CREDENTIALS = "url: must not carry a user name or password";
 export const PRIVATE_URL = "url: the host has no public address (WEBHOOK_REFUSE_PRIVATE_ADDRESSES is on)";
 export const UNRESOLVABLE_URL = "url: the host name does not resolve";
+
+/** Where webhooks may be delivered: http or https, private addresses only with the setting off. */
+export function webhookRules(settings: Pick<WebhookConfig, "refusePrivateAddresses">): OutboundRules {
+  return {
+    privateAllowed: !settings.refusePrivateAddresses,
+    httpOnlyToLoopback: false,
+    privateRefusedBy: "WEBHOOK_REFUSE_PRIVATE_ADDRESSES",
+  };
+}
 
 /** The audit event of an admin's action on an endpoint: about the admin (null from the command line). */
 export function webhookAudit(outcome: string, actor: string | null, clientAddress: string | null): AuditEntry {
@@ -41,17 +51,15 @@ export function createWebhookEndpoints(
   sealer: Sealer,
   settings: WebhookConfig,
   clock: () => number,
+  resolve: Resolve = systemResolve,
 ): WebhookEndpoints {
   return {
     async checkUrl(raw) {
-      const url = new URL(raw);
-      if (url.username !== "" || url.password !== "") throw new HttpError(422, URL_WITH_CREDENTIALS);
-      if (!settings.refusePrivateAddresses) return;
-      // Checked again at every delivery, on the address connected to (outbound.ts): DNS may change.
-      const addresses = await allowedAddresses(url, true).catch(() => {
-        throw new HttpError(422, UNRESOLVABLE_URL);
-      });
-      if (addresses.length === 0) throw new HttpError(422, PRIVATE_URL);
+      // Checked again at every delivery, on the address connected to (outbound/guard.ts): DNS may change.
+      const refusal = await checkDestination(new URL(raw), webhookRules(settings), resolve);
+      if (refusal === "credentials") throw new HttpError(422, URL_WITH_CREDENTIALS);
+      if (refusal === "unresolvable") throw new HttpError(422, UNRESOLVABLE_URL);
+      if (refusal !== undefined) throw new HttpError(422, PRIVATE_URL);
     },
     async create(fields, actor, clientAddress) {
       const secret = newWebhookSecret();

@@ -1,5 +1,5 @@
 // The webhook kind of the outbox (src/outbox/worker.ts): signs each queued
-// event for its endpoint and POSTs it (outbound.ts). At least once, in order
+// event for its endpoint and POSTs it (outbound/guard.ts). At least once, in order
 // per user and endpoint (the store's claim), on Standard Webhooks' retry
 // schedule: the first attempt at once; after a failed attempt the next 5 s
 // later, then 5 min, 30 min, 2 h, 5 h, 10 h and 10 h after each further
@@ -24,10 +24,10 @@
 import type { FastifyBaseLogger } from "fastify";
 import type { WebhookConfig } from "../config.ts";
 import type { Sealer } from "../mail/seal.ts";
+import { type PostResult, postOutbound, type Resolve } from "../outbound/guard.ts";
 import { createOutboxWorker, type DeliveryResult, deliveryOutcome, type OutboxWorker } from "../outbox/worker.ts";
 import type { UserStore, WebhookMessage } from "../store/store.ts";
-import { webhookAudit } from "./endpoints.ts";
-import { type PostResult, postWebhook } from "./outbound.ts";
+import { webhookAudit, webhookRules } from "./endpoints.ts";
 import { signDelivery } from "./secrets.ts";
 
 /** The waits after the 1st, 2nd, ... failed attempt (Standard Webhooks' schedule); then it gives up. */
@@ -45,6 +45,8 @@ export interface WebhookSenderOptions {
   settings: WebhookConfig;
   clock: () => number;
   log: FastifyBaseLogger;
+  /** DNS for the outbound guard (the system's unless a test substitutes its own). */
+  resolve?: Resolve;
   onDelivery?: (type: string, result: DeliveryResult) => void;
 }
 
@@ -54,6 +56,7 @@ export function createWebhookSender({
   settings,
   clock,
   log,
+  resolve,
   onDelivery,
 }: WebhookSenderOptions): OutboxWorker {
   /** What the last attempt of a message saw, for its log entry. */
@@ -97,7 +100,7 @@ export function createWebhookSender({
           return { error: UNOPENABLE, final: true };
         }
         const timestamp = Math.floor(clock() / 1000);
-        const result = await postWebhook(found.endpoint.url, {
+        const result = await postOutbound(found.endpoint.url, {
           headers: {
             "content-type": "application/json",
             "user-agent": "user-token-service-webhooks",
@@ -107,7 +110,8 @@ export function createWebhookSender({
           },
           body: message.payload,
           timeoutMs: settings.timeoutMs,
-          refusePrivate: settings.refusePrivateAddresses,
+          rules: webhookRules(settings),
+          ...(resolve ? { resolve } : {}),
         });
         seen.set(message, result);
         return result.error === undefined ? undefined : { error: result.error };

@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import type { TestContext } from "node:test";
 import type { Config } from "../../src/config.ts";
 import type { Metrics } from "../../src/metrics.ts";
+import type { Resolve } from "../../src/outbound/guard.ts";
 import { bearer, buildTestApp, createUser, requestToken } from "../helpers.ts";
 import { OIDC_KEY, pkcePair, registerClients, type TestClients } from "./fixture.ts";
 
@@ -15,7 +16,11 @@ export const EMPTY_SWAGGER_BASIC = `Basic ${Buffer.from(":").toString("base64")}
 
 export type ClientKey = keyof TestClients;
 
-export async function setUp(t: TestContext, config: Partial<Config> = {}, extra: { metrics?: Metrics } = {}) {
+export async function setUp(
+  t: TestContext,
+  config: Partial<Config> = {},
+  extra: { metrics?: Metrics; resolve?: Resolve } = {},
+) {
   const built = await buildTestApp(t, { oidcSigningKeys: [OIDC_KEY], ...config }, extra);
   const clients = await registerClients(built.store, RP);
   const user = await createUser(built.store, "ada@example.com", PASSWORD);

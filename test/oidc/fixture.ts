@@ -12,6 +12,7 @@ import { generatePrivateKeyPem } from "../../src/auth/keys.ts";
 import type { Config } from "../../src/config.ts";
 import type { Metrics } from "../../src/metrics.ts";
 import { clientMetadata, createClientRegistry } from "../../src/oidc/clients.ts";
+import type { Resolve } from "../../src/outbound/guard.ts";
 import type { UserStore } from "../../src/store/store.ts";
 import { freePort } from "../browser/chromium.ts";
 import { openTestStore, TestClock, testConfig } from "../helpers.ts";
@@ -114,7 +115,7 @@ export async function startOidcService(
   t: TestContext,
   rpOrigin: string,
   overrides: Partial<Config> = {},
-  options: { store?: UserStore; clock?: TestClock; metrics?: Metrics } = {},
+  options: { store?: UserStore; clock?: TestClock; metrics?: Metrics; resolve?: Resolve } = {},
 ): Promise<OidcService> {
   const clock = options.clock ?? new TestClock();
   const store = options.store ?? (await openTestStore(t, clock.read));
@@ -130,6 +131,7 @@ export async function startOidcService(
     store,
     clock: clock.read,
     ...(options.metrics ? { metrics: options.metrics } : {}),
+    ...(options.resolve ? { resolve: options.resolve } : {}),
   });
   const clients = await registerClients(store, rpOrigin);
   await app.listen({ host: "127.0.0.1", port });

@@ -9,6 +9,7 @@
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { describe, test } from "node:test";
+import { DEFAULT_DYNAMIC_GRANT_TYPES, DEFAULT_DYNAMIC_SCOPES } from "../../src/oidc/registration-policy.ts";
 import { buildTestApp, loginToken, passwords } from "../helpers.ts";
 import { OIDC_KEY } from "../oidc/fixture.ts";
 
@@ -73,7 +74,11 @@ describe("date-time parameters and fields", () => {
   test("every date-time in the OpenAPI document refuses what Date cannot represent with 422, never a 5xx", async (t) => {
     const { app, store } = await buildTestApp(t, {
       oidcSigningKeys: [OIDC_KEY],
-      dynamicRegistration: { initialAccessToken: "initial-access-token-of-the-date-time-test" },
+      dynamicRegistration: {
+        initialAccessToken: "initial-access-token-of-the-date-time-test",
+        grantTypes: DEFAULT_DYNAMIC_GRANT_TYPES,
+        scopes: DEFAULT_DYNAMIC_SCOPES,
+      },
       upstream: {
         providers: [
           {

@@ -12,6 +12,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { jwtVerify } from "jose";
 import { clientMetadata, createClientRegistry, metadataInputOf } from "../../src/oidc/clients.ts";
+import { DEFAULT_DYNAMIC_GRANT_TYPES, DEFAULT_DYNAMIC_SCOPES } from "../../src/oidc/registration-policy.ts";
 import { bearer, requestToken, TEST_AUDIENCE, TEST_ISSUER, TEST_SECRET } from "../helpers.ts";
 import { authorizeCode, clientTokens, credentials, REDIRECTS, type Setup, setUp } from "../oidc/client-flow.ts";
 
@@ -193,7 +194,11 @@ describe("token audiences: each kind of token only where it is meant for", () =>
 
   test("an admin cannot make the service's own audience a client's resource (422); a registrant cannot set resources", async (t) => {
     const setup = await setUp(t, {
-      dynamicRegistration: { initialAccessToken: "registration-token-of-32-bytes-at-least!" },
+      dynamicRegistration: {
+        initialAccessToken: "registration-token-of-32-bytes-at-least!",
+        grantTypes: DEFAULT_DYNAMIC_GRANT_TYPES,
+        scopes: DEFAULT_DYNAMIC_SCOPES,
+      },
     });
     await setup.store.update(setup.user.id, { isAdmin: true });
     const admin = (
