@@ -210,9 +210,14 @@ describe("sign-in with upstream providers in Chromium", { skip: skipWithoutChrom
     await page.waitForSelector("#status.success");
     assert.equal(await page.locator("#status").textContent(), "Corp is unlinked.");
     assert.deepEqual(await service.store.listIdentities(bob.id), []);
-    // Linked again from the security page (a signed-in user linking another sign-in).
+    // Linked again from the security page (a signed-in user linking another sign-in). The page is already
+    // at /account/security: wait for the callback's own arrival there (#linked), not for the old page.
+    const backFromTheProvider = page.waitForEvent(
+      "framenavigated",
+      (frame) => frame === page.mainFrame() && frame.url().endsWith("/account/security#linked"),
+    );
     await page.click("#link-corp");
-    await page.waitForURL(/\/account\/security$/);
+    await backFromTheProvider;
     await page.waitForSelector("#status.success");
     assert.equal(await page.locator("#status").textContent(), "The sign-in is linked.");
     assert.equal((await service.store.listIdentities(bob.id)).length, 1);
