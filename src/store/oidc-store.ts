@@ -13,7 +13,19 @@ const readClientSession = reader<store.ClientSessionRecord>();
 const readConsent = reader<store.ConsentRecord>({}, ["user_id"]);
 
 /** All but revokeConsent, which ends sessions: sql-store.ts writes it on its path for ended sessions. */
-export function oidcStore(db: Db): Omit<store.OidcStore, "revokeConsent"> {
+export function oidcStore(
+  db: Db,
+): Pick<
+  store.ClientVerbs,
+  | "saveAuthorizationCode"
+  | "redeemAuthorizationCode"
+  | "recordCodeIssue"
+  | "findClientSession"
+  | "findConsent"
+  | "grantConsent"
+  | "listConsents"
+  | "purgeAuthorizationCodes"
+> {
   return {
     async saveAuthorizationCode(code) {
       await db.run(

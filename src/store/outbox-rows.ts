@@ -4,7 +4,7 @@
 // PostgreSQL's SKIP LOCKED), and the recording of an attempt's outcome,
 // which only the lease's owner may write.
 import type { Db, Param } from "./db.ts";
-import type { DeliveryOutcome } from "./store.ts";
+import type { DeliveryOutcome } from "./mail.ts";
 
 type Row = Record<string, unknown>;
 

@@ -8,7 +8,7 @@
 // write ends what it added.
 import { CredentialsChanged } from "../errors.ts";
 import type { Dialect, Queryable } from "./db.ts";
-import type { SignedInAs } from "./store.ts";
+import type { SignedInAs } from "./users.ts";
 
 /** Throws CredentialsChanged unless the account is still as `signedIn` saw it. */
 export async function assertStillSignedIn(

@@ -9,7 +9,6 @@
 import { LastActiveAdmin } from "../errors.ts";
 import { normalizeEmail } from "../users/email.ts";
 import { type EventFacts, eventOfAudit, type WebhookEventType, webhookEvent } from "../webhooks/events.ts";
-import { backchannelLogouts } from "./backchannel-logouts.ts";
 import { ChangeListeners } from "./change-feed.ts";
 import { type Db, type Dialect, type Param, prepared, type Queryable, type Sql } from "./db.ts";
 import { newCredentialStamp, newId } from "./ids.ts";
@@ -18,6 +17,7 @@ import { claimDueRows, completeRow, outcomeAssignments, type SentColumns } from 
 import { reader } from "./reader.ts";
 import { judgePresentedToken, parseAmr, type SessionTokenState } from "./rotation.ts";
 import { assertStillSignedIn } from "./signed-in.ts";
+import { backchannelLogouts } from "./sql/backchannel-logouts.ts";
 import type * as store from "./store.ts";
 import { upstreamStore } from "./upstream-store.ts";
 import { createWebhookPublisher } from "./webhook-events.ts";

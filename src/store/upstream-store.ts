@@ -17,7 +17,7 @@ const readLinkMail = reader<store.UpstreamLinkMailRecord>({}, ["spent_at"]);
 export function upstreamStore(
   db: Db,
   insertMail: (q: Queryable, mail: store.NewOutboxMessage) => Promise<void>,
-): store.UpstreamStore {
+): store.UpstreamVerbs {
   return {
     async savePendingUpstream(p) {
       await db.run(
