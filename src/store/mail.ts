@@ -1,8 +1,9 @@
 // The mail outbox (store.ts): every message a write sends (a link, a
 // security notice) is queued in that write's transaction and delivered later
 // by the outbox worker (outbox/worker.ts, mail/sender.ts), which claims due
-// messages under a lease. Its types sit below every other aggregate's, since
-// any audit entry may carry a notice; DeliveryOutcome is every outbox's.
+// messages under a lease. The other aggregates import its types, never the
+// reverse: any audit entry may carry a notice; DeliveryOutcome is every
+// outbox's.
 /**
  * The security notifications (mail/notices.ts): each tells a person that something happened to their
  * account, and each can be switched off by the operator (SECURITY_NOTIFICATIONS). email_changed goes to

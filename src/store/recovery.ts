@@ -1,10 +1,10 @@
 // Account recovery (store.ts): the single-use links mailed to an address
 // (reset, verification), each stored as its hash and issued with its mail in
-// one transaction, and what a proof of the address does to the account
-// (proveAddress, one transaction: what the proof ends of the account (password,
-// passkeys, second factors, upstream identities, apps' consents, pending
-// e-mail changes, sessions with their back-channel logouts, the credential
-// stamp), the verification, the identity it links, and its audit events).
+// one transaction, and proveAddress: what a proof of the address ends of the
+// account (password, passkeys, second factors, upstream identities, apps'
+// consents, pending e-mail changes, sessions with their back-channel
+// logouts, the credential stamp), the verification, the identity it links
+// and its audit events, in one transaction.
 import type { AuditEntry } from "./audit.ts";
 import type { NewOutboxMessage } from "./mail.ts";
 import type { NewUpstreamIdentity } from "./upstream.ts";

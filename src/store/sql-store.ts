@@ -11,7 +11,8 @@
 // - To add a verb: declare it in the aggregate's interface, and write it in
 //   the object its SQL factory returns. Nothing else changes: this file
 //   spreads every factory's verbs into the store, and UserStore extends every
-//   interface, so the type checker names any verb declared and not written.
+//   interface; the type checker names a verb declared and not written, or
+//   written and not declared. Verb names are unique across aggregates.
 // - What a verb needs of another aggregate inside its transaction (an audit
 //   event with its notice and webhook events: record; a mail: insertMail;
 //   an ending of sessions: sessionsEnded; a write to a user: writeUser) it

@@ -1,7 +1,7 @@
 // The accounts (store.ts): the users table, its one invariant that needs a
 // transaction (a change never removes the last active admin:
-// LastActiveAdmin), and the feed that tells caches of a change. Each write to
-// a user is one transaction (sql/shared.ts, writeUser):
+// LastActiveAdmin), and the feed that tells caches of a change. One
+// transaction each:
 // - create: the user and its sign-up event;
 // - update: the changes, with endSessions the new credential stamp, the
 //   credentials-changed time and the revocation of every session (password
@@ -52,7 +52,7 @@ export interface WriteOptions {
 }
 
 /**
- * The sign-in a write that adds a way in speaks for (store/signed-in.ts): the credential stamp its
+ * The sign-in a write that adds a way in speaks for (sql/signed-in.ts): the credential stamp its
  * access token carried, or, for a sign-in begun then and finished later (a link started from the
  * security page), the time it began (no ending of every session since).
  */

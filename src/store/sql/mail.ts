@@ -1,7 +1,8 @@
 // The mail outbox's verbs (mail.ts): messages are queued by the writes that
 // send them, in their transaction (insertMail, sql/shared.ts); here the
 // delivery worker claims and completes them (sql/outbox-rows.ts), the
-// operator lists and retries them, and housekeeping prunes what was sent.
+// operator lists and retries them, and housekeeping prunes what was sent
+// (with the expired links of recovery.ts, pruneAccountRecords).
 import type { MailVerbs, OutboxMessage } from "../mail.ts";
 import { claimDueRows, completeRow, type SentColumns } from "./outbox-rows.ts";
 import { reader } from "./reader.ts";

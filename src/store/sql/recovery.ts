@@ -17,7 +17,8 @@ import type {
 import type { UserRecord } from "../users.ts";
 import { reader } from "./reader.ts";
 import { SECOND_FACTORS_OF } from "./second-factors.ts";
-import { isUuid, type Row, readUser, type Shared, USER_BY_ID } from "./shared.ts";
+import { isUuid, type Row, type Shared } from "./shared.ts";
+import { readUser, USER_BY_ID } from "./users.ts";
 
 const SPEND_ACCOUNT_TOKENS =
   "UPDATE account_tokens SET spent_at = $1 WHERE user_id = $2 AND purpose = $3 AND spent_at IS NULL";

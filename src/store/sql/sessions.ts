@@ -7,7 +7,8 @@ import { type Dialect, type Param, prepared, type Queryable } from "../db.ts";
 import type { DeviceSighting, Rotation, SessionRecord, SessionVerbs } from "../sessions.ts";
 import { reader } from "./reader.ts";
 import { judgePresentedToken, parseAmr, type SessionTokenState } from "./rotation.ts";
-import { isUuid, type Row, readUser, type Shared, USER_BY_ID } from "./shared.ts";
+import { isUuid, type Row, type Shared } from "./shared.ts";
+import { readUser, USER_BY_ID } from "./users.ts";
 
 const INSERT_SESSION = prepared(
   "sessions_insert",

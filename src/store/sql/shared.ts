@@ -14,17 +14,14 @@ import { ChangeListeners } from "../change-feed.ts";
 import { type Db, type Param, prepared, type Queryable, type Sql } from "../db.ts";
 import { newId } from "../ids.ts";
 import type { NewOutboxMessage } from "../mail.ts";
-import type { UserRecord } from "../users.ts";
 import type { WebhookEvent } from "../webhooks.ts";
 import { createLogoutQueue } from "./backchannel-queue.ts";
-import { reader } from "./reader.ts";
 import { createWebhookPublisher } from "./webhook-events.ts";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** Whether every id can be a UUID: one that cannot names nothing, and PostgreSQL would refuse it. */
 export const isUuid = (...ids: string[]) => ids.every((id) => UUID.test(id));
 
-export const USER_BY_ID = prepared("users_by_id", "SELECT * FROM users WHERE id = $1");
 const INSERT_EVENT = prepared(
   "audit_events_insert",
   "INSERT INTO audit_events (id, user_id, type, outcome, client_address, created_at) VALUES ($1, $2, $3, $4, $5, $6)",
@@ -43,8 +40,6 @@ export type Row = Record<string, unknown>;
 export const flag = (value: unknown) => Boolean(value);
 
 export const iso = (ms: number) => new Date(ms).toISOString();
-
-export const readUser = reader<UserRecord>({ isActive: flag, isAdmin: flag });
 
 /** Conditions whose value is undefined are left out; parameters are numbered from 1, `limit` last. */
 export function filtered(select: string, conditions: [string, Param | undefined][], order: string, limit: number) {

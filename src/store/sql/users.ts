@@ -1,11 +1,16 @@
-// The users table's verbs (users.ts): every address through normalizeEmail,
-// and every write through writeUser (sql/shared.ts), which keeps the last
+// The users table's verbs (users.ts): every address through normalizeEmail;
+// update and remove through writeUser (sql/shared.ts), which keeps the last
 // active admin and tells caches of the change.
 import { normalizeEmail } from "../../users/email.ts";
 import { type Param, prepared } from "../db.ts";
 import { newCredentialStamp, newId } from "../ids.ts";
-import type { UserChanges, UserVerbs } from "../users.ts";
-import { filtered, iso, type Row, readUser, type Shared, USER_BY_ID } from "./shared.ts";
+import type { UserChanges, UserRecord, UserVerbs } from "../users.ts";
+import { reader } from "./reader.ts";
+import { filtered, flag, iso, type Row, type Shared } from "./shared.ts";
+
+/** A user by id, and the reader of a user's row: also the rotation's and a redemption's (sessions, recovery). */
+export const USER_BY_ID = prepared("users_by_id", "SELECT * FROM users WHERE id = $1");
+export const readUser = reader<UserRecord>({ isActive: flag, isAdmin: flag });
 
 const USER_BY_EMAIL = prepared("users_by_email", "SELECT * FROM users WHERE email = $1");
 const INSERT_USER = prepared(
