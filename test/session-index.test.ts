@@ -14,7 +14,7 @@ import { DatabaseSync } from "node:sqlite";
 import { describe, type TestContext, test } from "node:test";
 import { newId } from "../src/store/ids.ts";
 import { openPostgresStore, POSTGRES } from "../src/store/postgres.ts";
-import { PURGE_SESSIONS, revokeSessionsPastCap } from "../src/store/sql-store.ts";
+import { PURGE_SESSIONS, revokeSessionsPastCap } from "../src/store/sql/sessions.ts";
 import { openSqliteStore, SQLITE, sqliteText } from "../src/store/sqlite.ts";
 import type { UserStore } from "../src/store/store.ts";
 import { createUser, openPostgresSchema } from "./helpers.ts";

@@ -110,7 +110,7 @@ export interface Sessions {
 /**
  * A refresh token is `<session id>.<generation>.<256 random bits>`: it names its session and
  * generation, so only the current generation's hash is stored and an older one is still known as a
- * reuse (store/rotation.ts). Only its SHA-256 is ever stored.
+ * reuse (store/sql/rotation.ts). Only its SHA-256 is ever stored.
  */
 const REFRESH_TOKEN = /^([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.(0|[1-9]\d{0,8})\.[\w-]{43}$/;
 

@@ -2,7 +2,7 @@
 // their account (a password changed, a new device signed in, a second factor
 // removed...), so that someone else's doing does not go unnoticed. Each is
 // queued in the same transaction as the change it reports (on its audit
-// event, see store.ts AuditEntry.notice), rendered when sent like every mail,
+// event, see store/audit.ts AuditEntry.notice), rendered when sent like every mail,
 // and switchable by the operator (SECURITY_NOTIFICATIONS). A notice carries
 // the time, the device (browser and system from the User-Agent) and the
 // client address where they help the person judge, and what to do if it was

@@ -14,7 +14,7 @@
 // 1. a table with the outbox columns (status, attempts, next_attempt_at,
 //    lease_owner, lease_until, last_error) and store verbs to claim due rows
 //    for an owner until a lease ends, counting an attempt, and to record an
-//    outcome only while the owner still holds the lease (see store/outbox-rows.ts);
+//    outcome only while the owner still holds the lease (see store/sql/outbox-rows.ts);
 // 2. an OutboxKind: claim (that verb), deliver (render and send one message,
 //    answering an error message or undefined), retryDelayMs (the backoff
 //    schedule: undefined gives up) and record (write the outcome, audit, log);

@@ -1,89 +1,48 @@
-// The back-channel logout outbox (migrations 60 and 80), written once for both
-// databases like sql-store.ts, whose factory spreads the verbs in and calls
-// queue() from its one path for ended sessions, inside the ending's
-// transaction. A row says what the logout token will say (client, sub, sid)
-// and where it goes; the token is signed at each attempt (oidc/backchannel-logout.ts).
-// One pending row per client and sid (a partial unique index): sessions that
-// end together, or again before the first logout went out, owe one logout.
-import type { Db, Queryable } from "./db.ts";
-import { newId } from "./ids.ts";
-import { claimDueRows, completeRow } from "./outbox-rows.ts";
-import { reader } from "./reader.ts";
-import type * as store from "./store.ts";
+// The back-channel logout outbox (store.ts; OpenID Connect Back-Channel
+// Logout 1.0): the logout tokens owed to relying parties, queued by every
+// ending of sessions in its transaction (sessions.ts), delivered by
+// oidc/backchannel-logout.ts.
+import type { DeliveryOutcome, MailStatus } from "./mail.ts";
 
-// oauth_clients.id is a uuid on PostgreSQL, client_id text: compared as text (the registry is small).
-const OWED = `SELECT DISTINCT c.client_id, c.browser_session_id, s.user_id, k.backchannel_logout_uri, k.registered_by
-  FROM oidc_client_sessions c JOIN sessions s ON s.id = c.session_id
-    JOIN oauth_clients k ON CAST(k.id AS TEXT) = c.client_id
-  WHERE c.session_id = $1 AND k.backchannel_logout_uri IS NOT NULL`;
-
-const INSERT = `INSERT INTO backchannel_logouts
-    (id, client_id, user_id, sid, uri, registered_by, next_attempt_at, created_at)
-  VALUES ($1, $2, $3, $4, $5, $6, $7, $7) ON CONFLICT (client_id, sid) WHERE status = 'pending' DO NOTHING`;
-
-/**
- * The wake-up waits this long: it is sent from inside the transaction, which commits a moment later; a
- * worker that looks too early finds the logouts at its next poll.
- */
-const WAKE_DELAY_MS = 20;
-
-type Row = Record<string, unknown>;
-const readLogout = reader<store.BackchannelLogoutMessage>({}, ["lease_owner", "lease_until"]);
-
-export interface BackchannelQueue {
-  /** Through `q` (the ending's transaction): the logouts owed for these ended client sessions. */
-  queue(q: Queryable, sessionIds: readonly string[]): Promise<void>;
-  verbs: store.BackchannelLogoutStore;
+/** A logout token owed to a relying party (OpenID Connect Back-Channel Logout 1.0), as queued. */
+export interface BackchannelLogoutMessage {
+  id: string;
+  clientId: string;
+  /** The token's sub. */
+  userId: string;
+  /** The token's sid: the browser session that ended, or in which the client's session began. */
+  sid: string;
+  /** The client's backchannel_logout_uri when the session ended. */
+  uri: string;
+  /** How the client was registered: a dynamically registered one never reaches a private address. */
+  registeredBy: "admin" | "dynamic";
+  status: MailStatus;
+  attempts: number;
+  nextAttemptAt: string;
+  lastError: string | null;
+  createdAt: string;
+  sentAt: string | null;
 }
 
-export function backchannelLogouts(db: Db, clock: () => number): BackchannelQueue {
-  const listeners: (() => void)[] = [];
-  const iso = (ms: number) => new Date(ms).toISOString();
-
-  return {
-    async queue(q, sessionIds) {
-      let written = 0;
-      for (const sessionId of sessionIds) {
-        for (const owed of await q.all<Row>(OWED, [sessionId])) {
-          const at = clock();
-          written += await q.run(INSERT, [
-            newId(at),
-            owed.client_id as string,
-            owed.user_id as string,
-            owed.browser_session_id as string,
-            owed.backchannel_logout_uri as string,
-            owed.registered_by as string,
-            iso(at),
-          ]);
-        }
-      }
-      if (written > 0) for (const listener of listeners) setTimeout(listener, WAKE_DELAY_MS).unref();
-    },
-    verbs: {
-      async claimBackchannelLogouts(owner, at, leaseUntil, limit) {
-        return (await claimDueRows(db, "backchannel_logouts", owner, at, leaseUntil, limit)).map(readLogout);
-      },
-      completeBackchannelLogout: (id, owner, outcome) => completeRow(db, "backchannel_logouts", id, owner, outcome),
-      async listBackchannelLogouts({ status, limit }) {
-        const rows =
-          status === undefined
-            ? await db.all<Row>("SELECT * FROM backchannel_logouts ORDER BY id DESC LIMIT $1", [limit])
-            : await db.all<Row>("SELECT * FROM backchannel_logouts WHERE status = $1 ORDER BY id DESC LIMIT $2", [
-                status,
-                limit,
-              ]);
-        return rows.map(readLogout);
-      },
-      pruneBackchannelLogouts(before, limit) {
-        return db.run(
-          `DELETE FROM backchannel_logouts WHERE id IN (SELECT id FROM backchannel_logouts
-             WHERE status <> 'pending' AND created_at < $1 LIMIT $2)`,
-          [before, limit],
-        );
-      },
-      onBackchannelLogouts(listener) {
-        listeners.push(listener);
-      },
-    },
-  };
+/**
+ * The back-channel logout outbox. Logouts are queued by the verbs that end sessions, in their
+ * transaction (revokeSession, revokeSessionByToken, update with endSessions, remove, createSession
+ * past the cap, revokeConsent, removeClient): one per client with a backchannel_logout_uri and sid.
+ */
+export interface BackchannelLogoutVerbs {
+  /** As claimMail. */
+  claimBackchannelLogouts(
+    owner: string,
+    now: string,
+    leaseUntil: string,
+    limit: number,
+  ): Promise<BackchannelLogoutMessage[]>;
+  /** As completeMail. */
+  completeBackchannelLogout(id: string, owner: string, outcome: DeliveryOutcome): Promise<void>;
+  /** Newest first. */
+  listBackchannelLogouts(query: { status?: MailStatus; limit: number }): Promise<BackchannelLogoutMessage[]>;
+  /** Deletes up to `limit` logouts sent or given up before `before`; answers how many. */
+  pruneBackchannelLogouts(before: string, limit: number): Promise<number>;
+  /** Calls `listener` shortly after this store queued logouts (to wake the delivery worker). */
+  onBackchannelLogouts(listener: () => void): void;
 }

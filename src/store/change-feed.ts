@@ -1,7 +1,7 @@
 // The listener list behind UserChangeFeed, shared by both backends: each
 // backend decides when the feed is usable and calls changed() after every
 // commit that touched a user (and with null when it may have missed some).
-import type { UserChangeFeed } from "./store.ts";
+import type { UserChangeFeed } from "./users.ts";
 
 export class ChangeListeners {
   readonly #listeners: ((userId: string | null) => void)[] = [];

@@ -7,7 +7,7 @@
 // statement once per SQL text, maps its unique violation to EmailTaken, runs
 // transactions its own way, and owns its channel of other processes' changes.
 import type { ChangeListeners } from "./change-feed.ts";
-import type { UserChangeFeed } from "./store.ts";
+import type { UserChangeFeed } from "./users.ts";
 
 /** Booleans reach SQLite as 0 or 1, arrays of text as a JSON array (read through Dialect.elements). */
 export type Param = string | number | boolean | null | readonly string[];

@@ -10,7 +10,7 @@
 // since notifications sent while nobody listened are lost.
 import pg from "pg";
 import type { ChangeListeners } from "./change-feed.ts";
-import type { UserChangeFeed } from "./store.ts";
+import type { UserChangeFeed } from "./users.ts";
 
 export const USER_CHANGES_CHANNEL = "uts_user_changes";
 /** The listening connection's name in pg_stat_activity (unless the URL names one). */

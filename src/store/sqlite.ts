@@ -15,7 +15,8 @@ import { type ChangeListeners, localFeed } from "./change-feed.ts";
 import type { Db, Dialect, Param, Queryable, Sql } from "./db.ts";
 import { pending } from "./migrations.ts";
 import { sqlStore } from "./sql-store.ts";
-import type { UserChangeFeed, UserStore } from "./store.ts";
+import type { UserStore } from "./store.ts";
+import type { UserChangeFeed } from "./users.ts";
 
 /** How often the user cache asks whether another process wrote the file (see userChanges). */
 export const DATA_VERSION_CHECK_MS = 100;

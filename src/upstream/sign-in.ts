@@ -149,7 +149,7 @@ export function createUpstream(options: UpstreamOptions): Upstream {
     return ticket;
   }
 
-  /** `signedIn`: the sign-in of a user linking for himself, which must still be live (store/signed-in.ts). */
+  /** `signedIn`: the sign-in of a user linking for himself, which must still be live (store/sql/signed-in.ts). */
   function link(
     userId: string,
     party: RelyingParty,

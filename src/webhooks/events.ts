@@ -1,6 +1,6 @@
 // The events webhooks carry, and where they come from. Every write that
 // changes an account already records its audit events in its transaction
-// (sql-store.ts); the same entries name the webhook events, so one table
+// (store/sql/shared.ts); the same entries name the webhook events, so one table
 // here is the one place that decides which change publishes what, and the
 // events are written in the same transaction as the change (the outbox).
 //

@@ -6,8 +6,8 @@
 // login pays one small SELECT per five seconds at most) and at once after
 // this process changed an endpoint. An endpoint created through another
 // instance therefore receives events from at most five seconds later.
-import type { Queryable } from "./db.ts";
-import type { WebhookEvent } from "./store.ts";
+import type { Queryable } from "../db.ts";
+import type { WebhookEvent } from "../webhooks.ts";
 
 export const SUBSCRIPTIONS_TTL_MS = 5000;
 

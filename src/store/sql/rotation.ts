@@ -8,7 +8,7 @@
 // reuse only ever ends the session it names: whoever knows a session's id
 // (its owner, or the holder of one of its access tokens) could end it
 // through POST /auth/revoke as well.
-import type { PresentedRefreshToken, Rotation } from "./store.ts";
+import type { PresentedRefreshToken, Rotation } from "../sessions.ts";
 
 /** When a generation was spent but that time is no longer stored: long past any grace window. */
 const LONG_AGO = new Date(0).toISOString();

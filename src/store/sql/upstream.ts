@@ -1,23 +1,26 @@
-// The upstream sign-in verbs of the store (store.ts, UpstreamStore), written
-// once for both databases like oidc-store.ts: identities keyed by (issuer,
-// subject); pending sign-ins and tickets spent by one conditional UPDATE, so
-// of two callbacks (or two instances) presenting one state or ticket exactly
-// one wins and the other finds nothing.
-import type { Db, Queryable } from "./db.ts";
+// Upstream sign-in's verbs (upstream.ts): identities keyed by (issuer,
+// subject); pending sign-ins, tickets and mailed links spent by one
+// conditional UPDATE, so of two callbacks (or two instances) presenting one
+// state or ticket exactly one wins and the other finds nothing. A link is
+// added only while the sign-in asking is live (sql/signed-in.ts).
+import type { Queryable } from "../db.ts";
+import type {
+  UpstreamIdentityRecord,
+  UpstreamLinkMailRecord,
+  UpstreamPendingRecord,
+  UpstreamTicketRecord,
+  UpstreamVerbs,
+} from "../upstream.ts";
 import { reader } from "./reader.ts";
+import type { Shared } from "./shared.ts";
 import { assertStillSignedIn } from "./signed-in.ts";
-import type * as store from "./store.ts";
 
-const readIdentity = reader<store.UpstreamIdentityRecord>({}, ["sealed_tokens"]);
-const readPending = reader<store.UpstreamPendingRecord>({}, ["spent_at"]);
-const readTicket = reader<store.UpstreamTicketRecord>({}, ["spent_at"]);
-const readLinkMail = reader<store.UpstreamLinkMailRecord>({}, ["spent_at"]);
+const readIdentity = reader<UpstreamIdentityRecord>({}, ["sealed_tokens"]);
+const readPending = reader<UpstreamPendingRecord>({}, ["spent_at"]);
+const readTicket = reader<UpstreamTicketRecord>({}, ["spent_at"]);
+const readLinkMail = reader<UpstreamLinkMailRecord>({}, ["spent_at"]);
 
-/** `insertMail` writes a message to the outbox inside the caller's transaction (sql-store.ts). */
-export function upstreamStore(
-  db: Db,
-  insertMail: (q: Queryable, mail: store.NewOutboxMessage) => Promise<void>,
-): store.UpstreamStore {
+export function upstreamVerbs({ db, insertMail }: Shared): UpstreamVerbs {
   return {
     async savePendingUpstream(p) {
       await db.run(

@@ -6,9 +6,9 @@
 // write's transaction, so that such an ending and the write queue one behind
 // the other: the write after the ending is refused, the ending after the
 // write ends what it added.
-import { CredentialsChanged } from "../errors.ts";
-import type { Dialect, Queryable } from "./db.ts";
-import type { SignedInAs } from "./store.ts";
+import { CredentialsChanged } from "../../errors.ts";
+import type { Dialect, Queryable } from "../db.ts";
+import type { SignedInAs } from "../users.ts";
 
 /** Throws CredentialsChanged unless the account is still as `signedIn` saw it. */
 export async function assertStillSignedIn(

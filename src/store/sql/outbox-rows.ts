@@ -3,8 +3,8 @@
 // rows under a lease, exclusive across instances (SQLite's write lock,
 // PostgreSQL's SKIP LOCKED), and the recording of an attempt's outcome,
 // which only the lease's owner may write.
-import type { Db, Param } from "./db.ts";
-import type { DeliveryOutcome } from "./store.ts";
+import type { Db, Param } from "../db.ts";
+import type { DeliveryOutcome } from "../mail.ts";
 
 type Row = Record<string, unknown>;
 

@@ -1,6 +1,6 @@
 // Records read by column name: a row's snake_case columns become the
 // camelCase fields of the record (user_id -> userId), for every verb of the
-// store (sql-store.ts, oidc-store.ts).
+// store (src/store/sql/).
 
 /** A row as the driver answers it: timestamps as ISO text (both backends), booleans as 0/1 on SQLite. */
 type Row = Record<string, unknown>;
