@@ -4,8 +4,13 @@
 // their safe messages, and anything else as a logged 500 whose detail is
 // generic: no stack trace or internal message reaches a client.
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
+import {
+  PASSWORD_MAX_LENGTH,
+  PASSWORD_MIN_LENGTH,
+  PASSWORD_TOO_LONG,
+  PASSWORD_TOO_SHORT,
+} from "./auth/password-policy.ts";
 import { type Headers, HttpError, INTERNAL_ERROR, MALFORMED_JSON, StoreUnavailable } from "./errors.ts";
-import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, PASSWORD_TOO_LONG, PASSWORD_TOO_SHORT } from "./schemas.ts";
 
 type ValidationIssue = NonNullable<FastifyError["validation"]>[number];
 

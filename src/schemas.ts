@@ -3,6 +3,7 @@
 // compiled response serialiser, which drops any field a schema does not list
 // (a second guard that a password hash never leaves the service).
 import { type Static, Type } from "typebox";
+import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from "./auth/password-policy.ts";
 import { ACCESS_TOKEN_LIFETIME_SECONDS } from "./auth/tokens.ts";
 import { COULD_NOT_VALIDATE_CREDENTIALS, PASSWORD_CHECKS_BUSY } from "./errors.ts";
 import { CLIENT_ERROR_CODES, OAUTH_ERROR_CODES, type OAuthErrorCode } from "./oauth-errors.ts";
@@ -17,12 +18,6 @@ export const MFA_WEBAUTHN_GRANT = "urn:user-token-service:grant-type:mfa-webauth
 
 /** RFC 5321 caps a forward path at 256 octets, so an address is at most 254 characters. */
 export const EMAIL_MAX_LENGTH = 254;
-/** OWASP ASVS: at least 8 characters; long passphrases allowed, never truncated. */
-export const PASSWORD_MIN_LENGTH = 8;
-export const PASSWORD_MAX_LENGTH = 256;
-/** What a person reads when a new password is outside those lengths (the validator's words are for code). */
-export const PASSWORD_TOO_SHORT = `This password is too short: use at least ${PASSWORD_MIN_LENGTH} characters`;
-export const PASSWORD_TOO_LONG = `This password is too long: use at most ${PASSWORD_MAX_LENGTH} characters`;
 
 export const ErrorBody = Type.Object(
   { detail: Type.String({ description: "What went wrong, for a person to read." }) },
