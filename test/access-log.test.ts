@@ -4,8 +4,8 @@
 import assert from "node:assert/strict";
 import { Writable } from "node:stream";
 import { describe, test } from "node:test";
-import { milliseconds } from "../src/access-log.ts";
 import { buildApp } from "../src/app.ts";
+import { milliseconds } from "../src/platform/access-log.ts";
 import { openTestStore, testConfig } from "./helpers.ts";
 
 describe("the access line", () => {

@@ -12,7 +12,7 @@ import { DEFAULT_HASH_QUEUE_LIMIT } from "../src/auth/hash-capacity.ts";
 import { createPasswordHasher } from "../src/auth/passwords.ts";
 import { keyId } from "../src/auth/tokens.ts";
 import type { Config } from "../src/config.ts";
-import type { Metrics } from "../src/metrics.ts";
+import type { Metrics } from "../src/operations/metrics.ts";
 import type { Resolve } from "../src/outbound/guard.ts";
 import { openPostgresStore } from "../src/store/postgres.ts";
 import { openSqliteStore } from "../src/store/sqlite.ts";

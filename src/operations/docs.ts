@@ -10,8 +10,8 @@
 import { STATUS_CODES } from "node:http";
 import swagger from "@fastify/swagger";
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
-import { HttpError } from "./errors.ts";
-import { openApiWebhooks } from "./webhooks/schemas.ts";
+import { HttpError } from "../errors.ts";
+import { openApiWebhooks } from "../webhooks/schemas.ts";
 
 export const SECURITY_SCHEME = "OAuth2PasswordBearer";
 export const BEARER_SECURITY = [{ [SECURITY_SCHEME]: [] as string[] }];

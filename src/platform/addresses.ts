@@ -8,7 +8,7 @@
 // and across a restart on another port, and must not end their tokens.
 import type { AddressInfo } from "node:net";
 import type { FastifyInstance } from "fastify";
-import type { Config } from "./config.ts";
+import type { Config } from "../config.ts";
 
 export interface Addresses {
   /** Absolute URL the endpoints are published under, without a trailing slash. */

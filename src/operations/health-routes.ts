@@ -5,10 +5,10 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "typebox";
 import type { CounterStore } from "../auth/rate-limits.ts";
-import { NO_SECURITY } from "../docs.ts";
 import { HttpError, SERVICE_UNAVAILABLE, SHUTTING_DOWN } from "../errors.ts";
 import { errorResponse } from "../schemas.ts";
 import type { UserStore } from "../store/store.ts";
+import { NO_SECURITY } from "./docs.ts";
 
 export interface HealthRouteOptions {
   store: UserStore;

@@ -21,14 +21,14 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import type { Guards } from "../auth/guard.ts";
 import { type ClientAccessClaims, InvalidToken, type TokenService, tokenKind } from "../auth/tokens.ts";
 import type { IntrospectionClient } from "../config.ts";
-import { BEARER_SECURITY, INTROSPECTION_SCHEME } from "../docs.ts";
 import { NOT_ENOUGH_PRIVILEGES, unauthorized } from "../errors.ts";
-import { acceptFormBodies } from "../forms.ts";
-import { basicCredentials, presentedClient } from "../oidc/client-auth.ts";
-import type { ClientRegistry } from "../oidc/clients.ts";
-import { liveDelegatedToken } from "../oidc/delegated-tokens.ts";
+import { BEARER_SECURITY, INTROSPECTION_SCHEME } from "../operations/docs.ts";
+import { acceptFormBodies } from "../platform/forms.ts";
 import { errorResponse, IntrospectForm, IntrospectionOut } from "../schemas.ts";
 import type { UserStore } from "../store/store.ts";
+import { basicCredentials, presentedClient } from "./client-auth.ts";
+import type { ClientRegistry } from "./clients.ts";
+import { liveDelegatedToken } from "./delegated-tokens.ts";
 
 export interface IntrospectRouteOptions {
   store: UserStore;

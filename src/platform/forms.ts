@@ -4,7 +4,7 @@
 // counts as absent, so `scope=` is ignored and `username=` is "missing". A
 // request with no body at all is an empty form: its fields are missing too.
 import type { FastifyInstance } from "fastify";
-import { HttpError } from "./errors.ts";
+import { HttpError } from "../errors.ts";
 
 /**
  * A form's fields: an object whose prototype has no members at all, so no field name (`__proto__`,

@@ -8,8 +8,9 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { FastifyRequest } from "fastify";
 import type { Guards } from "../auth/guard.ts";
-import { BEARER_SECURITY } from "../docs.ts";
 import { HttpError, NOT_ENOUGH_PRIVILEGES, notFound } from "../errors.ts";
+import { BEARER_SECURITY } from "../operations/docs.ts";
+import { errorResponse, UnauthorizedResponse } from "../schemas.ts";
 import {
   ClientCreate,
   ClientIdParams,
@@ -19,16 +20,15 @@ import {
   ClientPatch,
   ClientWithSecretOut,
   SecretRotation,
-} from "../oidc/client-schemas.ts";
+} from "./client-schemas.ts";
 import {
   type Actor,
   type ClientMetadataInput,
   type ClientRegistry,
   clientMetadata,
   metadataInputOf,
-} from "../oidc/clients.ts";
-import { toClientOut, withSecret } from "../oidc/present.ts";
-import { errorResponse, UnauthorizedResponse } from "../schemas.ts";
+} from "./clients.ts";
+import { toClientOut, withSecret } from "./present.ts";
 
 export interface ClientRouteOptions {
   clients: ClientRegistry;

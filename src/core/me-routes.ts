@@ -3,15 +3,16 @@
 // spec's token check.
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { FastifyReply } from "fastify";
-import type { Audit } from "../audit.ts";
 import type { AccountRecovery } from "../auth/account-recovery.ts";
 import type { Guards } from "../auth/guard.ts";
 import { COMMON_PASSWORD, type PasswordPolicy } from "../auth/password-policy.ts";
 import type { PasswordHasher } from "../auth/passwords.ts";
 import { clientOf, type Sessions } from "../auth/sessions.ts";
-import { BEARER_SECURITY } from "../docs.ts";
 import { EMAIL_TAKEN, HttpError, INCORRECT_CURRENT_PASSWORD, LAST_ACTIVE_ADMIN } from "../errors.ts";
 import type { Notices } from "../mail/notices.ts";
+import { BEARER_SECURITY } from "../operations/docs.ts";
+import { afterCommit } from "../platform/after-commit.ts";
+import type { Audit } from "../platform/audit.ts";
 import {
   errorResponse,
   PasswordChange,
@@ -27,7 +28,6 @@ import {
 import type { AuditEntry, UserRecord, UserStore } from "../store/store.ts";
 import { normalizeEmailInBody } from "../users/email.ts";
 import { toUserOut } from "../users/present.ts";
-import { afterCommit } from "./after-commit.ts";
 
 export interface MeRouteOptions {
   store: UserStore;

@@ -5,8 +5,8 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "typebox";
 import type { Guards } from "../auth/guard.ts";
-import { BEARER_SECURITY } from "../docs.ts";
 import { NOT_ENOUGH_PRIVILEGES } from "../errors.ts";
+import { BEARER_SECURITY } from "../operations/docs.ts";
 import { errorResponse, UnauthorizedResponse, UserIdParams } from "../schemas.ts";
 import { AUDIT_EVENT_TYPES, type AuditEventType, type UserStore } from "../store/store.ts";
 

@@ -6,17 +6,11 @@
 // /webhooks/{id}/deliveries queues one event again (a redelivery, 201).
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { Guards } from "../auth/guard.ts";
-import { BEARER_SECURITY } from "../docs.ts";
 import { NOT_ENOUGH_PRIVILEGES, notFound } from "../errors.ts";
+import { BEARER_SECURITY } from "../operations/docs.ts";
 import { errorResponse, UnauthorizedResponse } from "../schemas.ts";
 import type { UserStore, WebhookEndpointRecord } from "../store/store.ts";
-import {
-  EVENT_NOT_FOUND,
-  PRIVATE_URL,
-  WEBHOOK_NOT_FOUND,
-  type WebhookEndpoints,
-  webhookAudit,
-} from "../webhooks/endpoints.ts";
+import { EVENT_NOT_FOUND, PRIVATE_URL, WEBHOOK_NOT_FOUND, type WebhookEndpoints, webhookAudit } from "./endpoints.ts";
 import {
   DeliveryPage,
   PageQuery,
@@ -31,7 +25,7 @@ import {
   WebhookPatch,
   WebhookReplace,
   WebhookSecretOut,
-} from "../webhooks/schemas.ts";
+} from "./schemas.ts";
 
 export interface WebhookRouteOptions {
   store: UserStore;

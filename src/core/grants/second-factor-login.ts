@@ -2,10 +2,10 @@
 // (mfa-otp.ts, mfa-recovery-code.ts, mfa-webauthn.ts): a live mfa_token, the
 // user's second-factor limit, then the factor's own check.
 import type { FastifyRequest } from "fastify";
+import { type FactorName, invalidMfaToken, WRONG_ANSWER } from "../../auth/second-factors.ts";
+import { clientOf, SECOND_FACTOR_AMR } from "../../auth/sessions.ts";
 import { unauthorized } from "../../errors.ts";
 import type { AuditEntry } from "../../store/store.ts";
-import { type FactorName, invalidMfaToken, WRONG_ANSWER } from "../second-factors.ts";
-import { clientOf, SECOND_FACTOR_AMR } from "../sessions.ts";
 import { type GrantDeps, signIn, userTokens } from "./grant.ts";
 
 /**

@@ -6,32 +6,32 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { Type } from "typebox";
-import type { Audit } from "../audit.ts";
 import type { Guards } from "../auth/guard.ts";
 import type { Sessions } from "../auth/sessions.ts";
 import type { TokenService } from "../auth/tokens.ts";
-import { BEARER_SECURITY } from "../docs.ts";
 import { COULD_NOT_VALIDATE_CREDENTIALS, HttpError, NOT_AUTHENTICATED } from "../errors.ts";
-import { acceptFormBodies, newFields } from "../forms.ts";
+import { BEARER_SECURITY } from "../operations/docs.ts";
+import { sendConsentPage, sendErrorPage, sendSignedOutPage, sendSignOutPage } from "../pages/oidc-pages.ts";
+import { SIGN_IN_PAGE_PATH } from "../pages/security-pages.ts";
+import type { Audit } from "../platform/audit.ts";
+import { acceptFormBodies, newFields } from "../platform/forms.ts";
+import { errorResponse } from "../schemas.ts";
+import type { UserStore } from "../store/store.ts";
 import {
   type AuthorizationRequest,
   issueCode,
   parseAuthorizationRequest,
   type RequestProblem,
   responseUri,
-} from "../oidc/authorization.ts";
-import type { BrowserSession, BrowserSessions } from "../oidc/browser-session.ts";
-import { userClaims } from "../oidc/claims.ts";
-import { type ClientRegistry, usableRedirectUri } from "../oidc/clients.ts";
-import type { ClientCors } from "../oidc/cors.ts";
-import { liveDelegatedToken } from "../oidc/delegated-tokens.ts";
-import { ACR_MULTI_FACTOR, type IdTokens } from "../oidc/id-tokens.ts";
-import { AUTHORIZE_PATH, BROWSER_SESSION_PATH, CONSENT_PATH, END_SESSION_PATH, USERINFO_PATH } from "../oidc/paths.ts";
-import { type Reauthentication, requestDigest } from "../oidc/reauthentication.ts";
-import { sendConsentPage, sendErrorPage, sendSignedOutPage, sendSignOutPage } from "../pages/oidc-pages.ts";
-import { SIGN_IN_PAGE_PATH } from "../pages/security-pages.ts";
-import { errorResponse } from "../schemas.ts";
-import type { UserStore } from "../store/store.ts";
+} from "./authorization.ts";
+import type { BrowserSession, BrowserSessions } from "./browser-session.ts";
+import { userClaims } from "./claims.ts";
+import { type ClientRegistry, usableRedirectUri } from "./clients.ts";
+import type { ClientCors } from "./cors.ts";
+import { liveDelegatedToken } from "./delegated-tokens.ts";
+import { ACR_MULTI_FACTOR, type IdTokens } from "./id-tokens.ts";
+import { AUTHORIZE_PATH, BROWSER_SESSION_PATH, CONSENT_PATH, END_SESSION_PATH, USERINFO_PATH } from "./paths.ts";
+import { type Reauthentication, requestDigest } from "./reauthentication.ts";
 
 export interface OidcRouteOptions {
   store: UserStore;

@@ -1,6 +1,6 @@
 // A passkey alone (a discoverable credential with user verification) as the
 // whole login, without a password.
-import { AMR_PASSKEY, WEBAUTHN_GRANT } from "../passkeys.ts";
+import { AMR_PASSKEY, WEBAUTHN_GRANT } from "../../auth/passkeys.ts";
 import {
   type Grant,
   type GrantDeps,

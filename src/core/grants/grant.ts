@@ -20,22 +20,22 @@
 // body; the route adds `Cache-Control: no-store` and `Pragma: no-cache`.
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { Static } from "typebox";
-import type { Audit } from "../../audit.ts";
+import type { Devices } from "../../auth/devices.ts";
+import { MALFORMED_WEBAUTHN_RESPONSE, type Passkeys } from "../../auth/passkeys.ts";
+import type { PasswordHasher } from "../../auth/passwords.ts";
+import type { RateLimits } from "../../auth/rate-limits.ts";
+import type { SecondFactorService } from "../../auth/second-factors.ts";
+import { clientOf, type Issued, type Sessions } from "../../auth/sessions.ts";
+import { ACCESS_TOKEN_LIFETIME_SECONDS, type TokenService } from "../../auth/tokens.ts";
 import { HttpError } from "../../errors.ts";
 import type { Notices } from "../../mail/notices.ts";
 import type { Client, ClientRegistry } from "../../oidc/clients.ts";
 import type { OidcGrants } from "../../oidc/code-grant.ts";
+import type { Audit } from "../../platform/audit.ts";
 import type { ClientTokenOut, MfaRequired, TokenForm, TokenOut } from "../../schemas.ts";
 import type { AuditEntry, UserRecord, UserStore } from "../../store/store.ts";
 import type { BindingCookie } from "../../upstream/binding.ts";
 import type { Upstream } from "../../upstream/sign-in.ts";
-import type { Devices } from "../devices.ts";
-import { MALFORMED_WEBAUTHN_RESPONSE, type Passkeys } from "../passkeys.ts";
-import type { PasswordHasher } from "../passwords.ts";
-import type { RateLimits } from "../rate-limits.ts";
-import type { SecondFactorService } from "../second-factors.ts";
-import { clientOf, type Issued, type Sessions } from "../sessions.ts";
-import { ACCESS_TOKEN_LIFETIME_SECONDS, type TokenService } from "../tokens.ts";
 
 export const EMAIL_NOT_VERIFIED =
   "Your e-mail address is not verified yet: open the link we sent you, or ask for a new one";

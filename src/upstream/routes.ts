@@ -5,19 +5,19 @@
 // unlink) and an admin's view. The flow itself is upstream/sign-in.ts.
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "typebox";
-import type { Audit } from "../audit.ts";
 import type { Guards } from "../auth/guard.ts";
 import { TOO_MANY_MAIL_REQUESTS } from "../auth/rate-limits.ts";
-import { BEARER_SECURITY } from "../docs.ts";
 import { HttpError, NOT_ENOUGH_PRIVILEGES } from "../errors.ts";
 import { AUTHORIZE_PATH } from "../oidc/paths.ts";
+import { BEARER_SECURITY } from "../operations/docs.ts";
 import { SECURITY_PAGE_PATH, SIGN_IN_PAGE_PATH } from "../pages/security-pages.ts";
 import { sendUpstreamErrorPage } from "../pages/upstream-pages.ts";
+import type { Audit } from "../platform/audit.ts";
 import { errorResponse, SessionIdParams, UnauthorizedResponse, UserIdParams } from "../schemas.ts";
 import type { UpstreamIdentityRecord, UserStore } from "../store/store.ts";
-import type { BindingCookie } from "../upstream/binding.ts";
-import { UpstreamFailure } from "../upstream/relying-party.ts";
-import type { Upstream } from "../upstream/sign-in.ts";
+import type { BindingCookie } from "./binding.ts";
+import { UpstreamFailure } from "./relying-party.ts";
+import type { Upstream } from "./sign-in.ts";
 
 export interface UpstreamRouteOptions {
   store: UserStore;

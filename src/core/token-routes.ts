@@ -16,21 +16,10 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
 import { Type } from "typebox";
-import type { Audit } from "../audit.ts";
-import { EMAIL_NOT_VERIFIED, type Grant, type GrantDeps } from "../auth/grants/grant.ts";
-import { mfaOtpGrant } from "../auth/grants/mfa-otp.ts";
-import { mfaRecoveryCodeGrant } from "../auth/grants/mfa-recovery-code.ts";
-import { mfaWebauthnGrant } from "../auth/grants/mfa-webauthn.ts";
-import { passwordGrant } from "../auth/grants/password.ts";
-import { refreshTokenGrant } from "../auth/grants/refresh-token.ts";
-import { upstreamGrant } from "../auth/grants/upstream.ts";
-import { webauthnGrant } from "../auth/grants/webauthn.ts";
 import { PASSKEY_NOT_VERIFIED, WEBAUTHN_GRANT } from "../auth/passkeys.ts";
 import { TOO_MANY_LOGIN_ATTEMPTS } from "../auth/rate-limits.ts";
 import { clientOf, parseRefreshToken, type Sessions } from "../auth/sessions.ts";
 import { InvalidToken, type TokenService, tokenKind } from "../auth/tokens.ts";
-import { NO_SECURITY } from "../docs.ts";
-import { describeError, handleError } from "../error-handler.ts";
 import {
   HttpError,
   INCORRECT_EMAIL_OR_PASSWORD,
@@ -38,7 +27,6 @@ import {
   SERVICE_UNAVAILABLE,
   UNSUPPORTED_GRANT_TYPE,
 } from "../errors.ts";
-import { acceptFormBodies } from "../forms.ts";
 import {
   handleOAuthError,
   OAuthError,
@@ -50,6 +38,10 @@ import { authenticatePresented, CLIENT_AUTHENTICATION_FAILED, presentedClient } 
 import type { ClientCors } from "../oidc/cors.ts";
 import { authorizationCodeGrant } from "../oidc/grants/authorization-code.ts";
 import { clientCredentialsGrant, INVALID_SCOPE } from "../oidc/grants/client-credentials.ts";
+import { NO_SECURITY } from "../operations/docs.ts";
+import type { Audit } from "../platform/audit.ts";
+import { describeError, handleError } from "../platform/error-handler.ts";
+import { acceptFormBodies } from "../platform/forms.ts";
 import {
   ClientTokenOut,
   MFA_OTP_GRANT,
@@ -64,9 +56,17 @@ import {
   TokenOut,
 } from "../schemas.ts";
 import type { UserStore } from "../store/store.ts";
+import { upstreamGrant } from "../upstream/grant.ts";
+import { EMAIL_NOT_VERIFIED, type Grant, type GrantDeps } from "./grants/grant.ts";
+import { mfaOtpGrant } from "./grants/mfa-otp.ts";
+import { mfaRecoveryCodeGrant } from "./grants/mfa-recovery-code.ts";
+import { mfaWebauthnGrant } from "./grants/mfa-webauthn.ts";
+import { passwordGrant } from "./grants/password.ts";
+import { refreshTokenGrant } from "./grants/refresh-token.ts";
+import { webauthnGrant } from "./grants/webauthn.ts";
 
-export { EMAIL_NOT_VERIFIED } from "../auth/grants/grant.ts";
-export { MFA_REQUIRED } from "../auth/grants/password.ts";
+export { EMAIL_NOT_VERIFIED } from "./grants/grant.ts";
+export { MFA_REQUIRED } from "./grants/password.ts";
 
 export interface TokenRouteOptions extends GrantDeps {
   /** CORS for browser apps of registered public clients (and CORS_ORIGINS). */

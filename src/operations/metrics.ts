@@ -9,7 +9,7 @@
 // the hash queue's depth is read when scraped, and its refusals (503) are told from a store's by the app's onError hook;
 // process metrics from prom-client's defaults.
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
-import { hashingLoad, type PasswordHasher } from "./auth/passwords.ts";
+import { hashingLoad, type PasswordHasher } from "../auth/passwords.ts";
 import type { ObservedAction } from "./observed-actions.ts";
 
 /** Which step of a login a token-endpoint request was, when not the password or refresh grant's plain answer. */

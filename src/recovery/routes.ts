@@ -10,7 +10,7 @@ import { type AccountRecovery, EXPIRED_LINK, INVALID_LINK } from "../auth/accoun
 import { COMMON_PASSWORD } from "../auth/password-policy.ts";
 import { type RateLimits, TOO_MANY_MAIL_REQUESTS } from "../auth/rate-limits.ts";
 import { clientOf } from "../auth/sessions.ts";
-import { NO_SECURITY } from "../docs.ts";
+import { NO_SECURITY } from "../operations/docs.ts";
 import {
   Accepted,
   EmailRequest,

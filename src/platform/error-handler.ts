@@ -9,8 +9,8 @@ import {
   PASSWORD_MIN_LENGTH,
   PASSWORD_TOO_LONG,
   PASSWORD_TOO_SHORT,
-} from "./auth/password-policy.ts";
-import { type Headers, HttpError, INTERNAL_ERROR, MALFORMED_JSON, StoreUnavailable } from "./errors.ts";
+} from "../auth/password-policy.ts";
+import { type Headers, HttpError, INTERNAL_ERROR, MALFORMED_JSON, StoreUnavailable } from "../errors.ts";
 
 type ValidationIssue = NonNullable<FastifyError["validation"]>[number];
 

@@ -3,8 +3,7 @@
 // the cookie of the browser that started the sign-in). Like the password
 // grant from there: an account with a second factor answers 403
 // mfa_required; otherwise a session whose amr is ["fed"] (RFC 8176).
-import { HttpError } from "../../errors.ts";
-import { UPSTREAM_GRANT } from "../../schemas.ts";
+
 import {
   type Grant,
   type GrantDeps,
@@ -13,7 +12,9 @@ import {
   secondFactorChallenge,
   signIn,
   userTokens,
-} from "./grant.ts";
+} from "../core/grants/grant.ts";
+import { HttpError } from "../errors.ts";
+import { UPSTREAM_GRANT } from "../schemas.ts";
 
 export const INVALID_UPSTREAM_TICKET = "The sign-in has expired or was already used: start again";
 export const FEDERATED: readonly string[] = ["fed"];

@@ -10,7 +10,6 @@ import type { PasswordPolicy } from "../auth/password-policy.ts";
 import type { PasswordHasher } from "../auth/passwords.ts";
 import { type RateLimits, TOO_MANY_SIGNUPS } from "../auth/rate-limits.ts";
 import { type ClientInfo, clientOf } from "../auth/sessions.ts";
-import { BEARER_SECURITY, NO_SECURITY } from "../docs.ts";
 import {
   EMAIL_TAKEN,
   forbidden,
@@ -21,6 +20,8 @@ import {
   USER_NOT_FOUND,
 } from "../errors.ts";
 import type { Notices } from "../mail/notices.ts";
+import { BEARER_SECURITY, NO_SECURITY } from "../operations/docs.ts";
+import { afterCommit } from "../platform/after-commit.ts";
 import {
   errorResponse,
   PasswordRouteUnavailable,
@@ -35,9 +36,8 @@ import {
   UserReplace,
 } from "../schemas.ts";
 import type { AuditEntry, UserChanges, UserRecord, UserStore, WriteOptions } from "../store/store.ts";
-import { normalizeEmailInBody } from "../users/email.ts";
-import { toUserOut } from "../users/present.ts";
-import { afterCommit } from "./after-commit.ts";
+import { normalizeEmailInBody } from "./email.ts";
+import { toUserOut } from "./present.ts";
 
 export interface UserRouteOptions {
   store: UserStore;

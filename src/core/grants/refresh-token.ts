@@ -7,9 +7,9 @@
 // that client's sessions only, and is refused the RFC 6749 way (400
 // invalid_grant) otherwise; one that names none keeps the spec-style answers.
 
+import { clientOf, invalidGrant } from "../../auth/sessions.ts";
 import { OAuthError } from "../../oauth-errors.ts";
 import { INVALID_CLIENT_REFRESH } from "../../oidc/code-grant.ts";
-import { clientOf, invalidGrant } from "../sessions.ts";
 import { type Grant, type GrantDeps, required, userTokens } from "./grant.ts";
 
 export function refreshTokenGrant({ sessions, tokens, oidc }: GrantDeps): Grant {

@@ -13,9 +13,9 @@ import {
 } from "../auth/passkeys.ts";
 import { INVALID_MFA_TOKEN, type SecondFactorService } from "../auth/second-factors.ts";
 import { clientOf } from "../auth/sessions.ts";
-import { BEARER_SECURITY, NO_SECURITY } from "../docs.ts";
 import { HttpError } from "../errors.ts";
 import type { Notices } from "../mail/notices.ts";
+import { BEARER_SECURITY, NO_SECURITY } from "../operations/docs.ts";
 import {
   AuthenticationOptionsIn,
   AuthenticationOptionsOut,

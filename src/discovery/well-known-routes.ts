@@ -7,14 +7,14 @@
 import { createHash } from "node:crypto";
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "typebox";
-import type { Addresses } from "../addresses.ts";
 import { type KeySet, publicJwkSet } from "../auth/keys.ts";
-import { NO_SECURITY } from "../docs.ts";
 import { PROMPTS, SUPPORTED_SCOPES } from "../oidc/authorization.ts";
 import type { ClientCors } from "../oidc/cors.ts";
 import { ACR_MULTI_FACTOR, ACR_SINGLE_FACTOR } from "../oidc/id-tokens.ts";
 import { AUTHORIZE_PATH, END_SESSION_PATH, USERINFO_PATH } from "../oidc/paths.ts";
-import { REGISTRATION_PATH } from "./registration.ts";
+import { REGISTRATION_PATH } from "../oidc/registration-routes.ts";
+import { NO_SECURITY } from "../operations/docs.ts";
+import type { Addresses } from "../platform/addresses.ts";
 
 export interface WellKnownRouteOptions {
   keys: KeySet;

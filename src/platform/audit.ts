@@ -2,7 +2,7 @@
 // change, deactivation, deletion, session revocation) with time, user id,
 // client address and outcome, never a password or a token. Admins read them
 // at GET /users/{id}/events; events older than AUDIT_RETENTION_DAYS are pruned.
-import type { AuditEventType, UserStore } from "./store/store.ts";
+import type { AuditEventType, UserStore } from "../store/store.ts";
 
 export interface Audit {
   record(type: AuditEventType, userId: string | null, outcome: string, clientAddress: string | null): Promise<void>;

@@ -7,7 +7,6 @@
 // second-factor limit as the token endpoint's.
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { FastifyRequest } from "fastify";
-import type { Audit } from "../audit.ts";
 import type { Guards } from "../auth/guard.ts";
 import type { PasswordHasher } from "../auth/passwords.ts";
 import { type RateLimits, TOO_MANY_SECOND_FACTOR_ATTEMPTS } from "../auth/rate-limits.ts";
@@ -22,9 +21,10 @@ import {
   TOTP_NOT_ENABLED,
 } from "../auth/second-factors.ts";
 import { clientOf } from "../auth/sessions.ts";
-import { BEARER_SECURITY } from "../docs.ts";
 import { HttpError, INCORRECT_CURRENT_PASSWORD, NOT_ENOUGH_PRIVILEGES, notFound, USER_NOT_FOUND } from "../errors.ts";
 import type { Notices } from "../mail/notices.ts";
+import { BEARER_SECURITY } from "../operations/docs.ts";
+import type { Audit } from "../platform/audit.ts";
 import {
   errorResponse,
   MfaStatus,
