@@ -12,10 +12,10 @@ import { EmailTaken, LastActiveAdmin } from "../errors.ts";
 import { createAccountMails } from "../mail/messages.ts";
 import { createNotices, type Notices } from "../mail/notices.ts";
 import { createSealer } from "../mail/seal.ts";
-import { UserCreate } from "../schemas.ts";
 import { openStore } from "../store/open.ts";
 import type { UserStore } from "../store/store.ts";
 import { normalizeEmail } from "../users/email.ts";
+import { UserCreate } from "../users/schemas.ts";
 import { CliError, readPassword, UsageError, withStore } from "./common.ts";
 
 const checkNewUser = Compile(UserCreate);

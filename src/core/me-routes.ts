@@ -10,24 +10,14 @@ import type { PasswordHasher } from "../auth/passwords.ts";
 import { clientOf, type Sessions } from "../auth/sessions.ts";
 import { EMAIL_TAKEN, HttpError, INCORRECT_CURRENT_PASSWORD, LAST_ACTIVE_ADMIN } from "../errors.ts";
 import type { Notices } from "../mail/notices.ts";
-import { BEARER_SECURITY } from "../operations/docs.ts";
 import { afterCommit } from "../platform/after-commit.ts";
 import type { Audit } from "../platform/audit.ts";
-import {
-  errorResponse,
-  PasswordChange,
-  PasswordRouteUnavailable,
-  SelfPatch,
-  SessionIdParams,
-  SessionList,
-  SessionListQuery,
-  UnauthorizedResponse,
-  USERS_PAGE_DEFAULT,
-  UserOut,
-} from "../schemas.ts";
+import { BEARER_SECURITY, errorResponse, PasswordRouteUnavailable, UnauthorizedResponse } from "../platform/openapi.ts";
+import { SessionIdParams, SessionList, SessionListQuery } from "../sessions/schemas.ts";
 import type { AuditEntry, UserRecord, UserStore } from "../store/store.ts";
 import { normalizeEmailInBody } from "../users/email.ts";
 import { toUserOut } from "../users/present.ts";
+import { PasswordChange, SelfPatch, USERS_PAGE_DEFAULT, UserOut } from "../users/schemas.ts";
 
 export interface MeRouteOptions {
   store: UserStore;

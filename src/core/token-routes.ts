@@ -38,23 +38,10 @@ import { authenticatePresented, CLIENT_AUTHENTICATION_FAILED, presentedClient } 
 import type { ClientCors } from "../oidc/cors.ts";
 import { authorizationCodeGrant } from "../oidc/grants/authorization-code.ts";
 import { clientCredentialsGrant, INVALID_SCOPE } from "../oidc/grants/client-credentials.ts";
-import { NO_SECURITY } from "../operations/docs.ts";
 import type { Audit } from "../platform/audit.ts";
 import { describeError, handleError } from "../platform/error-handler.ts";
 import { acceptFormBodies } from "../platform/forms.ts";
-import {
-  ClientTokenOut,
-  MFA_OTP_GRANT,
-  MFA_RECOVERY_CODE_GRANT,
-  MFA_WEBAUTHN_GRANT,
-  MfaRequired,
-  oauthErrorResponse,
-  PASSWORD_CHECKS_BUSY_DESCRIPTION,
-  RevokeForm,
-  RevokeOut,
-  TokenForm,
-  TokenOut,
-} from "../schemas.ts";
+import { NO_SECURITY, oauthErrorResponse, PASSWORD_CHECKS_BUSY_DESCRIPTION } from "../platform/openapi.ts";
 import type { UserStore } from "../store/store.ts";
 import { upstreamGrant } from "../upstream/grant.ts";
 import { EMAIL_NOT_VERIFIED, type Grant, type GrantDeps } from "./grants/grant.ts";
@@ -64,6 +51,17 @@ import { mfaWebauthnGrant } from "./grants/mfa-webauthn.ts";
 import { passwordGrant } from "./grants/password.ts";
 import { refreshTokenGrant } from "./grants/refresh-token.ts";
 import { webauthnGrant } from "./grants/webauthn.ts";
+import {
+  ClientTokenOut,
+  MFA_OTP_GRANT,
+  MFA_RECOVERY_CODE_GRANT,
+  MFA_WEBAUTHN_GRANT,
+  MfaRequired,
+  RevokeForm,
+  RevokeOut,
+  TokenForm,
+  TokenOut,
+} from "./schemas.ts";
 
 export { EMAIL_NOT_VERIFIED } from "./grants/grant.ts";
 export { MFA_REQUIRED } from "./grants/password.ts";

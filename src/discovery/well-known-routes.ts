@@ -13,8 +13,8 @@ import type { ClientCors } from "../oidc/cors.ts";
 import { ACR_MULTI_FACTOR, ACR_SINGLE_FACTOR } from "../oidc/id-tokens.ts";
 import { AUTHORIZE_PATH, END_SESSION_PATH, USERINFO_PATH } from "../oidc/paths.ts";
 import { REGISTRATION_PATH } from "../oidc/registration-routes.ts";
-import { NO_SECURITY } from "../operations/docs.ts";
 import type { Addresses } from "../platform/addresses.ts";
+import { NO_SECURITY } from "../platform/openapi.ts";
 
 export interface WellKnownRouteOptions {
   keys: KeySet;

@@ -15,11 +15,11 @@ import { INVALID_MFA_TOKEN, type SecondFactorService } from "../auth/second-fact
 import { clientOf } from "../auth/sessions.ts";
 import { HttpError } from "../errors.ts";
 import type { Notices } from "../mail/notices.ts";
-import { BEARER_SECURITY, NO_SECURITY } from "../operations/docs.ts";
+import { BEARER_SECURITY, errorResponse, NO_SECURITY, UnauthorizedResponse } from "../platform/openapi.ts";
+import type { PasskeyRecord, UserStore } from "../store/store.ts";
 import {
   AuthenticationOptionsIn,
   AuthenticationOptionsOut,
-  errorResponse,
   PasskeyAddedOut,
   PasskeyCreate,
   PasskeyIdParams,
@@ -27,9 +27,7 @@ import {
   PasskeyOut,
   PasskeyRename,
   RegistrationOptionsOut,
-  UnauthorizedResponse,
-} from "../schemas.ts";
-import type { PasskeyRecord, UserStore } from "../store/store.ts";
+} from "./schemas.ts";
 
 export interface PasskeyRouteOptions {
   store: UserStore;

@@ -23,21 +23,18 @@ import {
 import { clientOf } from "../auth/sessions.ts";
 import { HttpError, INCORRECT_CURRENT_PASSWORD, NOT_ENOUGH_PRIVILEGES, notFound, USER_NOT_FOUND } from "../errors.ts";
 import type { Notices } from "../mail/notices.ts";
-import { BEARER_SECURITY } from "../operations/docs.ts";
 import type { Audit } from "../platform/audit.ts";
+import { BEARER_SECURITY, errorResponse, PasswordRouteUnavailable, UnauthorizedResponse } from "../platform/openapi.ts";
+import type { UserRecord, UserStore } from "../store/store.ts";
+import { UserIdParams } from "../users/schemas.ts";
 import {
-  errorResponse,
   MfaStatus,
   PasswordConfirmation,
-  PasswordRouteUnavailable,
   RecoveryCodesOut,
   TotpConfirm,
   TotpDisable,
   TotpEnrolmentOut,
-  UnauthorizedResponse,
-  UserIdParams,
-} from "../schemas.ts";
-import type { UserRecord, UserStore } from "../store/store.ts";
+} from "./schemas.ts";
 
 export interface SecondFactorRouteOptions {
   store: UserStore;

@@ -9,8 +9,7 @@ import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { FastifyRequest } from "fastify";
 import type { Guards } from "../auth/guard.ts";
 import { HttpError, NOT_ENOUGH_PRIVILEGES, notFound } from "../errors.ts";
-import { BEARER_SECURITY } from "../operations/docs.ts";
-import { errorResponse, UnauthorizedResponse } from "../schemas.ts";
+import { BEARER_SECURITY, errorResponse, UnauthorizedResponse } from "../platform/openapi.ts";
 import {
   ClientCreate,
   ClientIdParams,

@@ -22,13 +22,13 @@ import type { Guards } from "../auth/guard.ts";
 import { type ClientAccessClaims, InvalidToken, type TokenService, tokenKind } from "../auth/tokens.ts";
 import type { IntrospectionClient } from "../config.ts";
 import { NOT_ENOUGH_PRIVILEGES, unauthorized } from "../errors.ts";
-import { BEARER_SECURITY, INTROSPECTION_SCHEME } from "../operations/docs.ts";
 import { acceptFormBodies } from "../platform/forms.ts";
-import { errorResponse, IntrospectForm, IntrospectionOut } from "../schemas.ts";
+import { BEARER_SECURITY, errorResponse, INTROSPECTION_SCHEME } from "../platform/openapi.ts";
 import type { UserStore } from "../store/store.ts";
 import { basicCredentials, presentedClient } from "./client-auth.ts";
 import type { ClientRegistry } from "./clients.ts";
 import { liveDelegatedToken } from "./delegated-tokens.ts";
+import { IntrospectForm, IntrospectionOut } from "./introspection-schemas.ts";
 
 export interface IntrospectRouteOptions {
   store: UserStore;

@@ -10,12 +10,11 @@ import type { Guards } from "../auth/guard.ts";
 import type { Sessions } from "../auth/sessions.ts";
 import type { TokenService } from "../auth/tokens.ts";
 import { COULD_NOT_VALIDATE_CREDENTIALS, HttpError, NOT_AUTHENTICATED } from "../errors.ts";
-import { BEARER_SECURITY } from "../operations/docs.ts";
 import { sendConsentPage, sendErrorPage, sendSignedOutPage, sendSignOutPage } from "../pages/oidc-pages.ts";
 import { SIGN_IN_PAGE_PATH } from "../pages/security-pages.ts";
 import type { Audit } from "../platform/audit.ts";
 import { acceptFormBodies, newFields } from "../platform/forms.ts";
-import { errorResponse } from "../schemas.ts";
+import { BEARER_SECURITY, errorResponse } from "../platform/openapi.ts";
 import type { UserStore } from "../store/store.ts";
 import {
   type AuthorizationRequest,

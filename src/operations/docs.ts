@@ -1,8 +1,9 @@
 // The OpenAPI document and the Swagger UI at /docs. Every asset is served by
 // the service itself (no CDN). The password-flow security scheme advertises
 // /auth/token to the UI's Authorize control as metadata only; the service
-// never redirects there. Protected routes list BEARER_SECURITY, which is what
-// draws their padlock; open routes list none.
+// never redirects there. Protected routes list BEARER_SECURITY
+// (platform/openapi.ts), which is what draws their padlock; open routes list
+// none.
 //
 // Swagger UI's plugin is loaded on the first request for /docs, not at start:
 // it and the static-file server under it (with glob and a YAML library) were
@@ -11,14 +12,8 @@ import { STATUS_CODES } from "node:http";
 import swagger from "@fastify/swagger";
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
 import { HttpError } from "../errors.ts";
+import { INTROSPECTION_SCHEME, SECURITY_SCHEME } from "../platform/openapi.ts";
 import { openApiWebhooks } from "../webhooks/schemas.ts";
-
-export const SECURITY_SCHEME = "OAuth2PasswordBearer";
-export const BEARER_SECURITY = [{ [SECURITY_SCHEME]: [] as string[] }];
-/** HTTP Basic for the resource servers that may call POST /auth/introspect. */
-export const INTROSPECTION_SCHEME = "IntrospectionClient";
-/** Open routes say so explicitly (an empty requirement): no padlock, and linters see it was meant. */
-export const NO_SECURITY: Record<string, string[]>[] = [];
 
 const DESCRIPTION = `A user and token service: sign up, exchange e-mail and password for a signed
 bearer token (OAuth 2.0 password grant), and read the current user with it.

@@ -6,9 +6,8 @@ import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "typebox";
 import type { CounterStore } from "../auth/rate-limits.ts";
 import { HttpError, SERVICE_UNAVAILABLE, SHUTTING_DOWN } from "../errors.ts";
-import { errorResponse } from "../schemas.ts";
+import { errorResponse, NO_SECURITY } from "../platform/openapi.ts";
 import type { UserStore } from "../store/store.ts";
-import { NO_SECURITY } from "./docs.ts";
 
 export interface HealthRouteOptions {
   store: UserStore;

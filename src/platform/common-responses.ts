@@ -7,7 +7,7 @@
 // that declare one of these statuses themselves keep their own entry.
 import type { FastifyInstance, RouteOptions } from "fastify";
 import { SERVICE_UNAVAILABLE } from "../errors.ts";
-import { errorResponse } from "../schemas.ts";
+import { errorResponse } from "./openapi.ts";
 
 const HEADERS_BY_STATUS: Record<string, Record<string, { type: "string"; description: string }>> = {
   401: { "WWW-Authenticate": { type: "string", description: "Always `Bearer` (spec, Errors rules)." } },

@@ -10,17 +10,9 @@ import { type AccountRecovery, EXPIRED_LINK, INVALID_LINK } from "../auth/accoun
 import { COMMON_PASSWORD } from "../auth/password-policy.ts";
 import { type RateLimits, TOO_MANY_MAIL_REQUESTS } from "../auth/rate-limits.ts";
 import { clientOf } from "../auth/sessions.ts";
-import { NO_SECURITY } from "../operations/docs.ts";
-import {
-  Accepted,
-  EmailRequest,
-  EmailVerificationConfirm,
-  EmailVerified,
-  errorResponse,
-  PasswordResetConfirm,
-  PasswordRouteUnavailable,
-} from "../schemas.ts";
+import { errorResponse, NO_SECURITY, PasswordRouteUnavailable } from "../platform/openapi.ts";
 import { normalizeEmailInBody } from "../users/email.ts";
+import { Accepted, EmailRequest, EmailVerificationConfirm, EmailVerified, PasswordResetConfirm } from "./schemas.ts";
 
 export interface AccountRouteOptions {
   recovery: AccountRecovery;

@@ -13,8 +13,8 @@ import {
   signIn,
   userTokens,
 } from "../core/grants/grant.ts";
+import { UPSTREAM_GRANT } from "../core/schemas.ts";
 import { HttpError } from "../errors.ts";
-import { UPSTREAM_GRANT } from "../schemas.ts";
 
 export const INVALID_UPSTREAM_TICKET = "The sign-in has expired or was already used: start again";
 export const FEDERATED: readonly string[] = ["fed"];

@@ -6,9 +6,9 @@ import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "typebox";
 import type { Guards } from "../auth/guard.ts";
 import { NOT_ENOUGH_PRIVILEGES } from "../errors.ts";
-import { BEARER_SECURITY } from "../operations/docs.ts";
-import { errorResponse, UnauthorizedResponse, UserIdParams } from "../schemas.ts";
+import { BEARER_SECURITY, errorResponse, UnauthorizedResponse } from "../platform/openapi.ts";
 import { AUDIT_EVENT_TYPES, type AuditEventType, type UserStore } from "../store/store.ts";
+import { UserIdParams } from "./schemas.ts";
 
 export interface EventRouteOptions {
   store: UserStore;

@@ -20,12 +20,18 @@ import {
   USER_NOT_FOUND,
 } from "../errors.ts";
 import type { Notices } from "../mail/notices.ts";
-import { BEARER_SECURITY, NO_SECURITY } from "../operations/docs.ts";
 import { afterCommit } from "../platform/after-commit.ts";
 import {
+  BEARER_SECURITY,
   errorResponse,
+  NO_SECURITY,
   PasswordRouteUnavailable,
   UnauthorizedResponse,
+} from "../platform/openapi.ts";
+import type { AuditEntry, UserChanges, UserRecord, UserStore, WriteOptions } from "../store/store.ts";
+import { normalizeEmailInBody } from "./email.ts";
+import { toUserOut } from "./present.ts";
+import {
   USERS_PAGE_DEFAULT,
   UserCreate,
   UserIdParams,
@@ -34,10 +40,7 @@ import {
   UserPage,
   UserPatch,
   UserReplace,
-} from "../schemas.ts";
-import type { AuditEntry, UserChanges, UserRecord, UserStore, WriteOptions } from "../store/store.ts";
-import { normalizeEmailInBody } from "./email.ts";
-import { toUserOut } from "./present.ts";
+} from "./schemas.ts";
 
 export interface UserRouteOptions {
   store: UserStore;

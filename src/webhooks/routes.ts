@@ -7,8 +7,7 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { Guards } from "../auth/guard.ts";
 import { NOT_ENOUGH_PRIVILEGES, notFound } from "../errors.ts";
-import { BEARER_SECURITY } from "../operations/docs.ts";
-import { errorResponse, UnauthorizedResponse } from "../schemas.ts";
+import { BEARER_SECURITY, errorResponse, UnauthorizedResponse } from "../platform/openapi.ts";
 import type { UserStore, WebhookEndpointRecord } from "../store/store.ts";
 import { EVENT_NOT_FOUND, PRIVATE_URL, WEBHOOK_NOT_FOUND, type WebhookEndpoints, webhookAudit } from "./endpoints.ts";
 import {

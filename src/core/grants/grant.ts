@@ -32,10 +32,10 @@ import type { Notices } from "../../mail/notices.ts";
 import type { Client, ClientRegistry } from "../../oidc/clients.ts";
 import type { OidcGrants } from "../../oidc/code-grant.ts";
 import type { Audit } from "../../platform/audit.ts";
-import type { ClientTokenOut, MfaRequired, TokenForm, TokenOut } from "../../schemas.ts";
 import type { AuditEntry, UserRecord, UserStore } from "../../store/store.ts";
 import type { BindingCookie } from "../../upstream/binding.ts";
 import type { Upstream } from "../../upstream/sign-in.ts";
+import type { ClientTokenOut, MfaRequired, TokenForm, TokenOut } from "../schemas.ts";
 
 export const EMAIL_NOT_VERIFIED =
   "Your e-mail address is not verified yet: open the link we sent you, or ask for a new one";

@@ -1,5 +1,5 @@
 // The second step with an authenticator app's six-digit code (TOTP).
-import { MFA_OTP_GRANT } from "../../schemas.ts";
+import { MFA_OTP_GRANT } from "../schemas.ts";
 import { type Grant, type GrantDeps, required } from "./grant.ts";
 import { secondFactorLogin } from "./second-factor-login.ts";
 

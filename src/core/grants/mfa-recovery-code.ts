@@ -1,5 +1,5 @@
 // The second step with one of the account's recovery codes.
-import { MFA_RECOVERY_CODE_GRANT } from "../../schemas.ts";
+import { MFA_RECOVERY_CODE_GRANT } from "../schemas.ts";
 import { type Grant, type GrantDeps, required } from "./grant.ts";
 import { secondFactorLogin } from "./second-factor-login.ts";
 

@@ -1,5 +1,5 @@
 // The second step with a passkey's assertion.
-import { MFA_WEBAUTHN_GRANT } from "../../schemas.ts";
+import { MFA_WEBAUTHN_GRANT } from "../schemas.ts";
 import { type Grant, type GrantDeps, required, webauthnResponse } from "./grant.ts";
 import { secondFactorLogin } from "./second-factor-login.ts";
 
