@@ -7,36 +7,33 @@ import type { AccountRecovery } from "../auth/account-recovery.ts";
 import type { Guards } from "../auth/guard.ts";
 import { COMMON_PASSWORD, type PasswordPolicy } from "../auth/password-policy.ts";
 import type { PasswordHasher } from "../auth/passwords.ts";
-import { clientOf, type Sessions } from "../auth/sessions.ts";
+import { clientOf } from "../auth/sessions.ts";
 import { EMAIL_TAKEN, HttpError, INCORRECT_CURRENT_PASSWORD, LAST_ACTIVE_ADMIN } from "../errors.ts";
 import type { Notices } from "../mail/notices.ts";
 import { afterCommit } from "../platform/after-commit.ts";
 import type { Audit } from "../platform/audit.ts";
 import { BEARER_SECURITY, errorResponse, PasswordRouteUnavailable, UnauthorizedResponse } from "../platform/openapi.ts";
-import { SessionIdParams, SessionList, SessionListQuery } from "../sessions/schemas.ts";
-import type { AuditEntry, UserRecord, UserStore } from "../store/store.ts";
+import type { UserRecord, UserStore } from "../store/store.ts";
 import { normalizeEmailInBody } from "../users/email.ts";
 import { toUserOut } from "../users/present.ts";
-import { PasswordChange, SelfPatch, USERS_PAGE_DEFAULT, UserOut } from "../users/schemas.ts";
+import { PasswordChange, SelfPatch, UserOut } from "../users/schemas.ts";
 
 export interface MeRouteOptions {
   store: UserStore;
   guards: Guards;
   passwords: PasswordHasher;
-  sessions: Sessions;
   audit: Audit;
   policy: PasswordPolicy;
   recovery: AccountRecovery;
   notices: Notices;
 }
 
-const SESSION_NOT_FOUND = "Session not found";
 const invalidResponse = errorResponse("The body is invalid.", "body.full_name: must NOT have more than 200 characters");
 const notJsonResponse = errorResponse("The body is not JSON.", "Unsupported Media Type");
 
 export const meRoutes: FastifyPluginAsyncTypebox<MeRouteOptions> = async (
   app,
-  { store, guards, passwords, sessions, audit, policy, recovery, notices },
+  { store, guards, passwords, audit, policy, recovery, notices },
 ) => {
   const { authenticate } = guards;
   // A user record from the token check's cache is the same object until the user changes (then the
@@ -179,83 +176,6 @@ export const meRoutes: FastifyPluginAsyncTypebox<MeRouteOptions> = async (
         },
       );
       notices.wake();
-      reply.code(204).send(null);
-    },
-  );
-
-  app.get(
-    "/me/sessions",
-    {
-      preHandler: [authenticate],
-      schema: {
-        operationId: "listSessions",
-        tags: ["me"],
-        summary: "Your signed-in sessions",
-        description:
-          "Live sessions, newest first, in pages: when each began, when it was last refreshed, from where and " +
-          "with what. Follow `next` (or pass `next_cursor` as `cursor`) until it is null. A user holds at most " +
-          "`MAX_SESSIONS_PER_USER` live sessions of their own, and as many of each OpenID Connect client (counted " +
-          "apart); a new login ends the oldest of its kind beyond that.",
-        security: BEARER_SECURITY,
-        querystring: SessionListQuery,
-        response: {
-          200: SessionList,
-          401: UnauthorizedResponse,
-          422: errorResponse("The query is invalid.", "querystring.limit: must be <= 100"),
-        },
-      },
-    },
-    async function listSessions(request) {
-      const { limit = USERS_PAGE_DEFAULT, cursor } = request.query;
-      // One extra row tells whether a next page exists without a count query.
-      const rows = await sessions.list(request.user!.id, { limit: limit + 1, before: cursor });
-      const items = rows.slice(0, limit);
-      const last = items.at(-1);
-      const nextCursor = rows.length > limit && last ? last.id : null;
-      return {
-        next_cursor: nextCursor,
-        next: nextCursor ? `/me/sessions?${new URLSearchParams({ limit: String(limit), cursor: nextCursor })}` : null,
-        items: items.map((session) => ({
-          id: session.id,
-          created_at: session.createdAt,
-          last_used_at: session.lastUsedAt,
-          expires_at: session.expiresAt,
-          client_address: session.clientAddress,
-          user_agent: session.userAgent,
-          current: session.id === request.sessionId,
-        })),
-      };
-    },
-  );
-
-  app.delete(
-    "/me/sessions/:id",
-    {
-      preHandler: [authenticate],
-      schema: {
-        operationId: "endSession",
-        tags: ["me"],
-        summary: "End one of your sessions (log it out)",
-        description:
-          "204 with no body. Its refresh tokens stop working at once; access tokens already issued in it run " +
-          "out within their 30 minutes. Other sessions are untouched.",
-        security: BEARER_SECURITY,
-        params: SessionIdParams,
-        response: {
-          204: { type: "null", description: "Ended." },
-          401: UnauthorizedResponse,
-          404: errorResponse("No live session of yours with this id.", SESSION_NOT_FOUND),
-          422: errorResponse("The id is not a UUID.", 'params.id: must match format "uuid"'),
-        },
-      },
-    },
-    async function endSession(request, reply) {
-      const session = await store.findSession(request.params.id);
-      // Someone else's session answers exactly like a missing one.
-      const events: AuditEntry[] = [{ type: "session_revocation", outcome: "logged_out", clientAddress: request.ip }];
-      if (!session || session.userId !== request.user!.id || !(await sessions.revoke(session.id, events))) {
-        throw new HttpError(404, SESSION_NOT_FOUND);
-      }
       reply.code(204).send(null);
     },
   );

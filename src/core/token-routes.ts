@@ -12,7 +12,8 @@
 // Registered clients (issue 24) use client_credentials here: the client
 // authenticates (oidc/client-auth.ts) and every error carries `error`.
 // The route parses the form and dispatches on grant_type to one module per
-// grant (auth/grants/grant.ts says what a grant is and how to add one).
+// grant, from the grant table (core/grants/grant.ts says what a grant is,
+// core/grants/registry.ts how one is added).
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
 import { Type } from "typebox";
@@ -35,22 +36,15 @@ import {
   renderOAuthError,
 } from "../oauth-errors.ts";
 import { authenticatePresented, CLIENT_AUTHENTICATION_FAILED, presentedClient } from "../oidc/client-auth.ts";
+import type { ClientRegistry } from "../oidc/clients.ts";
 import type { ClientCors } from "../oidc/cors.ts";
-import { authorizationCodeGrant } from "../oidc/grants/authorization-code.ts";
-import { clientCredentialsGrant, INVALID_SCOPE } from "../oidc/grants/client-credentials.ts";
-import type { Audit } from "../platform/audit.ts";
+import { INVALID_SCOPE } from "../oidc/grants/client-credentials.ts";
 import { describeError, handleError } from "../platform/error-handler.ts";
 import { acceptFormBodies } from "../platform/forms.ts";
 import { NO_SECURITY, oauthErrorResponse, PASSWORD_CHECKS_BUSY_DESCRIPTION } from "../platform/openapi.ts";
 import type { UserStore } from "../store/store.ts";
-import { upstreamGrant } from "../upstream/grant.ts";
-import { EMAIL_NOT_VERIFIED, type Grant, type GrantDeps } from "./grants/grant.ts";
-import { mfaOtpGrant } from "./grants/mfa-otp.ts";
-import { mfaRecoveryCodeGrant } from "./grants/mfa-recovery-code.ts";
-import { mfaWebauthnGrant } from "./grants/mfa-webauthn.ts";
-import { passwordGrant } from "./grants/password.ts";
-import { refreshTokenGrant } from "./grants/refresh-token.ts";
-import { webauthnGrant } from "./grants/webauthn.ts";
+import { EMAIL_NOT_VERIFIED, type Grant } from "./grants/grant.ts";
+import type { GrantRegistry } from "./grants/registry.ts";
 import {
   ClientTokenOut,
   MFA_OTP_GRANT,
@@ -66,34 +60,18 @@ import {
 export { EMAIL_NOT_VERIFIED } from "./grants/grant.ts";
 export { MFA_REQUIRED } from "./grants/password.ts";
 
-export interface TokenRouteOptions extends GrantDeps {
+export interface TokenRouteOptions {
+  /** The grants by grant_type: the core's, and those the capabilities added as they installed. */
+  grants: GrantRegistry;
+  /** The registered clients, for client authentication (client grants, revocation). */
+  clients: ClientRegistry;
   /** CORS for browser apps of registered public clients (and CORS_ORIGINS). */
   cors: ClientCors;
   store: UserStore;
   tokens: TokenService;
   sessions: Sessions;
-  audit: Audit;
   /** OAUTH_ERROR_FIELDS: errors also carry RFC 6749's `error` and `error_description`. */
   oauthErrorFields: boolean;
-}
-
-/**
- * The grants, by grant_type. A new grant is a module (see auth/grants/grant.ts) and one line here;
- * part B's authorization_code grant goes at the end, with client_credentials.
- */
-export function grantTable(deps: GrantDeps): ReadonlyMap<string, Grant> {
-  const grants: Grant[] = [
-    passwordGrant(deps),
-    refreshTokenGrant(deps),
-    mfaOtpGrant(deps),
-    mfaRecoveryCodeGrant(deps),
-    mfaWebauthnGrant(deps),
-    webauthnGrant(deps),
-    clientCredentialsGrant(deps),
-    ...(deps.upstream ? [upstreamGrant(deps)] : []),
-    ...(deps.oidc ? [authorizationCodeGrant(deps.oidc)] : []),
-  ];
-  return new Map(grants.map((grant) => [grant.type, grant]));
 }
 
 /**
@@ -125,8 +103,7 @@ async function sessionOf(
 }
 
 export const tokenRoutes: FastifyPluginAsyncTypebox<TokenRouteOptions> = async (app, options) => {
-  const { store, sessions, oauthErrorFields } = options;
-  const grants = grantTable(options);
+  const { grants, store, sessions, oauthErrorFields } = options;
   const sessionOfAccessToken = (token: string, clientId: string | undefined) => sessionOf(options, token, clientId);
   // Before the routes, so it applies to them: browser apps of public clients call both cross-origin.
   options.cors.apply(app, { "/auth/token": ["POST"], "/auth/revoke": ["POST"] });

@@ -23,8 +23,11 @@ export interface WellKnownRouteOptions {
   oidcKeys?: KeySet;
   /** CORS for registered public clients' origins (browser apps read discovery and the key set). */
   cors?: ClientCors;
-  /** Every grant_type the token endpoint answers (routes/token.ts's grant table). */
-  grantTypes: readonly string[];
+  /**
+   * Every grant_type the token endpoint answers (its grant table, core/grants/registry.ts), read when
+   * the metadata is asked for: the capabilities add their grants as they install, after this.
+   */
+  grantTypes: () => readonly string[];
   /** Whether dynamic client registration is on: then the metadata names its endpoint. */
   registration: boolean;
 }
@@ -158,7 +161,7 @@ export const wellKnownRoutes: FastifyPluginAsyncTypebox<WellKnownRouteOptions> =
           }
         : // No authorization endpoint, so no response types (RFC 8414 requires the member).
           { response_types_supported: [] }),
-      grant_types_supported: [...grantTypes],
+      grant_types_supported: [...grantTypes()],
       token_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS,
       service_documentation: `${base}/docs`,
       revocation_endpoint: `${base}/auth/revoke`,

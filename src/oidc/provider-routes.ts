@@ -32,7 +32,7 @@ import { ACR_MULTI_FACTOR, type IdTokens } from "./id-tokens.ts";
 import { AUTHORIZE_PATH, BROWSER_SESSION_PATH, CONSENT_PATH, END_SESSION_PATH, USERINFO_PATH } from "./paths.ts";
 import { type Reauthentication, requestDigest } from "./reauthentication.ts";
 
-export interface OidcRouteOptions {
+export interface ProviderRouteOptions {
   store: UserStore;
   guards: Guards;
   tokens: TokenService;
@@ -105,7 +105,7 @@ function invalidToken(detail: string = COULD_NOT_VALIDATE_CREDENTIALS): HttpErro
   return new HttpError(401, detail, { "www-authenticate": 'Bearer error="invalid_token"' });
 }
 
-export const oidcRoutes: FastifyPluginAsyncTypebox<OidcRouteOptions> = async (
+export const providerRoutes: FastifyPluginAsyncTypebox<ProviderRouteOptions> = async (
   app,
   {
     store,
