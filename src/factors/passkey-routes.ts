@@ -1,7 +1,7 @@
 // Passkeys: the caller's own (/me/passkeys: begin a registration, finish it,
 // list, rename, remove) and the options of an authentication ceremony
 // (POST /auth/webauthn/authentication-options), which the token endpoint's
-// passkey grants then answer (routes/token.ts). Someone else's passkey is
+// passkey grants then answer (core/token-routes.ts). Someone else's passkey is
 // answered exactly like a missing one.
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { Guards } from "../auth/guard.ts";

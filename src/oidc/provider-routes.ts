@@ -74,7 +74,7 @@ const GrantedApp = Type.Object(
   { $id: "GrantedApp", description: "An application the user allowed to use the account (its consent)." },
 );
 
-// The metrics' names of these routes' actions (observed-actions.ts).
+// The metrics' names of these routes' actions (operations/observed-actions.ts).
 const AUTHORIZATION = { observed: "authorization" } as const;
 const CONSENT = { observed: "consent" } as const;
 const USERINFO = { observed: "userinfo" } as const;

@@ -56,7 +56,7 @@ export function accessLogHook(app: FastifyInstance): AccessLogHook | undefined {
       lastTime = time;
       lastTimeText = String(time);
     }
-    // The request id (a UUID, or the caller's after SANE_REQUEST_ID in app.ts) and a standard method
+    // The request id (a UUID, or the caller's after SANE_REQUEST_ID in instance.ts) and a standard method
     // hold nothing JSON must escape; the path and the address may.
     const method = PLAIN_METHODS.has(request.method) ? request.method : JSON.stringify(request.method).slice(1, -1);
     stream.write(

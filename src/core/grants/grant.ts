@@ -1,23 +1,24 @@
 // What a grant of the token endpoint is: one module per grant_type (as
 // node-oidc-provider's lib/actions/grants/), each exporting a factory that
-// returns its Grant. The route (routes/token.ts) parses the form, looks the
-// grant up in its dispatch table, authenticates the client first when the
-// grant takes one, then calls handle(). Also the few steps several grants
-// share: a required field, the client's address and agent for the session,
-// the refusal of an unverified address, the start of a sign-in's session
-// (with its device noticed), and the user's token response.
+// returns its Grant. The route (core/token-routes.ts) parses the form, looks
+// the grant up in the grant table (registry.ts), authenticates the client
+// first when the grant takes one, then calls handle(). Also the few steps
+// several grants share: a required field, the client's address and agent
+// for the session, the refusal of an unverified address, the start of a
+// sign-in's session (with its device noticed), and the user's token response.
 //
-// THE SLOT FOR A NEW GRANT (authorization_code, and refresh tokens issued to
-// clients): a new file exporting `(deps: GrantDeps) => Grant`, plus one line
-// in the table of routes/token.ts. Its `type` is the grant_type value;
+// THE SLOT FOR A NEW GRANT: a new file exporting `(deps: GrantDeps) => Grant`
+// in the folder of the capability it belongs to, plus one
+// `grants.add(...)` in that capability's install.ts (the always-on grants
+// are added in core/install.ts). Its `type` is the grant_type value;
 // `parameters` the form fields it reads (they must also be in TokenForm,
-// schemas.ts); `client: "required"` makes the route authenticate the client
-// (client-auth.ts: Basic, post, or none for a public client) before
-// handle() and hand it over in `context.client`; errors thrown as OAuthError
-// (oauth-errors.ts) are answered with RFC 6749's `error` whatever
+// core/schemas.ts); `client: "required"` makes the route authenticate the
+// client (oidc/client-auth.ts: Basic, post, or none for a public client)
+// before handle() and hand it over in `context.client`; errors thrown as
+// OAuthError (oauth-errors.ts) are answered with RFC 6749's `error` whatever
 // OAUTH_ERROR_FIELDS says, and any other error of such a grant is answered
-// that way too (see routes/token.ts). handle() returns the token response
-// body; the route adds `Cache-Control: no-store` and `Pragma: no-cache`.
+// that way too (see core/token-routes.ts). handle() returns the token
+// response body; the route adds `Cache-Control: no-store` and `Pragma: no-cache`.
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { Static } from "typebox";
 import type { Devices } from "../../auth/devices.ts";
