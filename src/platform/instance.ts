@@ -147,6 +147,3 @@ export function createInstance(config: Config, { metrics, logStream }: InstanceO
   });
   return app;
 }
-
-/** The instance every capability installs into: Fastify with TypeBox schemas. */
-export type Http = ReturnType<typeof createInstance>;
