@@ -15,7 +15,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import autocannon from "autocannon";
 import pg from "pg";
-import { createPasswordHasher, DEFAULT_HASH_QUEUE_LIMIT } from "../src/auth/passwords.ts";
+import { DEFAULT_HASH_QUEUE_LIMIT } from "../src/auth/hash-capacity.ts";
+import { createPasswordHasher } from "../src/auth/passwords.ts";
 import { type Child, cpuTimes, freePort, nodeArguments, ROOT, SERVICE, sampleMemory, startChild } from "./processes.ts";
 import { registerBenchClient, registerCodeClient, seedUsers } from "./seed.ts";
 

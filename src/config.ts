@@ -8,6 +8,7 @@
 import { randomBytes } from "node:crypto";
 import { closeSync, fstatSync, linkSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
+import { DEFAULT_HASH_QUEUE_LIMIT } from "./auth/hash-capacity.ts";
 import {
   type AsymmetricAlgorithm,
   generatePrivateKeyPem,
@@ -16,7 +17,6 @@ import {
   type SigningAlgorithm,
 } from "./auth/keys.ts";
 import { createPasswordPolicy } from "./auth/password-policy.ts";
-import { DEFAULT_HASH_QUEUE_LIMIT } from "./auth/passwords.ts";
 import { ConfigError } from "./errors.ts";
 import { GRANT_TYPES, type GrantType, isScopeToken } from "./oidc/clients.ts";
 import { DEFAULT_DYNAMIC_GRANT_TYPES, DEFAULT_DYNAMIC_SCOPES } from "./oidc/registration-policy.ts";

@@ -1,6 +1,6 @@
 // The service's one error shape. Anything that should reach a client as an
 // error is an HttpError (status, detail, optional headers); the single error
-// handler in app.ts renders it as {"detail": "..."}. The spec's fixed messages
+// handler (platform/error-handler.ts) renders it as {"detail": "..."}. The spec's fixed messages
 // live here as constants so every route and test uses the same words.
 
 /** Spec, Errors table: token endpoint, unknown e-mail or wrong password. */

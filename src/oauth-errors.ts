@@ -7,8 +7,8 @@
 // by this plugin-level error handler, which otherwise says exactly what the
 // service-wide one says.
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
-import { describeError } from "./error-handler.ts";
 import { type Headers, HttpError, UNSUPPORTED_GRANT_TYPE } from "./errors.ts";
+import { describeError } from "./platform/error-handler.ts";
 
 export const OAUTH_ERROR_CODES = [
   "invalid_request",

@@ -18,7 +18,7 @@ import { type Config, loadConfig } from "./config.ts";
 import { readEnvironment } from "./env.ts";
 import { ConfigError } from "./errors.ts";
 import { BatchedLogDestination } from "./log-destination.ts";
-import type { Metrics } from "./metrics.ts";
+import type { Metrics } from "./operations/metrics.ts";
 import { openStore } from "./store/open.ts";
 import type { UserStore } from "./store/store.ts";
 import { ensureFirstAdmin } from "./users/first-admin.ts";
@@ -95,7 +95,7 @@ async function main(): Promise<void> {
   const { store, counters } = await openStores(config);
   const logs = await logDestination();
   // Loaded only when METRICS_PORT is set: prom-client costs start-up time and memory.
-  const metrics = config.metrics ? (await import("./metrics.ts")).createMetrics() : undefined;
+  const metrics = config.metrics ? (await import("./operations/metrics.ts")).createMetrics() : undefined;
   const draining = new AbortController();
   const app = await buildApp({
     config,

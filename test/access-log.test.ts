@@ -1,11 +1,11 @@
-// The access line: one per request at info, in pino's shape, built by hand (src/access-log.ts). These
+// The access line: one per request at info, in pino's shape, built by hand (src/platform/access-log.ts). These
 // tests read the lines back as JSON, so a field written without the escaping it needs (here the client
 // address, which a trusted proxy's header supplies), or a number written wrongly, fails here.
 import assert from "node:assert/strict";
 import { Writable } from "node:stream";
 import { describe, test } from "node:test";
-import { milliseconds } from "../src/access-log.ts";
 import { buildApp } from "../src/app.ts";
+import { milliseconds } from "../src/platform/access-log.ts";
 import { openTestStore, testConfig } from "./helpers.ts";
 
 describe("the access line", () => {

@@ -358,7 +358,7 @@ describe("client_credentials with client libraries over HTTP", () => {
 });
 
 test("client authentications are counted by method and result (Prometheus)", async (t) => {
-  const { createMetrics } = await import("../src/metrics.ts");
+  const { createMetrics } = await import("../src/operations/metrics.ts");
   const store = await openTestStore(t);
   const metrics = createMetrics();
   const app = await buildApp({ config: testConfig(), store, metrics });

@@ -1,6 +1,6 @@
 // Swagger UI's plugin (with the static-file server and YAML library under it) is loaded on the first
-// request for /docs, not when the service starts (src/docs.ts). A file of its own: node --test runs
-// each file in a fresh process, so nothing else here has asked for /docs before this test looks.
+// request for /docs, not when the service starts (src/operations/docs.ts). A file of its own: node --test
+// runs each file in a fresh process, so nothing else here has asked for /docs before this test looks.
 import assert from "node:assert/strict";
 import { createRequire } from "node:module";
 import { test } from "node:test";

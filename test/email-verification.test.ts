@@ -8,9 +8,9 @@ import assert from "node:assert/strict";
 import { after, before, describe, type TestContext, test } from "node:test";
 import { USED_LINK } from "../src/auth/account-recovery.ts";
 import type { Config } from "../src/config.ts";
+import { EMAIL_NOT_VERIFIED } from "../src/core/token-routes.ts";
 import { INCORRECT_EMAIL_OR_PASSWORD } from "../src/errors.ts";
-import { VERIFICATION_REQUESTED } from "../src/routes/account.ts";
-import { EMAIL_NOT_VERIFIED } from "../src/routes/token.ts";
+import { VERIFICATION_REQUESTED } from "../src/recovery/routes.ts";
 import { bearer, buildTestApp, requestToken, type TestApp, testConfig } from "./helpers.ts";
 import { linkIn, MailServer, tokenIn } from "./mail-server.ts";
 

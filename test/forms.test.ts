@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { HttpError } from "../src/errors.ts";
-import { newFields, parseForm } from "../src/forms.ts";
+import { newFields, parseForm } from "../src/platform/forms.ts";
 
 describe("form fields", () => {
   test("every name is an own field; no prototype member shows through, and nothing is polluted", () => {

@@ -17,7 +17,7 @@ import type { LightMyRequestResponse } from "fastify";
 import { buildApp } from "../src/app.ts";
 import { createPasswordHasher, hashingLoad } from "../src/auth/passwords.ts";
 import { PASSWORD_CHECKS_BUSY } from "../src/errors.ts";
-import { createMetrics } from "../src/metrics.ts";
+import { createMetrics } from "../src/operations/metrics.ts";
 import { bearer, createUser, openTestStore, requestToken, TestClock, testConfig } from "./helpers.ts";
 
 const LIMIT = 2;

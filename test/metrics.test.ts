@@ -4,8 +4,8 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { buildApp } from "../src/app.ts";
-import { createMetrics } from "../src/metrics.ts";
-import { MFA_OTP_GRANT } from "../src/schemas.ts";
+import { MFA_OTP_GRANT } from "../src/core/schemas.ts";
+import { createMetrics } from "../src/operations/metrics.ts";
 import { bearer, createUser, openTestStore, requestToken, TestClock, testConfig } from "./helpers.ts";
 import { MailServer } from "./mail-server.ts";
 import { scratchDir, startService } from "./process.ts";

@@ -4,8 +4,8 @@
 // (no client id or secret in the exposition).
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { createMetrics } from "../src/metrics.ts";
 import { clientMetadata, createClientRegistry } from "../src/oidc/clients.ts";
+import { createMetrics } from "../src/operations/metrics.ts";
 import { bearer, requestToken } from "./helpers.ts";
 import { authorizeCode, clientTokens, RP, redeemCode, setUp } from "./oidc/client-flow.ts";
 import { pkcePair } from "./oidc/fixture.ts";

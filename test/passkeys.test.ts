@@ -18,7 +18,7 @@ import {
   WEBAUTHN_GRANT,
 } from "../src/auth/passkeys.ts";
 import { INVALID_MFA_TOKEN } from "../src/auth/second-factors.ts";
-import { MFA_RECOVERY_CODE_GRANT, MFA_WEBAUTHN_GRANT } from "../src/schemas.ts";
+import { MFA_RECOVERY_CODE_GRANT, MFA_WEBAUTHN_GRANT } from "../src/core/schemas.ts";
 import type { UserStore } from "../src/store/store.ts";
 import {
   bearer,

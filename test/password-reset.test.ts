@@ -10,7 +10,7 @@ import { EXPIRED_LINK, INVALID_LINK, USED_LINK } from "../src/auth/account-recov
 import { generatePrivateKeyPem } from "../src/auth/keys.ts";
 import { COMMON_PASSWORD, PASSWORD_CONTAINS_EMAIL } from "../src/auth/password-policy.ts";
 import type { Config } from "../src/config.ts";
-import { RESET_REQUESTED } from "../src/routes/account.ts";
+import { RESET_REQUESTED } from "../src/recovery/routes.ts";
 import { bearer, buildTestApp, createUser, requestToken, type TestApp, testConfig } from "./helpers.ts";
 import { linkIn, MailServer, tokenIn } from "./mail-server.ts";
 

@@ -10,7 +10,7 @@ import { describe, type TestContext, test } from "node:test";
 import { buildApp } from "../src/app.ts";
 import { createRateLimits, MemoryCounterStore } from "../src/auth/rate-limits.ts";
 import { createSecondFactors } from "../src/auth/second-factors.ts";
-import { MFA_OTP_GRANT, MFA_RECOVERY_CODE_GRANT } from "../src/schemas.ts";
+import { MFA_OTP_GRANT, MFA_RECOVERY_CODE_GRANT } from "../src/core/schemas.ts";
 import type { UserStore } from "../src/store/store.ts";
 import { bearer, createUser, requestToken, TestClock, testConfig } from "./helpers.ts";
 import { rawStore } from "./raw-store.ts";

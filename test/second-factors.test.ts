@@ -19,10 +19,10 @@ import {
   TOTP_NOT_ENABLED,
 } from "../src/auth/second-factors.ts";
 import type { Config } from "../src/config.ts";
+import { MFA_OTP_GRANT, MFA_RECOVERY_CODE_GRANT } from "../src/core/schemas.ts";
+import { MFA_REQUIRED } from "../src/core/token-routes.ts";
 import { INCORRECT_CURRENT_PASSWORD, INCORRECT_EMAIL_OR_PASSWORD, NOT_ENOUGH_PRIVILEGES } from "../src/errors.ts";
-import { ONE_OF_CODE_OR_RECOVERY_CODE } from "../src/routes/second-factors.ts";
-import { MFA_REQUIRED } from "../src/routes/token.ts";
-import { MFA_OTP_GRANT, MFA_RECOVERY_CODE_GRANT } from "../src/schemas.ts";
+import { ONE_OF_CODE_OR_RECOVERY_CODE } from "../src/factors/second-factor-routes.ts";
 import { bearer, buildTestApp, createUser, requestToken, type TestApp, testConfig } from "./helpers.ts";
 import { codeAt } from "./totp.ts";
 

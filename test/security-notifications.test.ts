@@ -16,7 +16,7 @@ import { buildApp } from "../src/app.ts";
 import { DEVICE_COOKIE, KNOWN_DEVICES_PER_USER } from "../src/auth/devices.ts";
 import { describeDevice, parseUserAgent } from "../src/auth/user-agent.ts";
 import type { Config } from "../src/config.ts";
-import { MFA_RECOVERY_CODE_GRANT } from "../src/schemas.ts";
+import { MFA_RECOVERY_CODE_GRANT } from "../src/core/schemas.ts";
 import { openSqliteStore } from "../src/store/sqlite.ts";
 import { NOTICE_KINDS, type NoticeKind, type UserRecord } from "../src/store/store.ts";
 import { bearer, buildTestApp, createUser, passwords, type TestApp, TestClock, testConfig } from "./helpers.ts";

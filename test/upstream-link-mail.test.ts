@@ -12,7 +12,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, type TestContext, test } from "node:test";
 import { TOO_MANY_MAIL_REQUESTS } from "../src/auth/rate-limits.ts";
-import { IDENTITY_ELSEWHERE, INVALID_LINK_TICKET, INVALID_MAILED_LINK, LINK_MAILED } from "../src/routes/upstream.ts";
+import { IDENTITY_ELSEWHERE, INVALID_LINK_TICKET, INVALID_MAILED_LINK, LINK_MAILED } from "../src/upstream/routes.ts";
 import { hashOf } from "../src/upstream/sign-in.ts";
 import { createUser, requestToken, TestClock, testConfig } from "./helpers.ts";
 import { MailServer, tokenIn } from "./mail-server.ts";

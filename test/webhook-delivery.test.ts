@@ -17,7 +17,7 @@ import type { LightMyRequestResponse } from "fastify";
 import { Webhook } from "standardwebhooks";
 import { buildApp } from "../src/app.ts";
 import type { Config } from "../src/config.ts";
-import { createMetrics } from "../src/metrics.ts";
+import { createMetrics } from "../src/operations/metrics.ts";
 import { postOutbound, REFUSED_ADDRESS } from "../src/outbound/guard.ts";
 import { openPostgresStore } from "../src/store/postgres.ts";
 import { webhookRules } from "../src/webhooks/endpoints.ts";

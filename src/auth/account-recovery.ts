@@ -4,7 +4,7 @@
 // successful use. The token and the mail carrying it are written in one
 // transaction (the outbox), and the sender is only woken: no request waits
 // on SMTP. Requests that name an e-mail (reset, resend) do their lookup and
-// writing after the response (see routes/account.ts), so the answer reveals
+// writing after the response (see recovery/routes.ts), so the answer reveals
 // nothing about which accounts exist, not even through its timing. A reset
 // also proves the address: what that ends of the account is the rule of
 // auth/address-proof.ts, applied in the reset's one transaction.

@@ -20,8 +20,8 @@ import type {
   PublicKeyCredentialRequestOptionsJSON,
   RegistrationResponseJSON,
 } from "@simplewebauthn/server";
-import type { Audit } from "../audit.ts";
 import { HttpError, unauthorized } from "../errors.ts";
+import type { Audit } from "../platform/audit.ts";
 import { newId } from "../store/ids.ts";
 import type {
   AuditEntry,

@@ -1,5 +1,5 @@
 // What makes a new password acceptable (NIST SP 800-63B section 3.1.1.2):
-// length (checked by the schemas), not on a list of common and breached
+// length (the lengths are here, checked by the schemas), not on a list of common and breached
 // passwords, and not the account's own e-mail or its name part. No
 // composition rules. The list is the "passwords-common" dictionary of
 // @zxcvbn-ts/language-common (about 49,000 entries gathered from breach
@@ -14,6 +14,13 @@
 // about 20 ms, which start-up no longer waits for.
 import { createRequire } from "node:module";
 import { HttpError } from "../errors.ts";
+
+/** OWASP ASVS: at least 8 characters; long passphrases allowed, never truncated. */
+export const PASSWORD_MIN_LENGTH = 8;
+export const PASSWORD_MAX_LENGTH = 256;
+/** What a person reads when a new password is outside those lengths (the validator's words are for code). */
+export const PASSWORD_TOO_SHORT = `This password is too short: use at least ${PASSWORD_MIN_LENGTH} characters`;
+export const PASSWORD_TOO_LONG = `This password is too long: use at most ${PASSWORD_MAX_LENGTH} characters`;
 
 export const COMMON_PASSWORD = "This password is on a list of common or breached passwords; choose another one";
 export const PASSWORD_CONTAINS_EMAIL = "The password must not contain your e-mail address or its name part";

@@ -17,10 +17,10 @@
 // waiting, a new hash or verify is refused at once with PasswordHashQueueFull
 // (503 with Retry-After), so a login storm cannot make every login wait longer
 // and longer. Refresh grants and the token check never hash and never wait here.
-import { availableParallelism } from "node:os";
 import { type Algorithm, hash as argon2Hash, verify as argon2Verify, parseOptions } from "@node-rs/argon2";
 import type { Argon2Params } from "../config.ts";
 import { PasswordHashQueueFull } from "../errors.ts";
+import { DEFAULT_HASH_QUEUE_LIMIT, MAX_CONCURRENT_HASHES } from "./hash-capacity.ts";
 
 /** OWASP Password Storage Cheat Sheet, Argon2id minimum configuration. */
 export const OWASP_ARGON2ID: Argon2Params = { memoryKib: 19_456, timeCost: 2, parallelism: 1 };
@@ -28,7 +28,6 @@ export const OWASP_ARGON2ID: Argon2Params = { memoryKib: 19_456, timeCost: 2, pa
 const ARGON2ID = 2 as Algorithm.Argon2id; // the package's enum is a const enum, not importable as a value
 
 /** Hashes running now, across every hasher of the process, and the turns waiting for one to end. */
-const MAX_CONCURRENT_HASHES = Math.max(1, availableParallelism());
 let runningHashes = 0;
 const waitingHashes: Array<() => void> = [];
 
@@ -37,13 +36,6 @@ export function hashingLoad(): { running: number; waiting: number; limit: number
   return { running: runningHashes, waiting: waitingHashes.length, limit: MAX_CONCURRENT_HASHES };
 }
 
-/**
- * Turns that may wait by default: 100 per core, about two seconds of waiting at OWASP's parameters
- * (a hash holds a core for about 20 ms here, so each core clears some 50 turns a second, and the
- * line drains in the same time whatever the number of cores).
- */
-export const HASH_QUEUE_PER_CORE = 100;
-export const DEFAULT_HASH_QUEUE_LIMIT = HASH_QUEUE_PER_CORE * MAX_CONCURRENT_HASHES;
 /** The longest Retry-After a refusal names, whatever the measured drain time. */
 const MAX_RETRY_AFTER_SECONDS = 60;
 

@@ -19,7 +19,7 @@
 // same way, in a map of their own: introspection verifies the same client
 // token again and again, and its HMAC and claim checks were a tenth of that
 // request's time. Whether the client is still registered is asked on every
-// call all the same (routes/introspect.ts). A relying party's tokens for users
+// call all the same (oidc/introspection-routes.ts). A relying party's tokens for users
 // too, for userinfo; their session is looked up on every call
 // (oidc/delegated-tokens.ts).
 import type { AccessClaims, ClientAccessClaims, Clock, DelegatedClaims, TokenService } from "./tokens.ts";

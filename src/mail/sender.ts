@@ -6,7 +6,6 @@
 // says so. A repeat after a lost lease carries the same Message-ID, so that
 // receivers can tell it apart.
 import type { FastifyBaseLogger } from "fastify";
-import type { Audit } from "../audit.ts";
 import {
   createOutboxWorker,
   type DeliveryResult,
@@ -14,6 +13,7 @@ import {
   doublingBackoff,
   type OutboxWorker,
 } from "../outbox/worker.ts";
+import type { Audit } from "../platform/audit.ts";
 import type { MailKind, OutboxMessage, UserStore } from "../store/store.ts";
 import type { AccountMails } from "./messages.ts";
 import type { MailTransport } from "./transport.ts";

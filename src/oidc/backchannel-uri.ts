@@ -9,11 +9,16 @@
 // or plain http, whatever the setting: its registrant is not trusted with
 // the service's network position. Logout tokens are bearer proofs of a
 // session's end, so they never cross a network in clear.
-import type { WebhookConfig } from "../config.ts";
 import { checkDestination, type OutboundRules, type Resolve, systemResolve } from "../outbound/guard.ts";
 import type { ClientRecord } from "../store/store.ts";
 
-export type BackchannelSettings = Pick<WebhookConfig, "refusePrivateAddresses">;
+/**
+ * WEBHOOK_REFUSE_PRIVATE_ADDRESSES (config.ts's WebhookConfig), spelled out here: the settings module
+ * reads the clients' rules (clients.ts), so naming its type from here would close a circle.
+ */
+export interface BackchannelSettings {
+  refusePrivateAddresses: boolean;
+}
 
 export function backchannelRules(
   settings: BackchannelSettings,

@@ -10,12 +10,12 @@
 // userinfo and the resources registered for the client, never the service's
 // first-party audience; it carries no credential stamp (its session decides).
 import type { FastifyRequest } from "fastify";
-import type { Audit } from "../audit.ts";
 import type { ClientInfo, Sessions } from "../auth/sessions.ts";
 import { parseRefreshToken } from "../auth/sessions.ts";
 import { ACCESS_TOKEN_LIFETIME_SECONDS, type TokenService } from "../auth/tokens.ts";
 import { HttpError } from "../errors.ts";
 import { OAuthError } from "../oauth-errors.ts";
+import type { Audit } from "../platform/audit.ts";
 import type { AuditEntry, ClientSessionRecord, UserStore } from "../store/store.ts";
 import { delegatedAudience, resourcesFor } from "./audiences.ts";
 import { hashCode, pkceMatches } from "./authorization.ts";

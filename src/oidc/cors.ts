@@ -2,7 +2,7 @@
 // cross-origin (oidc-client-ts and the like): the token and revocation
 // endpoints here; discovery, the JWKS and userinfo apply the same helper.
 // An origin is allowed when it is one of CORS_ORIGINS (the operator's list,
-// which app.ts applies to the whole API) or the origin of a redirect URI of a
+// which platform/hardening.ts applies to the whole API) or the origin of a redirect URI of a
 // registered public client; the answer names that one origin, never `*` and
 // never an arbitrary one, and never allows credentials (no cookies: these
 // endpoints take tokens and form fields). Within a plugin that applies it,
@@ -21,7 +21,7 @@ export interface ClientCors {
   allowedOrigin(request: FastifyRequest): Promise<string | undefined>;
 }
 
-/** What a browser app may send and read, as the operator's CORS plugin allows (app.ts). */
+/** What a browser app may send and read, as the operator's CORS plugin allows (platform/hardening.ts). */
 const ALLOWED_HEADERS = "Authorization, Content-Type, X-Request-Id";
 const EXPOSED_HEADERS = "X-Request-Id, WWW-Authenticate, Retry-After";
 const MAX_AGE_SECONDS = "600";

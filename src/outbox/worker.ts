@@ -18,7 +18,9 @@
 // 2. an OutboxKind: claim (that verb), deliver (render and send one message,
 //    answering an error message or undefined), retryDelayMs (the backoff
 //    schedule: undefined gives up) and record (write the outcome, audit, log);
-// 3. createOutboxWorker(kind, ...) in app.ts, stopped in an onClose hook.
+// 3. createOutboxWorker(kind, ...) in the install.ts of the capability that
+//    delivers it (the shared mail outbox's in platform/services.ts), stopped
+//    in an onClose hook.
 import { randomUUID } from "node:crypto";
 import type { FastifyBaseLogger } from "fastify";
 import type { DeliveryOutcome } from "../store/store.ts";

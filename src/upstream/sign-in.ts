@@ -14,12 +14,12 @@
 // link ends on an account whose address was never verified, is the one rule
 // of auth/address-proof.ts (account pre-hijacking).
 import { createHash, randomBytes } from "node:crypto";
-import type { Audit } from "../audit.ts";
 import { endedEvents, mailedLinkPlan, mayLinkAutomatically } from "../auth/address-proof.ts";
 import type { RateLimits } from "../auth/rate-limits.ts";
 import { CredentialsChanged, HttpError } from "../errors.ts";
 import type { AccountMails } from "../mail/messages.ts";
 import { createSealer } from "../mail/seal.ts";
+import type { Audit } from "../platform/audit.ts";
 import { newId } from "../store/ids.ts";
 import type {
   SignedInAs,

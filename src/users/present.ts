@@ -1,7 +1,8 @@
 // How a stored user becomes the public user output: an explicit allow-list,
 // so a field added to the record never reaches clients by accident.
-import type { UserOut } from "../schemas.ts";
+
 import type { UserRecord } from "../store/store.ts";
+import type { UserOut } from "./schemas.ts";
 
 export function toUserOut(user: UserRecord): UserOut {
   return {

@@ -1,6 +1,6 @@
 // The shapes of webhooks, declared once (TypeBox): the /webhooks resource's
 // inputs and outputs, and the events' bodies, which the OpenAPI document
-// lists in its top-level `webhooks` section (docs.ts).
+// lists in its top-level `webhooks` section (operations/docs.ts).
 import { type Static, Type } from "typebox";
 import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from "./events.ts";
 

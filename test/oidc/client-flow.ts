@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import type { TestContext } from "node:test";
 import type { Config } from "../../src/config.ts";
-import type { Metrics } from "../../src/metrics.ts";
+import type { Metrics } from "../../src/operations/metrics.ts";
 import type { Resolve } from "../../src/outbound/guard.ts";
 import { bearer, buildTestApp, createUser, requestToken } from "../helpers.ts";
 import { OIDC_KEY, pkcePair, registerClients, type TestClients } from "./fixture.ts";

@@ -25,13 +25,13 @@
 import assert from "node:assert/strict";
 import { after, before, describe, type TestContext, test } from "node:test";
 import { USED_LINK } from "../../src/auth/account-recovery.ts";
-import { INVALID_UPSTREAM_TICKET } from "../../src/auth/grants/upstream.ts";
 import { PASSKEY_NOT_VERIFIED, WEBAUTHN_GRANT } from "../../src/auth/passkeys.ts";
 import { INVALID_REFRESH_TOKEN } from "../../src/auth/sessions.ts";
+import { MFA_OTP_GRANT, UPSTREAM_GRANT } from "../../src/core/schemas.ts";
 import { COULD_NOT_VALIDATE_CREDENTIALS, CredentialsChanged, INCORRECT_EMAIL_OR_PASSWORD } from "../../src/errors.ts";
 import { INVALID_CLIENT_REFRESH } from "../../src/oidc/code-grant.ts";
-import { MFA_OTP_GRANT, UPSTREAM_GRANT } from "../../src/schemas.ts";
 import { newId } from "../../src/store/ids.ts";
+import { INVALID_UPSTREAM_TICKET } from "../../src/upstream/grant.ts";
 import { NO_PENDING_SIGN_IN } from "../../src/upstream/sign-in.ts";
 import { bearer, requestToken, testConfig } from "../helpers.ts";
 import { LogoutReceiver } from "../logout-receiver.ts";

@@ -11,7 +11,7 @@ import { once } from "node:events";
 import { request as httpRequest, type OutgoingHttpHeaders } from "node:http";
 import { connect } from "node:net";
 import { describe, test } from "node:test";
-import { LINGER_BYTES, LINGER_MS } from "../../src/lingering-close.ts";
+import { LINGER_BYTES, LINGER_MS } from "../../src/platform/lingering-close.ts";
 import { scratchDir, startService } from "../process.ts";
 import { ending, parseResponse } from "../raw-http.ts";
 

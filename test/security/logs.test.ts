@@ -7,7 +7,7 @@ import { describe, test } from "node:test";
 import { buildApp } from "../../src/app.ts";
 import { generatePrivateKeyPem } from "../../src/auth/keys.ts";
 import { WEBAUTHN_GRANT } from "../../src/auth/passkeys.ts";
-import { MFA_OTP_GRANT, MFA_RECOVERY_CODE_GRANT, MFA_WEBAUTHN_GRANT } from "../../src/schemas.ts";
+import { MFA_OTP_GRANT, MFA_RECOVERY_CODE_GRANT, MFA_WEBAUTHN_GRANT } from "../../src/core/schemas.ts";
 import { openSqliteStore } from "../../src/store/sqlite.ts";
 import { requestToken, TEST_MFA_KEY, TEST_SECRET, TestClock, testConfig } from "../helpers.ts";
 import { MailServer, tokenIn } from "../mail-server.ts";

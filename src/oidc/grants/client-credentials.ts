@@ -7,8 +7,9 @@
 // signed with the same key; it opens no user route (no user, no stamp). Its
 // audience is the resources the admin registered for the client, or the one
 // `resource` it asks for (RFC 8707; audiences.ts), never the service's own.
-import type { Grant, GrantDeps } from "../../auth/grants/grant.ts";
+
 import { ACCESS_TOKEN_LIFETIME_SECONDS } from "../../auth/tokens.ts";
+import type { Grant, GrantDeps } from "../../core/grants/grant.ts";
 import { OAuthError } from "../../oauth-errors.ts";
 import { clientAudience, resourcesFor } from "../audiences.ts";
 

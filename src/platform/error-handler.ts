@@ -1,0 +1,69 @@
+// The one place where errors become responses. Every error leaves as
+// {"detail": "..."}: our HttpErrors with their status and headers, schema
+// failures as 422, Fastify's own client errors (413, 415, bad JSON) with
+// their safe messages, and anything else as a logged 500 whose detail is
+// generic: no stack trace or internal message reaches a client.
+import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
+import {
+  PASSWORD_MAX_LENGTH,
+  PASSWORD_MIN_LENGTH,
+  PASSWORD_TOO_LONG,
+  PASSWORD_TOO_SHORT,
+} from "../auth/password-policy.ts";
+import { type Headers, HttpError, INTERNAL_ERROR, MALFORMED_JSON, StoreUnavailable } from "../errors.ts";
+
+type ValidationIssue = NonNullable<FastifyError["validation"]>[number];
+
+export interface ErrorAnswer {
+  status: number;
+  detail: string;
+  headers: Headers;
+}
+
+/** What a client is told about an error: status, a safe detail, and headers. Logs what it hides. */
+export function describeError(error: FastifyError, request: FastifyRequest): ErrorAnswer {
+  if (error instanceof StoreUnavailable) {
+    // The operator's first clue in an outage: what the driver said (never a password: drivers do not
+    // put the connection URL in their messages), once per failed request.
+    const reason = error.cause instanceof Error ? error.cause.message : "unknown";
+    request.log.warn({ reason }, "database or Redis unavailable; answered 503");
+  }
+  if (error instanceof HttpError) return { status: error.status, detail: error.detail, headers: error.headers };
+  if (error.validation)
+    return {
+      status: 422,
+      detail: describeValidation(error.validationContext ?? "request", error.validation),
+      headers: {},
+    };
+  if (error.code === "FST_ERR_CTP_INVALID_JSON_BODY" || error instanceof SyntaxError)
+    return { status: 400, detail: MALFORMED_JSON, headers: {} };
+  if (typeof error.statusCode === "number" && error.statusCode >= 400 && error.statusCode < 500)
+    return { status: error.statusCode, detail: error.message, headers: {} };
+  request.log.error({ err: error }, "request failed");
+  return { status: 500, detail: INTERNAL_ERROR, headers: {} };
+}
+
+export function handleError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  const { status, detail, headers } = describeError(error, request);
+  reply.code(status).headers(headers).send({ detail });
+}
+
+export function handleNotFound(_request: FastifyRequest, reply: FastifyReply): void {
+  reply.code(404).send({ detail: "Not Found" });
+}
+
+/** One readable line naming the field: "body.email: must match format \"email\"". */
+function describeValidation(context: string, issues: ValidationIssue[]): string {
+  const issue = issues[0];
+  if (issue === undefined) return `${context}: invalid`;
+  const path = context + issue.instancePath.replaceAll("/", ".");
+  const params = issue.params as Record<string, unknown>;
+  if (issue.keyword === "required") return `${path}.${String(params.missingProperty)}: field required`;
+  if (issue.keyword === "additionalProperties") return `${path}.${String(params.additionalProperty)}: unknown field`;
+  // A new password outside its lengths gets a sentence, as the password list's refusal does.
+  if (path.endsWith("password")) {
+    if (issue.keyword === "minLength" && params.limit === PASSWORD_MIN_LENGTH) return PASSWORD_TOO_SHORT;
+    if (issue.keyword === "maxLength" && params.limit === PASSWORD_MAX_LENGTH) return PASSWORD_TOO_LONG;
+  }
+  return `${path}: ${issue.message ?? "invalid"}`;
+}
