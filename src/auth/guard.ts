@@ -81,7 +81,7 @@ export function createGuards(tokens: TokenService, users: UserLookup): Guards {
    * Step 5 with the user found for the token's subject: the user whose e-mail equals sub must exist.
    * An inactive user's tokens stop working at once, with the same answer, so nothing tells "disabled"
    * from "gone". The token's credential stamp must be the user's current one (an addition to the
-   * spec's check; see the README): a token issued before a password change, a deactivation or an
+   * spec's check; see docs/accounts/users-and-sessions.md): a token issued before a password change, a deactivation or an
    * e-mail change, or to an earlier holder of the e-mail (deleted, or renamed away), never matches,
    * even within the same second.
    */

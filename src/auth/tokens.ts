@@ -16,7 +16,7 @@
 // credential change ends every token issued before it, exactly, whatever the
 // clocks and however close.
 // Three kinds of access token, told apart by their claims and their audience
-// (RFC 9068, RFC 8707; the README's Security section says who may present
+// (RFC 9068, RFC 8707; docs/security.md says who may present
 // which where): the first-party user token of the spec (aud: the service's
 // own audience, sub: the e-mail, the stamp), the token a relying party gets
 // for a user (aud: the userinfo endpoint and the resources registered for the
