@@ -11,8 +11,9 @@ import { listMail, retryMail } from "./cli/mail.ts";
 import { generateKeyFile, migrate, resealSecondFactors } from "./cli/setup.ts";
 import { createUser, deactivate, importUsers, listUsers, setPassword } from "./cli/users.ts";
 import { webhooks } from "./cli/webhooks.ts";
-import { DEFAULT_DATABASE_URL, generateSecret } from "./config.ts";
 import { ConfigError } from "./errors.ts";
+import { generateSecret } from "./settings/secret-files.ts";
+import { DEFAULT_DATABASE_URL } from "./store/settings.ts";
 
 const USAGE = `Usage: npm run cli -- <command>
 

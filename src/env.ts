@@ -3,7 +3,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseEnv } from "node:util";
-import type { Env } from "./config.ts";
+import type { Env } from "./settings/declare.ts";
 
 export function readEnvironment(cwd: string = process.cwd()): Env {
   const file = join(cwd, ".env");

@@ -1,7 +1,7 @@
 // How many password hashes run at once (one per core) and how many may wait
 // for a turn by default (PASSWORD_HASH_QUEUE_LIMIT; passwords.ts explains
 // the line). A module of its own, below both readers: the settings
-// (config.ts, the default) and the hasher (auth/passwords.ts).
+// (auth/password-settings.ts, the default) and the hasher (auth/passwords.ts).
 import { availableParallelism } from "node:os";
 
 export const MAX_CONCURRENT_HASHES = Math.max(1, availableParallelism());

@@ -18,9 +18,9 @@
 // (503 with Retry-After), so a login storm cannot make every login wait longer
 // and longer. Refresh grants and the token check never hash and never wait here.
 import { type Algorithm, hash as argon2Hash, verify as argon2Verify, parseOptions } from "@node-rs/argon2";
-import type { Argon2Params } from "../config.ts";
 import { PasswordHashQueueFull } from "../errors.ts";
 import { DEFAULT_HASH_QUEUE_LIMIT, MAX_CONCURRENT_HASHES } from "./hash-capacity.ts";
+import type { Argon2Params } from "./password-settings.ts";
 
 /** OWASP Password Storage Cheat Sheet, Argon2id minimum configuration. */
 export const OWASP_ARGON2ID: Argon2Params = { memoryKib: 19_456, timeCost: 2, parallelism: 1 };

@@ -13,9 +13,10 @@
 // same window): a six-digit code falls to about a million guesses, so a
 // handful per window keeps the odds of a guess near one in a hundred
 // thousand a window. Whoever meets that limit already knows the password.
-import type { RateLimitConfig } from "../config.ts";
+
 import { HttpError } from "../errors.ts";
 import { normalizeEmail } from "../users/email.ts";
+import type { RateLimitConfig } from "./rate-limit-settings.ts";
 
 export const TOO_MANY_LOGIN_ATTEMPTS = "Too many failed login attempts; try again later";
 export const TOO_MANY_SIGNUPS = "Too many sign-ups from this address; try again later";

@@ -7,7 +7,7 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import nodemailer from "nodemailer";
-import type { MailTransportSetting } from "../config.ts";
+import type { MailTransportSetting } from "./settings.ts";
 
 export interface RenderedMail {
   from: string;

@@ -16,10 +16,10 @@
 // within the hour); then it is given up, visibly: a log line, the metric's
 // "failed" and an audit event (oidc, backchannel_logout_failed) on the user.
 import type { FastifyBaseLogger } from "fastify";
-import type { WebhookConfig } from "../config.ts";
 import { postOutbound, type Resolve } from "../outbound/guard.ts";
 import { createOutboxWorker, type DeliveryResult, deliveryOutcome, type OutboxWorker } from "../outbox/worker.ts";
 import type { BackchannelLogoutMessage, UserStore } from "../store/store.ts";
+import type { WebhookConfig } from "../webhooks/settings.ts";
 import { backchannelRules } from "./backchannel-uri.ts";
 import type { IdTokens } from "./id-tokens.ts";
 

@@ -11,14 +11,10 @@
 // session's end, so they never cross a network in clear.
 import { checkDestination, type OutboundRules, type Resolve, systemResolve } from "../outbound/guard.ts";
 import type { ClientRecord } from "../store/store.ts";
+import type { WebhookConfig } from "../webhooks/settings.ts";
 
-/**
- * WEBHOOK_REFUSE_PRIVATE_ADDRESSES (config.ts's WebhookConfig), spelled out here: the settings module
- * reads the clients' rules (clients.ts), so naming its type from here would close a circle.
- */
-export interface BackchannelSettings {
-  refusePrivateAddresses: boolean;
-}
+/** WEBHOOK_REFUSE_PRIVATE_ADDRESSES: the one setting of outbound deliveries that decides where logout tokens may go. */
+export type BackchannelSettings = Pick<WebhookConfig, "refusePrivateAddresses">;
 
 export function backchannelRules(
   settings: BackchannelSettings,

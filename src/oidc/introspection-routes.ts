@@ -20,7 +20,6 @@ import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { Guards } from "../auth/guard.ts";
 import { type ClientAccessClaims, InvalidToken, type TokenService, tokenKind } from "../auth/tokens.ts";
-import type { IntrospectionClient } from "../config.ts";
 import { NOT_ENOUGH_PRIVILEGES, unauthorized } from "../errors.ts";
 import { acceptFormBodies } from "../platform/forms.ts";
 import { BEARER_SECURITY, errorResponse, INTROSPECTION_SCHEME } from "../platform/openapi.ts";
@@ -29,6 +28,7 @@ import { basicCredentials, presentedClient } from "./client-auth.ts";
 import type { ClientRegistry } from "./clients.ts";
 import { liveDelegatedToken } from "./delegated-tokens.ts";
 import { IntrospectForm, IntrospectionOut } from "./introspection-schemas.ts";
+import type { IntrospectionClient } from "./settings.ts";
 
 export interface IntrospectRouteOptions {
   store: UserStore;

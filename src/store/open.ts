@@ -1,7 +1,7 @@
 // Picks the backend DATABASE_URL names (never by guessing) and brings its schema up to date. It
 // sits apart from store.ts, the interface every backend imports, so that no module of the store
 // imports one that imports it back.
-import type { DatabaseLocation } from "../config.ts";
+import type { DatabaseLocation } from "./settings.ts";
 import { openSqliteStore } from "./sqlite.ts";
 import type { UserStore } from "./store.ts";
 

@@ -1,5 +1,5 @@
-// The upstream providers' settings (issue 25), read by config.ts from the
-// environment once at start-up. One list names the providers, and each has
+// The upstream providers' settings (issue 25), declared here beside upstream
+// sign-in and composed by config.ts. One list names the providers, and each has
 // its settings under its upper-cased name, which is easy to write in an env
 // file: UPSTREAM_PROVIDERS=google,github then UPSTREAM_GOOGLE_CLIENT_ID,
 // UPSTREAM_GOOGLE_CLIENT_SECRET, ... A name that is a preset (google,
@@ -7,8 +7,7 @@
 // microsoft its tenant); any other name is a generic OpenID Connect provider
 // with its ISSUER. All optional: no list, no upstream sign-in.
 import { ConfigError } from "../errors.ts";
-
-export type Env = Readonly<Record<string, string | undefined>>;
+import { type Env, envValue, integer, type SettingDoc, section } from "../settings/declare.ts";
 
 export interface UpstreamOidcProvider {
   kind: "oidc";
@@ -52,13 +51,124 @@ const PRESETS: Record<string, { label: string; issuer?: string }> = {
   github: { label: "GitHub" },
 };
 
-function value(env: Env, name: string): string | undefined {
-  const raw = env[name]?.trim();
-  return raw === undefined || raw === "" ? undefined : raw;
+const OIDC_SCOPES = "openid email profile";
+const GITHUB_SCOPES = "read:user user:email";
+const GITHUB_WEB_URL = "https://github.com";
+const GITHUB_API_URL = "https://api.github.com";
+
+const UPSTREAM_PROVIDERS: SettingDoc = {
+  name: "UPSTREAM_PROVIDERS",
+  default: "unset",
+  meaning:
+    "Comma-separated provider names (lower case): presets " +
+    `${Object.keys(PRESETS)
+      .map((name) => `\`${name}\``)
+      .join(", ")}, or any name for a generic OpenID Connect provider. See ` +
+    "[Sign in with Google, Microsoft, GitHub...](../accounts/upstream-sign-in.md).",
+};
+
+/** A setting each provider has under its own prefix, UPSTREAM_<NAME>_ (the name upper-cased, - as _). */
+interface ProviderSetting extends SettingDoc {
+  suffix: string;
 }
 
+const perProvider = (suffix: string, doc: Omit<SettingDoc, "name">, name = `UPSTREAM_<NAME>_${suffix}`) => ({
+  name,
+  suffix,
+  ...doc,
+});
+
+const CLIENT_ID = perProvider("CLIENT_ID", {
+  default: "required per provider",
+  meaning: "The client registered at the provider.",
+});
+const CLIENT_SECRET = perProvider("CLIENT_SECRET", {
+  default: "required per provider",
+  meaning: "The client's secret at the provider. Never echoed or logged.",
+});
+const ISSUER = perProvider("ISSUER", {
+  default: "the preset's",
+  meaning:
+    "The provider's issuer URL (discovery at `/.well-known/openid-configuration`); required for a generic " +
+    "provider. https, or http on a loopback host.",
+});
+const TENANT = perProvider(
+  "TENANT",
+  { default: "required for `microsoft`", meaning: "The Entra ID directory's tenant id or domain." },
+  "UPSTREAM_MICROSOFT_TENANT",
+);
+const SCOPES = perProvider("SCOPES", {
+  default: `\`${OIDC_SCOPES}\` (GitHub: \`${GITHUB_SCOPES}\`)`,
+  meaning: "The scopes asked for.",
+});
+const ALLOWED_DOMAINS = perProvider("ALLOWED_DOMAINS", {
+  default: "unset (any)",
+  meaning: "Comma-separated e-mail domains: only verified addresses of these may sign in with the provider.",
+});
+const LABEL = perProvider("LABEL", {
+  default: "the preset's name, else the name",
+  meaning: 'The button\'s words: "Sign in with LABEL"; at most 60 characters.',
+});
+const WEB_URL = perProvider(
+  "WEB_URL",
+  { default: `\`${GITHUB_WEB_URL}\``, meaning: "GitHub's web origin (GitHub Enterprise)." },
+  "UPSTREAM_GITHUB_WEB_URL",
+);
+const API_URL = perProvider(
+  "API_URL",
+  { default: `\`${GITHUB_API_URL}\``, meaning: "GitHub's API base (GitHub Enterprise)." },
+  "UPSTREAM_GITHUB_API_URL",
+);
+
+const UPSTREAM_AUTO_LINK: SettingDoc = {
+  name: "UPSTREAM_AUTO_LINK",
+  default: "`false`",
+  meaning:
+    "`true`: an upstream sign-in whose provider asserts a verified address an account already has is linked " +
+    "to it without the account's password, when the account's own address is verified (never into an " +
+    "account whose address nobody proved).",
+};
+
+const UPSTREAM_KEEP_TOKENS: SettingDoc = {
+  name: "UPSTREAM_KEEP_TOKENS",
+  default: "`false`",
+  meaning:
+    "`true`: keep the provider's tokens with the identity, sealed with `MFA_ENCRYPTION_KEY` (which it then needs).",
+};
+
+const DEFAULT_TIMEOUT_MS = 5000;
+const UPSTREAM_TIMEOUT_MS = integer({
+  name: "UPSTREAM_TIMEOUT_MS",
+  fallback: DEFAULT_TIMEOUT_MS,
+  min: 100,
+  max: 60_000,
+  meaning: "Bound on every call to a provider; past it the sign-in ends on an error page.",
+});
+
+export const UPSTREAM_SETTINGS = section(
+  "Upstream sign-in",
+  "src/upstream/settings.ts",
+  [
+    UPSTREAM_PROVIDERS,
+    CLIENT_ID,
+    CLIENT_SECRET,
+    ISSUER,
+    TENANT,
+    SCOPES,
+    ALLOWED_DOMAINS,
+    LABEL,
+    WEB_URL,
+    API_URL,
+    UPSTREAM_AUTO_LINK,
+    UPSTREAM_KEEP_TOKENS,
+    UPSTREAM_TIMEOUT_MS,
+  ],
+  "`<NAME>` is a name listed in `UPSTREAM_PROVIDERS`, upper-cased, with `-` as `_`: " +
+    "`UPSTREAM_PROVIDERS=google,github` reads `UPSTREAM_GOOGLE_CLIENT_ID`, `UPSTREAM_GITHUB_CLIENT_ID`, ...",
+);
+
 function requiredValue(env: Env, name: string, why: string): string {
-  const raw = value(env, name);
+  const raw = envValue(env, name);
   if (raw === undefined) throw new ConfigError(name, `is required ${why}`);
   return raw;
 }
@@ -89,43 +199,44 @@ function domains(name: string, raw: string | undefined): string[] {
 
 function parseProvider(env: Env, name: string): UpstreamProvider {
   const prefix = `UPSTREAM_${name.toUpperCase().replace(/-/g, "_")}_`;
+  const named = (setting: ProviderSetting) => `${prefix}${setting.suffix}`;
   const preset = PRESETS[name];
   const common = {
     name,
-    label: value(env, `${prefix}LABEL`) ?? preset?.label ?? name,
-    clientId: requiredValue(env, `${prefix}CLIENT_ID`, `for the upstream provider ${name}`),
-    clientSecret: requiredValue(env, `${prefix}CLIENT_SECRET`, `for the upstream provider ${name}`),
-    allowedDomains: domains(`${prefix}ALLOWED_DOMAINS`, value(env, `${prefix}ALLOWED_DOMAINS`)),
+    label: envValue(env, named(LABEL)) ?? preset?.label ?? name,
+    clientId: requiredValue(env, named(CLIENT_ID), `for the upstream provider ${name}`),
+    clientSecret: requiredValue(env, named(CLIENT_SECRET), `for the upstream provider ${name}`),
+    allowedDomains: domains(named(ALLOWED_DOMAINS), envValue(env, named(ALLOWED_DOMAINS))),
   };
-  if (common.label.length > 60) throw new ConfigError(`${prefix}LABEL`, "must be at most 60 characters");
+  if (common.label.length > 60) throw new ConfigError(named(LABEL), "must be at most 60 characters");
   if (name === "github") {
     return {
       kind: "github",
       ...common,
-      scopes: value(env, `${prefix}SCOPES`) ?? "read:user user:email",
-      webUrl: providerUrl(`${prefix}WEB_URL`, value(env, `${prefix}WEB_URL`) ?? "https://github.com"),
-      apiUrl: providerUrl(`${prefix}API_URL`, value(env, `${prefix}API_URL`) ?? "https://api.github.com"),
+      scopes: envValue(env, named(SCOPES)) ?? GITHUB_SCOPES,
+      webUrl: providerUrl(named(WEB_URL), envValue(env, named(WEB_URL)) ?? GITHUB_WEB_URL),
+      apiUrl: providerUrl(named(API_URL), envValue(env, named(API_URL)) ?? GITHUB_API_URL),
     };
   }
-  let issuer = value(env, `${prefix}ISSUER`) ?? preset?.issuer;
+  let issuer = envValue(env, named(ISSUER)) ?? preset?.issuer;
   if (issuer === undefined && name === "microsoft") {
     // Entra ID's multi-tenant issuers ("common", "organizations") are templates no ID token matches.
-    const tenant = requiredValue(env, `${prefix}TENANT`, "for Microsoft Entra ID (the directory's tenant id)");
+    const tenant = requiredValue(env, named(TENANT), "for Microsoft Entra ID (the directory's tenant id)");
     if (!/^[0-9a-f-]{36}$|^[a-z0-9-]+(\.[a-z0-9-]+)+$/i.test(tenant) || ["common", "organizations"].includes(tenant))
-      throw new ConfigError(`${prefix}TENANT`, `must be a tenant id or domain, got "${tenant}"`);
+      throw new ConfigError(named(TENANT), `must be a tenant id or domain, got "${tenant}"`);
     issuer = `https://login.microsoftonline.com/${tenant}/v2.0`;
   }
-  if (issuer === undefined) throw new ConfigError(`${prefix}ISSUER`, `is required for the upstream provider ${name}`);
+  if (issuer === undefined) throw new ConfigError(named(ISSUER), `is required for the upstream provider ${name}`);
   return {
     kind: "oidc",
     ...common,
-    issuer: providerUrl(`${prefix}ISSUER`, issuer),
-    scopes: value(env, `${prefix}SCOPES`) ?? "openid email profile",
+    issuer: providerUrl(named(ISSUER), issuer),
+    scopes: envValue(env, named(SCOPES)) ?? OIDC_SCOPES,
   };
 }
 
 export function parseUpstreamConfig(env: Env, parseBoolean: (name: string, raw: string) => boolean): UpstreamConfig {
-  const names = (value(env, "UPSTREAM_PROVIDERS") ?? "")
+  const names = (envValue(env, UPSTREAM_PROVIDERS.name) ?? "")
     .split(",")
     .map((name) => name.trim().toLowerCase())
     .filter(Boolean);
@@ -133,14 +244,16 @@ export function parseUpstreamConfig(env: Env, parseBoolean: (name: string, raw: 
     if (!/^[a-z][a-z0-9-]{0,31}$/.test(name))
       throw new ConfigError("UPSTREAM_PROVIDERS", `must be a comma-separated list of short names, got "${name}"`);
   if (new Set(names).size !== names.length) throw new ConfigError("UPSTREAM_PROVIDERS", "names a provider twice");
-  const timeout = value(env, "UPSTREAM_TIMEOUT_MS") ?? "5000";
+  // Read here rather than by UPSTREAM_TIMEOUT_MS.read: at most six digits, as it always was.
+  const { min, max } = UPSTREAM_TIMEOUT_MS;
+  const timeout = envValue(env, UPSTREAM_TIMEOUT_MS.name) ?? String(DEFAULT_TIMEOUT_MS);
   const timeoutMs = /^\d{1,6}$/.test(timeout) ? Number(timeout) : Number.NaN;
-  if (!(timeoutMs >= 100 && timeoutMs <= 60_000))
-    throw new ConfigError("UPSTREAM_TIMEOUT_MS", `must be a whole number from 100 to 60000, got "${timeout}"`);
+  if (!(timeoutMs >= min && timeoutMs <= max))
+    throw new ConfigError(UPSTREAM_TIMEOUT_MS.name, `must be a whole number from ${min} to ${max}, got "${timeout}"`);
   return {
     providers: names.map((name) => parseProvider(env, name)),
-    autoLink: parseBoolean("UPSTREAM_AUTO_LINK", value(env, "UPSTREAM_AUTO_LINK") ?? "false"),
-    keepTokens: parseBoolean("UPSTREAM_KEEP_TOKENS", value(env, "UPSTREAM_KEEP_TOKENS") ?? "false"),
+    autoLink: parseBoolean(UPSTREAM_AUTO_LINK.name, envValue(env, UPSTREAM_AUTO_LINK.name) ?? "false"),
+    keepTokens: parseBoolean(UPSTREAM_KEEP_TOKENS.name, envValue(env, UPSTREAM_KEEP_TOKENS.name) ?? "false"),
     timeoutMs,
   };
 }

@@ -4,12 +4,13 @@
 // creating an endpoint with a new secret (sealed at rest, answered once),
 // rotating the secret with a grace period, and redelivering an event. Audit
 // events name the admin who acted (null from the command line).
-import type { WebhookConfig } from "../config.ts";
+
 import { HttpError } from "../errors.ts";
 import type { Sealer } from "../mail/seal.ts";
 import { checkDestination, type OutboundRules, type Resolve, systemResolve } from "../outbound/guard.ts";
 import type { AuditEntry, NewWebhookEndpoint, UserStore, WebhookEndpointRecord } from "../store/store.ts";
 import { newWebhookSecret } from "./secrets.ts";
+import type { WebhookConfig } from "./settings.ts";
 
 export const WEBHOOK_NOT_FOUND = "Webhook endpoint not found";
 export const EVENT_NOT_FOUND = "No such event was published to this endpoint";

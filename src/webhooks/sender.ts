@@ -22,13 +22,13 @@
 // therefore polled for within ENDPOINT_RECHECK_MS; events this process
 // publishes for it wake the worker at once, whatever it last saw.
 import type { FastifyBaseLogger } from "fastify";
-import type { WebhookConfig } from "../config.ts";
 import type { Sealer } from "../mail/seal.ts";
 import { type PostResult, postOutbound, type Resolve } from "../outbound/guard.ts";
 import { createOutboxWorker, type DeliveryResult, deliveryOutcome, type OutboxWorker } from "../outbox/worker.ts";
 import type { UserStore, WebhookMessage } from "../store/store.ts";
 import { webhookAudit, webhookRules } from "./endpoints.ts";
 import { signDelivery } from "./secrets.ts";
+import type { WebhookConfig } from "./settings.ts";
 
 /** The waits after the 1st, 2nd, ... failed attempt (Standard Webhooks' schedule); then it gives up. */
 export const RETRY_SCHEDULE_MS = [5, 300, 1800, 7200, 18_000, 36_000, 36_000].map((seconds) => seconds * 1000);
