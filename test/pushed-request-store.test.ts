@@ -51,10 +51,7 @@ describe("pushed authorization requests in the store", () => {
     const uses = await Promise.all(
       Array.from({ length: 10 }, () => store.usePushedRequest(hashReference("race"), "client-a", at(now + 5000))),
     );
-    assert.deepEqual(
-      uses.map((use) => use.outcome).sort(),
-      [...Array(9).fill("reused"), "used"],
-    );
+    assert.deepEqual(uses.map((use) => use.outcome).sort(), [...Array(9).fill("reused"), "used"]);
     assert.equal(uses.filter((use) => use.outcome === "used").length, 1);
     assert.equal(await store.purgePushedRequests(at(now + 59_000), 1000), 0, "none expired before then");
     assert.equal(await store.purgePushedRequests(at(now + 61_000), 2), 2, "a batch at a time");
