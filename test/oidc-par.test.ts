@@ -133,6 +133,64 @@ describe("pushed authorization requests", () => {
     assert.equal(tokens.json().scope, "openid profile");
   });
 
+  test("prompt=login pushed: a signed-in browser is sent to sign in again, and the fresh sign-in gets the code", async (t) => {
+    const setup = await setUp(t);
+    const { fields, verifier } = requestFields(setup, "partner", { prompt: "login" });
+    const requestUri = await pushed(setup.app, setup, "partner", fields);
+    setup.clock.advanceSeconds(30);
+    const asked = await setup.app.inject({
+      url: authorizeWith(setup.clients.partner.id, requestUri),
+      headers: { cookie: setup.cookie },
+    });
+    assert.equal(asked.statusCode, 303);
+    const continuation = new URL(asked.headers.location as string, TEST_ISSUER).searchParams.get("continue") as string;
+    const proof = ([] as string[])
+      .concat(asked.headers["set-cookie"] ?? [])
+      .find((cookie) => cookie.startsWith("uts_reauth="))
+      ?.split(";")[0];
+    assert.ok(proof);
+    setup.clock.advanceSeconds(20);
+    const login = await requestToken(setup.app, { username: "ada@example.com", password: "correct horse battery" });
+    const opened = await setup.app.inject({
+      method: "POST",
+      url: "/oauth/browser-session",
+      headers: bearer(login.json().access_token),
+    });
+    const fresh = (opened.headers["set-cookie"] as string).split(";")[0] as string;
+    const back = callback(await setup.app.inject({ url: continuation, headers: { cookie: `${fresh}; ${proof}` } }));
+    assert.deepEqual(back.rest, { state: "pushed-state", iss: TEST_ISSUER });
+    assert.equal((await redeemCode(setup, "partner", back.code, verifier)).statusCode, 200);
+  });
+
+  test("browser apps push cross-origin: CORS for public clients' origins only", async (t) => {
+    const setup = await setUp(t);
+    const { fields } = requestFields(setup, "spa");
+    const post = (origin: string) =>
+      setup.app.inject({
+        method: "POST",
+        url: "/oauth/par",
+        headers: { ...FORM, origin },
+        payload: new URLSearchParams(fields).toString(),
+      });
+    const allowed = await post(RP);
+    assert.equal(allowed.statusCode, 201);
+    assert.equal(allowed.headers["access-control-allow-origin"], RP);
+    assert.equal(allowed.headers["access-control-allow-credentials"], undefined);
+    const other = await post("https://evil.example");
+    assert.equal(other.headers["access-control-allow-origin"], undefined);
+    const preflight = await setup.app.inject({
+      method: "OPTIONS",
+      url: "/oauth/par",
+      headers: {
+        origin: RP,
+        "access-control-request-method": "POST",
+        "access-control-request-headers": "content-type",
+      },
+    });
+    assert.equal(preflight.statusCode, 204);
+    assert.equal(preflight.headers["access-control-allow-origin"], RP);
+  });
+
   test("a client registered to require pushed requests is refused a plain one, at its redirect URI", async (t) => {
     const setup = await setUp(t);
     await setup.store.updateClient(setup.clients.partner.id, { requirePushedAuthorizationRequests: true });
