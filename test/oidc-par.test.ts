@@ -7,6 +7,8 @@
 // metrics. The refusals an attacker would try are in test/security/par.test.ts.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
+import { loadConfig } from "../src/config.ts";
+import { ConfigError } from "../src/errors.ts";
 import { createMetrics } from "../src/operations/metrics.ts";
 import { bearer, requestToken, TEST_ISSUER } from "./helpers.ts";
 import { credentials, REDIRECTS, RP, redeemCode, type Setup, setUp } from "./oidc/client-flow.ts";
@@ -244,6 +246,31 @@ describe("pushed authorization requests", () => {
     for (const path of ["/.well-known/openid-configuration", "/.well-known/oauth-authorization-server"]) {
       const document = (await setup.app.inject({ url: path })).json();
       assert.equal(document.require_pushed_authorization_requests, true, path);
+    }
+  });
+
+  test("the settings: off and 60 seconds by default; checked, the error naming the setting", () => {
+    const env = { SIGNING_SECRET: "s".repeat(40), DATABASE_URL: "sqlite::memory:" };
+    assert.deepEqual(loadConfig(env).config.pushedAuthorizationRequests, { required: false, lifetimeSeconds: 60 });
+    assert.deepEqual(
+      loadConfig({
+        ...env,
+        REQUIRE_PUSHED_AUTHORIZATION_REQUESTS: "on",
+        PUSHED_AUTHORIZATION_REQUEST_LIFETIME_SECONDS: "30",
+      }).config.pushedAuthorizationRequests,
+      { required: true, lifetimeSeconds: 30 },
+    );
+    for (const [setting, value] of [
+      ["REQUIRE_PUSHED_AUTHORIZATION_REQUESTS", "maybe"],
+      ["PUSHED_AUTHORIZATION_REQUEST_LIFETIME_SECONDS", "4"],
+      ["PUSHED_AUTHORIZATION_REQUEST_LIFETIME_SECONDS", "601"],
+      ["PUSHED_AUTHORIZATION_REQUEST_LIFETIME_SECONDS", "1e3"],
+    ] as const) {
+      assert.throws(
+        () => loadConfig({ ...env, [setting]: value }),
+        (error: unknown) => error instanceof ConfigError && error.setting === setting,
+        `${setting}=${value}`,
+      );
     }
   });
 
