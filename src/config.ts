@@ -14,6 +14,7 @@ import { CORE_SETTINGS, readCoreSettings } from "./core/settings.ts";
 import { ConfigError } from "./errors.ts";
 import { FACTOR_SETTINGS, type MfaConfig, readFactorSettings } from "./factors/settings.ts";
 import { MAIL_SETTINGS, type MailConfig, readMailSettings } from "./mail/settings.ts";
+import { PAR_SETTINGS, type PushedRequestSettings, readPushedRequestSettings } from "./oidc/par-settings.ts";
 import { OIDC_SETTINGS, type OidcSettings, readOidcSettings } from "./oidc/settings.ts";
 import { OPERATIONS_SETTINGS, type OperationsSettings, readOperationsSettings } from "./operations/settings.ts";
 import { type ConnectionConfig, type LogLevel, readServerSettings, SERVER_SETTINGS } from "./platform/settings.ts";
@@ -42,6 +43,7 @@ export const SETTINGS_SECTIONS: readonly SettingsSection[] = [
   RECOVERY_SETTINGS,
   FACTOR_SETTINGS,
   OIDC_SETTINGS,
+  PAR_SETTINGS,
   UPSTREAM_SETTINGS,
   WEBHOOK_SETTINGS,
   OPERATIONS_SETTINGS,
@@ -128,6 +130,8 @@ export interface Config {
    * DYNAMIC_CLIENT_SCOPES are what a registrant may ask for (oidc/registration-policy.ts).
    */
   dynamicRegistration?: OidcSettings["dynamicRegistration"];
+  /** Pushed authorization requests (issue 36, RFC 9126): src/oidc/par-settings.ts; absent, their defaults. */
+  pushedAuthorizationRequests?: PushedRequestSettings;
   /** Webhooks (issue 26). */
   webhooks: WebhookConfig;
 }
@@ -188,6 +192,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): LoadedConfig 
     mfa: readFactorSettings(env, { database, linkBase, notices }),
     webhooks: readWebhookSettings(env),
     upstream: parseUpstreamConfig(env, parseBoolean),
+    pushedAuthorizationRequests: readPushedRequestSettings(env),
   };
   // The rules between sections.
   if (config.upstream?.keepTokens && config.mfa.encryptionKeys.length === 0)

@@ -27,6 +27,7 @@ describe("npm run cli -- clients", () => {
       first_party: false,
       resources: [],
       resource_server: false,
+      require_pushed_authorization_requests: false,
       client_id_issued_at: client.client_id_issued_at,
       client_secret_expires_at: 0,
       previous_secret_expires_at: null,

@@ -60,6 +60,7 @@ describe("/clients", () => {
       first_party: false,
       resources: [],
       resource_server: false,
+      require_pushed_authorization_requests: false,
       client_id_issued_at: clock.seconds,
       client_secret_expires_at: 0,
       previous_secret_expires_at: null,
@@ -100,6 +101,7 @@ describe("/clients", () => {
       first_party: true,
       resources: [],
       resource_server: false,
+      require_pushed_authorization_requests: false,
       client_id_issued_at: clock.seconds,
       registered_by: "admin",
     });

@@ -80,6 +80,8 @@ function servedMetadata(base: string) {
     code_challenge_methods_supported: ["S256"],
     authorization_response_iss_parameter_supported: true,
     access_token_signing_alg_values_supported: ["HS256"],
+    pushed_authorization_request_endpoint: `${base}/oauth/par`,
+    require_pushed_authorization_requests: false,
   };
 }
 

@@ -18,6 +18,7 @@ export async function installDiscovery(
     cors: clientCors,
     grantTypes: () => grants.types(),
     registration: config.dynamicRegistration !== undefined,
+    requirePushedAuthorizationRequests: config.pushedAuthorizationRequests?.required ?? false,
     ...(oidcKeys ? { oidcKeys } : {}),
   });
 }

@@ -11,7 +11,7 @@ import { type KeySet, publicJwkSet } from "../auth/keys.ts";
 import { PROMPTS, SUPPORTED_SCOPES } from "../oidc/authorization.ts";
 import type { ClientCors } from "../oidc/cors.ts";
 import { ACR_MULTI_FACTOR, ACR_SINGLE_FACTOR } from "../oidc/id-tokens.ts";
-import { AUTHORIZE_PATH, END_SESSION_PATH, USERINFO_PATH } from "../oidc/paths.ts";
+import { AUTHORIZE_PATH, END_SESSION_PATH, PUSHED_AUTHORIZATION_REQUEST_PATH, USERINFO_PATH } from "../oidc/paths.ts";
 import { REGISTRATION_PATH } from "../oidc/registration-routes.ts";
 import type { Addresses } from "../platform/addresses.ts";
 import { NO_SECURITY } from "../platform/openapi.ts";
@@ -30,6 +30,8 @@ export interface WellKnownRouteOptions {
   grantTypes: () => readonly string[];
   /** Whether dynamic client registration is on: then the metadata names its endpoint. */
   registration: boolean;
+  /** REQUIRE_PUSHED_AUTHORIZATION_REQUESTS (issue 36, RFC 9126 section 5). */
+  requirePushedAuthorizationRequests?: boolean;
 }
 
 /** Five minutes: short against the 30-minute token lifetime, so a rotation is seen well before old tokens expire. */
@@ -89,6 +91,11 @@ const oauthMembers = {
   access_token_signing_alg_values_supported: Type.Array(Type.String(), {
     description: "The algorithm of the service's own access tokens (SIGNING_ALGORITHM).",
   }),
+  // Issue 36, PAR (RFC 9126 section 5).
+  pushed_authorization_request_endpoint: Type.Optional(Type.String({ description: "While OpenID Connect is on." })),
+  require_pushed_authorization_requests: Type.Optional(
+    Type.Boolean({ description: "While OpenID Connect is on: REQUIRE_PUSHED_AUTHORIZATION_REQUESTS." }),
+  ),
 };
 
 const Metadata = Type.Object(oauthMembers, {
@@ -132,7 +139,7 @@ function etagOf(body: unknown): string {
 
 export const wellKnownRoutes: FastifyPluginAsyncTypebox<WellKnownRouteOptions> = async (
   app,
-  { keys, addresses, oidcKeys, cors, grantTypes, registration },
+  { keys, addresses, oidcKeys, cors, grantTypes, registration, requirePushedAuthorizationRequests },
 ) => {
   cors?.apply(app, {
     "/.well-known/jwks.json": ["GET"],
@@ -175,6 +182,13 @@ export const wellKnownRoutes: FastifyPluginAsyncTypebox<WellKnownRouteOptions> =
         ? { code_challenge_methods_supported: ["S256"], authorization_response_iss_parameter_supported: true }
         : {}),
       access_token_signing_alg_values_supported: [keys.algorithm],
+      // Issue 36, PAR (RFC 9126 section 5).
+      ...(oidcKeys
+        ? {
+            pushed_authorization_request_endpoint: `${base}${PUSHED_AUTHORIZATION_REQUEST_PATH}`,
+            require_pushed_authorization_requests: requirePushedAuthorizationRequests ?? false,
+          }
+        : {}),
     };
   }
 

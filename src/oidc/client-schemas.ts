@@ -95,6 +95,15 @@ const metadataFields = {
         "`INTROSPECTION_CLIENTS` do; other clients see only the tokens issued to them. False by default. Admins only.",
     }),
   ),
+  // Issue 36, PAR.
+  require_pushed_authorization_requests: Type.Optional(
+    Type.Boolean({
+      description:
+        "RFC 9126 section 6: the client's authorization requests must be pushed first (`POST /oauth/par`); a " +
+        "plain request to the authorization endpoint is refused (`invalid_request`). False by default (true for " +
+        "every client under `REQUIRE_PUSHED_AUTHORIZATION_REQUESTS=on`). A dynamic registration may set it too.",
+    }),
+  ),
 };
 
 export const ClientCreate = Type.Object(metadataFields, {
@@ -129,6 +138,7 @@ export const ClientRegistration = Type.Object(
     token_endpoint_auth_method: metadataFields.token_endpoint_auth_method,
     scope: metadataFields.scope,
     backchannel_logout_uri: metadataFields.backchannel_logout_uri,
+    require_pushed_authorization_requests: metadataFields.require_pushed_authorization_requests,
   },
   { $id: "ClientRegistration", description: "RFC 7591 client metadata; unknown fields are ignored." },
 );
@@ -147,6 +157,7 @@ const clientOutFields = {
   first_party: Type.Boolean(),
   resources: Type.Array(Type.String()),
   resource_server: Type.Boolean(),
+  require_pushed_authorization_requests: Type.Boolean(),
   client_id_issued_at: Type.Integer({ description: "Seconds since the epoch (RFC 7591 section 3.2.1)." }),
   client_secret_expires_at: Type.Optional(
     Type.Integer({ description: "0: the secret does not expire (confidential clients only)." }),

@@ -53,6 +53,8 @@ export interface ClientMetadataInput {
   first_party?: boolean;
   resources?: string[];
   resource_server?: boolean;
+  // Issue 36, PAR (RFC 9126 section 6).
+  require_pushed_authorization_requests?: boolean;
 }
 
 /**
@@ -228,6 +230,7 @@ export function clientMetadata(input: ClientMetadataInput): ClientMetadataRecord
     firstParty: input.first_party ?? false,
     resources,
     resourceServer: input.resource_server ?? false,
+    requirePushedAuthorizationRequests: input.require_pushed_authorization_requests ?? false,
   };
 }
 
@@ -278,6 +281,7 @@ export function metadataInputOf(client: ClientMetadataRecord): Required<ClientMe
     first_party: client.firstParty,
     resources: client.resources,
     resource_server: client.resourceServer,
+    require_pushed_authorization_requests: client.requirePushedAuthorizationRequests,
   };
 }
 

@@ -19,8 +19,11 @@ import { createOidcGrants } from "./code-grant.ts";
 import { authorizationCodeGrant } from "./grants/authorization-code.ts";
 import { createIdTokens } from "./id-tokens.ts";
 import { introspectRoutes } from "./introspection-routes.ts";
+import { parRoutes } from "./par-routes.ts";
+import { DEFAULT_PUSHED_REQUEST_LIFETIME_SECONDS } from "./par-settings.ts";
 import { USERINFO_PATH } from "./paths.ts";
 import { providerRoutes } from "./provider-routes.ts";
+import { createPushedRequests } from "./pushed-requests.ts";
 import { createReauthentication } from "./reauthentication.ts";
 import { registrationRoutes } from "./registration-routes.ts";
 
@@ -109,6 +112,16 @@ async function installProvider(
     secure: addresses.baseUrl().startsWith("https:"),
     clock,
   });
+  // Pushed authorization requests (RFC 9126, issue 36): the push endpoint, and the request_uri the
+  // authorization endpoint takes.
+  const pushedRequests = createPushedRequests({
+    store,
+    browserSessions,
+    clock,
+    requiredForAll: config.pushedAuthorizationRequests?.required ?? false,
+    lifetimeSeconds: config.pushedAuthorizationRequests?.lifetimeSeconds ?? DEFAULT_PUSHED_REQUEST_LIFETIME_SECONDS,
+  });
+  await api.register(parRoutes, { clients, pushedRequests, audit, cors: clientCors });
   await api.register(providerRoutes, {
     store,
     guards,
@@ -123,5 +136,6 @@ async function installProvider(
     userinfoUrl,
     clock,
     cors: clientCors,
+    pushedRequests,
   });
 }

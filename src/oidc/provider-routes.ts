@@ -3,6 +3,8 @@
 // opens for it, the consent form's answer, userinfo (GET and POST, bearer)
 // and RP-initiated logout. The authorization request itself is read and
 // checked in oidc/authorization.ts, the cookie in oidc/browser-session.ts.
+// A pushed request (RFC 9126) comes as client_id and request_uri, resolved
+// (once) by oidc/pushed-requests.ts, then carried on like any other.
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { Type } from "typebox";
@@ -30,6 +32,7 @@ import type { ClientCors } from "./cors.ts";
 import { liveDelegatedToken } from "./delegated-tokens.ts";
 import { ACR_MULTI_FACTOR, type IdTokens } from "./id-tokens.ts";
 import { AUTHORIZE_PATH, BROWSER_SESSION_PATH, CONSENT_PATH, END_SESSION_PATH, USERINFO_PATH } from "./paths.ts";
+import { PAR_REQUIRED, type PushedRequests, SEAL_BROKEN, SEAL_PARAMETER } from "./pushed-requests.ts";
 import { type Reauthentication, requestDigest } from "./reauthentication.ts";
 
 export interface ProviderRouteOptions {
@@ -47,6 +50,8 @@ export interface ProviderRouteOptions {
   userinfoUrl: () => string;
   clock: () => number;
   cors: ClientCors;
+  /** Pushed authorization requests (RFC 9126, issue 36). */
+  pushedRequests: PushedRequests;
 }
 
 export const APP_NOT_FOUND = "No application has access to your account under this id";
@@ -121,6 +126,7 @@ export const providerRoutes: FastifyPluginAsyncTypebox<ProviderRouteOptions> = a
     userinfoUrl,
     clock,
     cors,
+    pushedRequests,
   },
 ) => {
   acceptFormBodies(app);
@@ -204,12 +210,46 @@ export const providerRoutes: FastifyPluginAsyncTypebox<ProviderRouteOptions> = a
     return request.scopes.every((scope) => granted.has(scope));
   }
 
+  /**
+   * The request to authorize, and whether it was pushed: a request_uri (RFC 9126 section 4) used now and
+   * resolved into its parameters, sealed for their way through the sign-in and consent pages; a sealed
+   * one, brought back, checked; else the request as it came. A request_uri or seal refused is an error
+   * page: nothing says where the client could safely be told.
+   */
+  async function pushedOrPlain(
+    search: URLSearchParams,
+    request: FastifyRequest,
+    reply: FastifyReply,
+  ): Promise<{ search: URLSearchParams; pushed: boolean } | { answered: FastifyReply }> {
+    const params = paramsOf(search);
+    if (params.request_uri !== undefined) {
+      const resolution = await pushedRequests.resolve(params);
+      if ("refused" in resolution) {
+        await audit.record("oidc", null, "par_refused", request.ip);
+        request.actionOutcome = "invalid_request_uri";
+        return { answered: sendErrorPage(reply, resolution.detail) };
+      }
+      await audit.record("oidc", null, "par_used", request.ip);
+      return { search: pushedRequests.seal(resolution.ok), pushed: true };
+    }
+    if (params[SEAL_PARAMETER] === undefined) return { search, pushed: false };
+    if (pushedRequests.sealed(params)) return { search, pushed: true };
+    request.actionOutcome = "invalid_request_uri";
+    return { answered: sendErrorPage(reply, SEAL_BROKEN) };
+  }
+
   /** The authorization request of a GET's query or a POST's form (OpenID Connect Core 3.1.2.1: both). */
-  async function authorize(search: URLSearchParams, request: FastifyRequest, reply: FastifyReply) {
+  async function authorize(presented: URLSearchParams, request: FastifyRequest, reply: FastifyReply) {
+    const resolved = await pushedOrPlain(presented, request, reply);
+    if ("answered" in resolved) return resolved.answered;
+    const { search } = resolved;
     const params = paramsOf(search);
     const parsed = await parseAuthorizationRequest(params, clients);
     if ("problem" in parsed) return answerProblem(reply, parsed.problem);
     const authorization = parsed.ok;
+    // RFC 9126 section 5: a client that must push (or every client, by the setting) is refused a plain request.
+    if (!resolved.pushed && pushedRequests.required(authorization.client))
+      return refuse(reply, authorization, "invalid_request", PAR_REQUIRED);
     const browser = await browserSessions.read(request);
     if (request.method === "POST" && browser === undefined) {
       // A relying party's auto-submitted form is a cross-site POST, which carries no SameSite=Lax

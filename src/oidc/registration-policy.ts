@@ -42,6 +42,8 @@ const REGISTRANT_FIELDS = [
   "token_endpoint_auth_method",
   "scope",
   "backchannel_logout_uri",
+  // Issue 36, PAR: a registrant may only make its own client stricter.
+  "require_pushed_authorization_requests",
 ] as const satisfies readonly (keyof ClientMetadataInput)[];
 
 const refused = (detail: string) => new InvalidClientMetadata("invalid_client_metadata", detail);

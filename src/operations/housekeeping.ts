@@ -28,7 +28,9 @@ export function startHousekeeping(app: FastifyInstance, store: UserStore, clock:
           (await store.pruneBackchannelLogouts(auditCutoff, 1000)) +
           (await store.purgeAuthorizationCodes(codeCutoff, 1000)) +
           // Pending upstream sign-ins and their tickets live minutes; the same hour's margin.
-          (await store.purgeUpstreamPending(codeCutoff, 1000)) >
+          (await store.purgeUpstreamPending(codeCutoff, 1000)) +
+          // Pushed authorization requests live a minute (issue 36); the same hour's margin.
+          (await store.purgePushedRequests(codeCutoff, 1000)) >
         0
       ) {
         await new Promise((resolve) => setImmediate(resolve));

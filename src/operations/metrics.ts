@@ -156,8 +156,9 @@ export function createMetrics(): Metrics {
       "oidc_authorizations_total",
       "Authorization requests (GET or POST /oauth/authorize) by outcome: code (issued), sign_in (sent to the " +
         "sign-in page), consent_page, retry_as_get (a POST without the session cookie), error_page (unknown " +
-        "client or redirect URI), or the error sent to the client (login_required, consent_required, " +
-        "invalid_request, invalid_scope, unsupported_response_type).",
+        "client or redirect URI), invalid_request_uri (a pushed request's request_uri unknown, expired, used or " +
+        "another client's; its continuation altered or expired), or the error sent to the client " +
+        "(login_required, consent_required, invalid_request, invalid_scope, unsupported_response_type).",
     ),
     code_exchange: action(
       "oidc_code_exchanges_total",
@@ -188,6 +189,12 @@ export function createMetrics(): Metrics {
       "oidc_logouts_total",
       "RP-initiated logouts (/oauth/logout) by outcome: signed_out, confirmation_page (asked first), " +
         "error_page (an ID token hint or return address refused).",
+    ),
+    // Issue 36, PAR.
+    pushed_authorization_request: action(
+      "oidc_pushed_authorization_requests_total",
+      "Pushed authorization requests (POST /oauth/par) by outcome: pushed, or the RFC 6749 error (invalid_client, " +
+        "invalid_request, invalid_scope, unsupported_response_type, unauthorized_client, request_not_supported).",
     ),
   };
   const connectionErrors = new Counter({

@@ -16,7 +16,9 @@ export type ObservedAction =
   | "introspection"
   | "userinfo"
   | "consent"
-  | "logout";
+  | "logout"
+  // Issue 36, PAR.
+  | "pushed_authorization_request";
 
 declare module "fastify" {
   interface FastifyRequest {

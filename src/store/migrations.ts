@@ -539,6 +539,25 @@ export const migrations: readonly Migration[] = [
       ALTER TABLE oauth_clients ADD COLUMN ${t.bool("resource_server", false)};
     `,
   ),
+  // Issue 36, pushed authorization requests (RFC 9126): a pushed request is kept under the SHA-256 of
+  // its request_uri's random part, with its parameters (JSON), for 60 seconds and one use (used_at);
+  // a client may be registered to require them.
+  migration(
+    120,
+    "pushed authorization requests",
+    (t) => `
+      CREATE TABLE pushed_authorization_requests (
+        reference_hash ${t.text} PRIMARY KEY,
+        client_id ${t.text} NOT NULL,
+        parameters ${t.text} NOT NULL,
+        created_at ${t.time} NOT NULL,
+        expires_at ${t.time} NOT NULL,
+        used_at ${t.time}
+      )${t.strict};
+      CREATE INDEX pushed_authorization_requests_by_expiry ON pushed_authorization_requests (expires_at);
+      ALTER TABLE oauth_clients ADD COLUMN ${t.bool("require_pushed_authorization_requests", false)};
+    `,
+  ),
 ];
 
 /** The versions still to apply, in order. */

@@ -30,6 +30,7 @@ import { auditVerbs } from "./sql/audit.ts";
 import { backchannelLogoutVerbs } from "./sql/backchannel-logouts.ts";
 import { clientVerbs } from "./sql/clients.ts";
 import { mailVerbs } from "./sql/mail.ts";
+import { pushedRequestVerbs } from "./sql/pushed-requests.ts";
 import { recoveryVerbs } from "./sql/recovery.ts";
 import { secondFactorVerbs } from "./sql/second-factors.ts";
 import { sessionVerbs } from "./sql/sessions.ts";
@@ -53,6 +54,7 @@ export function sqlStore(db: Db, clock: () => number): UserStore {
     ...webhookVerbs(s),
     ...auditVerbs(s),
     ...backchannelLogoutVerbs(s),
+    ...pushedRequestVerbs(s),
     // The database itself
     ping: () => db.one("SELECT 1").then(() => {}),
     close: () => db.close(),

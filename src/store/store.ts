@@ -17,6 +17,7 @@ import type { AuditVerbs } from "./audit.ts";
 import type { BackchannelLogoutVerbs } from "./backchannel-logouts.ts";
 import type { ClientVerbs } from "./clients.ts";
 import type { MailVerbs } from "./mail.ts";
+import type { PushedRequestVerbs } from "./pushed-requests.ts";
 import type { RecoveryVerbs } from "./recovery.ts";
 import type { SecondFactorVerbs } from "./second-factors.ts";
 import type { SessionVerbs } from "./sessions.ts";
@@ -49,6 +50,7 @@ export type {
   OutboxMessage,
 } from "./mail.ts";
 export { NOTICE_KINDS } from "./mail.ts";
+export type { NewPushedRequest, PushedRequestRecord, PushedRequestUse, PushedRequestVerbs } from "./pushed-requests.ts";
 export type {
   AccountTokenPurpose,
   AccountTokenRecord,
@@ -118,7 +120,8 @@ export interface UserStore
     UpstreamVerbs,
     WebhookVerbs,
     AuditVerbs,
-    BackchannelLogoutVerbs {
+    BackchannelLogoutVerbs,
+    PushedRequestVerbs {
   /** Resolves when the database answers; throws StoreUnavailable otherwise (for /readyz). */
   ping(): Promise<void>;
   close(): Promise<void>;

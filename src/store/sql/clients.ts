@@ -37,9 +37,10 @@ const CLIENT_COLUMN_OF: Record<keyof ClientMetadataRecord, string> = {
   firstParty: "first_party",
   resources: "resources",
   resourceServer: "resource_server",
+  requirePushedAuthorizationRequests: "require_pushed_authorization_requests",
 };
 
-/** A client's metadata as the parameters $2 to $12 of the insert, lists as JSON. */
+/** A client's metadata as the parameters $2 to $13 of the insert, lists as JSON. */
 function clientColumns(client: ClientMetadataRecord): Param[] {
   return [
     client.name,
@@ -53,6 +54,7 @@ function clientColumns(client: ClientMetadataRecord): Param[] {
     client.firstParty,
     JSON.stringify(client.resources),
     client.resourceServer,
+    client.requirePushedAuthorizationRequests,
   ];
 }
 
@@ -65,6 +67,7 @@ const readClient = reader<ClientRecord>({
   firstParty: flag,
   resources: jsonList,
   resourceServer: flag,
+  requirePushedAuthorizationRequests: flag,
 });
 const readCode = reader<AuthorizationCodeRecord>();
 const readClientSession = reader<ClientSessionRecord>();
@@ -80,8 +83,9 @@ export function clientVerbs({ db, d, clock, now, find, record, eventful, session
         const row = (await tx.one<Row>(
           `INSERT INTO oauth_clients (id, name, redirect_uris, post_logout_redirect_uris, grant_types, response_types,
              token_endpoint_auth_method, scope, backchannel_logout_uri, first_party, resources, resource_server,
+             require_pushed_authorization_requests,
              registered_by, secret_hash, created_at, updated_at)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $15) RETURNING *`,
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $16) RETURNING *`,
           values,
         )) as Row;
         await record(tx, events, null);
