@@ -124,6 +124,14 @@ export const TokenForm = Type.Object(
         description: "`authorization_code` grant, required: the PKCE verifier (RFC 7636) of the S256 challenge.",
       }),
     ),
+    device_code: Type.Optional(
+      Type.String({
+        maxLength: 128,
+        description:
+          "`urn:ietf:params:oauth:grant-type:device_code` (RFC 8628), required: the `device_code` of the device " +
+          "authorization answer.",
+      }),
+    ),
     scope: Type.Optional(
       Type.String({
         description:

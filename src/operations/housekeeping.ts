@@ -28,7 +28,9 @@ export function startHousekeeping(app: FastifyInstance, store: UserStore, clock:
           (await store.pruneBackchannelLogouts(auditCutoff, 1000)) +
           (await store.purgeAuthorizationCodes(codeCutoff, 1000)) +
           // Pending upstream sign-ins and their tickets live minutes; the same hour's margin.
-          (await store.purgeUpstreamPending(codeCutoff, 1000)) >
+          (await store.purgeUpstreamPending(codeCutoff, 1000)) +
+          // Device authorizations (issue 36) live ten minutes by default; the same hour's margin.
+          (await store.purgeDeviceAuthorizations(codeCutoff, 1000)) >
         0
       ) {
         await new Promise((resolve) => setImmediate(resolve));
