@@ -124,9 +124,10 @@ export function deviceCodeGrant(deps: DeviceGrantDeps): Grant {
       const deviceCode = request.body.device_code;
       if (deviceCode === undefined) throw new OAuthError(400, "invalid_request", "body.device_code: field required");
       const found = await store.findDeviceAuthorization(hashDeviceCode(deviceCode));
-      // Another client's code is refused before anything is written: it stays its owner's.
-      if (found === undefined || found.clientId !== client.id)
-        return refuse(request, null, "invalid_grant", INVALID_DEVICE_CODE);
+      // An unknown code is refused without a write (no audit row for each guess); another client's code
+      // is refused before anything is changed, so it stays its owner's, and recorded: a stolen code.
+      if (found === undefined) throw new OAuthError(400, "invalid_grant", INVALID_DEVICE_CODE);
+      if (found.clientId !== client.id) return refuse(request, found.userId, "invalid_grant", INVALID_DEVICE_CODE);
       if (found.status === "redeemed") return refuse(request, found.userId, "invalid_grant", INVALID_DEVICE_CODE);
       const now = clock();
       if (Date.parse(found.expiresAt) <= now) {
