@@ -14,9 +14,11 @@ import { createRequire } from "node:module";
 import { after, before, describe, type TestContext, test } from "node:test";
 import * as client from "openid-client";
 import type { Browser, CDPSession, Page } from "playwright-core";
+import { ACR_MULTI_FACTOR } from "../../src/oidc/id-tokens.ts";
 import { registerDeviceClients } from "../device/fixture.ts";
-import { createUser, TestClock } from "../helpers.ts";
+import { createUser, requestToken, TestClock } from "../helpers.ts";
 import { startOidcService } from "../oidc/fixture.ts";
+import { codeAt } from "../totp.ts";
 import { launchChromium, STEP_TIMEOUT, skipWithoutChromium } from "./chromium.ts";
 
 const PASSWORD = "correct horse battery";
@@ -123,6 +125,35 @@ describe("device grant with openid-client and the /device page", { skip: skipWit
     const info = await client.fetchUserInfo(config, tokens.access_token, user.id);
     assert.equal(info.email, "ada@example.com");
     assert.deepEqual(complaints, []);
+  });
+
+  test("a second factor on the sign-in page: the ID token's amr and acr say so", async (t) => {
+    const { service, config, page, clock } = await start(t);
+    const own = await requestToken(service.app, { username: "ada@example.com", password: PASSWORD });
+    const auth = { authorization: `Bearer ${own.json().access_token}` };
+    const { secret } = (await service.app.inject({ method: "POST", url: "/me/totp", headers: auth })).json();
+    const confirmed = await service.app.inject({
+      method: "POST",
+      url: "/me/totp/confirm",
+      headers: auth,
+      payload: { code: codeAt(secret, clock.now) },
+    });
+    assert.equal(confirmed.statusCode, 200, confirmed.body);
+    clock.advanceSeconds(90);
+    const started = await client.initiateDeviceAuthorization(config, { scope: "openid" });
+    const polling = client.pollDeviceAuthorizationGrant(config, started);
+    await page.goto(started.verification_uri_complete as string);
+    await signIn(page);
+    await page.waitForSelector("#otp-form:not([hidden])");
+    await page.fill("#otp", codeAt(secret, clock.now));
+    await page.click("#otp-form button");
+    await page.waitForURL(/\/device\?user_code=/);
+    await page.click("#continue");
+    await page.click("#approve");
+    await page.waitForSelector("#status");
+    const claims = (await polling).claims();
+    assert.deepEqual(claims?.amr, ["pwd", "otp", "mfa"]);
+    assert.equal(claims?.acr, ACR_MULTI_FACTOR);
   });
 
   test("a wrong code, then the right one; then a denial: access_denied", async (t) => {
