@@ -8,6 +8,8 @@
 //   refused, per browser session and per address, also with the right code,
 //   and the count is shared across instances (the rate-limit counters;
 //   Redis when REDIS_URL is set);
+// - the user code presented as the device code, a device code as an
+//   authorization code;
 // - an unknown client, a wrong secret, a client without the grant type, at
 //   the endpoint and at the token endpoint;
 // - the page's forms posted without the session cookie, without or with
@@ -92,6 +94,32 @@ describe("device grant: refusals", () => {
     const ended = await poll(s.app, started.device_code, s.devices.tv);
     assert.equal(ended.statusCode, 400);
     assert.deepEqual(ended.json(), invalidGrant);
+  });
+
+  test("codes presented where they are not meant: the user code as the device code, a device code as an authorization code", async (t) => {
+    const s = await setUpDevice(t);
+    const started = await authorizeDevice(s.app, s.devices.tv.id);
+    await decide(s.app, s.cookie, started.user_code, "approve");
+    for (const wrong of [started.user_code, started.user_code.replace("-", "")]) {
+      const answer = await poll(s.app, wrong, s.devices.tv);
+      assert.equal(answer.statusCode, 400);
+      assert.deepEqual(answer.json(), invalidGrant);
+    }
+    const asCode = await s.app.inject({
+      method: "POST",
+      url: "/auth/token",
+      headers: { ...form({}).headers, ...basic(s.clients.partner.id, s.clients.partner.secret) },
+      payload: new URLSearchParams({
+        grant_type: "authorization_code",
+        code: started.device_code,
+        redirect_uri: "https://rp.example/callback",
+        code_verifier: "v".repeat(43),
+      }).toString(),
+    });
+    assert.equal(asCode.statusCode, 400);
+    assert.equal(asCode.json().error, "invalid_grant");
+    // Still the device's, once.
+    assert.equal((await poll(s.app, started.device_code, s.devices.tv)).statusCode, 200);
   });
 
   test("clients: unknown, wrong secret, without the grant type, at both endpoints", async (t) => {
