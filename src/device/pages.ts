@@ -9,6 +9,7 @@
 import type { FastifyReply } from "fastify";
 import { pageDocument, sendPage } from "../pages/account-pages.ts";
 import { escapeHtml } from "../pages/oidc-pages.ts";
+import { SIGN_IN_PAGE_PATH } from "../pages/security-pages.ts";
 import { DEVICE_DECISION_PATH, DEVICE_PAGE_PATH } from "./paths.ts";
 
 const SCOPE_WORDS: Record<string, string> = {
@@ -35,7 +36,8 @@ export function sendCodeEntryPage(
 <input id="user-code" name="user_code" value="${escapeHtml(options.userCode)}" autocomplete="off" autocapitalize="characters" spellcheck="false" required maxlength="64" aria-describedby="user-code-hint">
 <p id="user-code-hint" class="hint">Eight letters, for example WDJB-MJHT. Upper or lower case, with or without the dash.</p>
 <button type="submit" id="continue">Continue</button>
-</form>`;
+</form>
+<p class="hint"><a href="${SIGN_IN_PAGE_PATH}?${new URLSearchParams({ continue: DEVICE_PAGE_PATH })}">Use another account</a></p>`;
   return sendPage(reply, page("Connect a device", body));
 }
 
