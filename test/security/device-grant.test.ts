@@ -212,7 +212,7 @@ describe("device grant: refusals", () => {
         "/auth/token",
         "application/x-www-form-urlencoded",
         `grant_type=${encodeURIComponent(DEVICE_GRANT)}&client_id=${s.devices.tv.id}&device_code=${"a".repeat(5000)}`,
-        422,
+        400,
       ],
       [
         "/auth/token",
@@ -224,10 +224,14 @@ describe("device grant: refusals", () => {
     for (const [url, type, payload, status] of cases) {
       const answer = await s.app.inject({ method: "POST", url, headers: { "content-type": type }, payload });
       assert.equal(answer.statusCode, status, `${url} ${payload.slice(0, 80)}: ${answer.body}`);
-      // A field the token endpoint's schema refuses is answered before the client is known: 422 with
-      // `detail` alone, as for every grant of that endpoint (the authorization_code grant's too).
-      if (status !== 415) assert.equal(typeof answer.json().detail, "string", answer.body);
-      if (url !== "/auth/token" && status !== 415) assert.equal(typeof answer.json().error, "string", answer.body);
+      if (status === 415) continue;
+      // A repeated field is refused by the token endpoint's form parser before the grant is known: the
+      // spec's `detail` alone, as for every grant there. Anything else has RFC 6749's shape, also a field
+      // the schema refuses before the client is known (too long).
+      const repeatedAtToken = url === "/auth/token" && payload.includes("device_code=a&device_code=b");
+      assert.equal(typeof answer.json().detail, "string", answer.body);
+      if (!repeatedAtToken) assert.equal(answer.json().error_description, answer.json().detail, answer.body);
+      if (!repeatedAtToken) assert.equal(typeof answer.json().error, "string", answer.body);
     }
     // The page with nonsense: 4xx pages, never a 5xx.
     for (const payload of ["user_code=%00%FF", `user_code=${"B".repeat(10_000)}`, "user_code[]=x&form_token=1"]) {
