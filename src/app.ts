@@ -17,6 +17,7 @@ import type { CounterStore } from "./auth/rate-limits.ts";
 import type { Clock } from "./auth/tokens.ts";
 import type { Config } from "./config.ts";
 import { installCore } from "./core/install.ts";
+import { installDevice } from "./device/install.ts";
 import { installDiscovery } from "./discovery/install.ts";
 import { installFactors } from "./factors/install.ts";
 import { installOpenIdConnect } from "./oidc/install.ts";
@@ -89,6 +90,7 @@ export async function buildApp({
     await installFactors(api, services);
     await installUpstream(api, services);
     await installOpenIdConnect(api, services);
+    await installDevice(api, services);
     await installWebhooks(api, services);
   });
 

@@ -11,6 +11,7 @@ import { PASSWORD_SETTINGS, type PasswordSettings, readPasswordSettings } from "
 import { RATE_LIMIT_SETTINGS, type RateLimitConfig, readRateLimitSettings } from "./auth/rate-limit-settings.ts";
 import { readTokenSettings, TOKEN_SETTINGS, type TokenSettings } from "./auth/token-settings.ts";
 import { CORE_SETTINGS, readCoreSettings } from "./core/settings.ts";
+import { DEVICE_SETTINGS, type DeviceSettings, readDeviceSettings } from "./device/settings.ts";
 import { ConfigError } from "./errors.ts";
 import { FACTOR_SETTINGS, type MfaConfig, readFactorSettings } from "./factors/settings.ts";
 import { MAIL_SETTINGS, type MailConfig, readMailSettings } from "./mail/settings.ts";
@@ -44,6 +45,7 @@ export const SETTINGS_SECTIONS: readonly SettingsSection[] = [
   FACTOR_SETTINGS,
   OIDC_SETTINGS,
   PAR_SETTINGS,
+  DEVICE_SETTINGS,
   UPSTREAM_SETTINGS,
   WEBHOOK_SETTINGS,
   OPERATIONS_SETTINGS,
@@ -134,6 +136,8 @@ export interface Config {
   pushedAuthorizationRequests?: PushedRequestSettings;
   /** Webhooks (issue 26). */
   webhooks: WebhookConfig;
+  /** The device authorization grant (issue 36): its defaults when left out (tests' configs). */
+  device?: DeviceSettings;
 }
 
 export interface LoadedConfig {
@@ -193,6 +197,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): LoadedConfig 
     webhooks: readWebhookSettings(env),
     upstream: parseUpstreamConfig(env, parseBoolean),
     pushedAuthorizationRequests: readPushedRequestSettings(env),
+    device: readDeviceSettings(env),
   };
   // The rules between sections.
   if (config.upstream?.keepTokens && config.mfa.encryptionKeys.length === 0)

@@ -32,6 +32,11 @@ export const CLIENT_ERROR_CODES = [
   "invalid_client_metadata",
   // RFC 8707 section 2: a `resource` the client may not ask for.
   "invalid_target",
+  // RFC 8628 section 3.5 (issue 36, the device grant): the poll's answers before and instead of tokens.
+  "authorization_pending",
+  "slow_down",
+  "access_denied",
+  "expired_token",
 ] as const;
 
 /**

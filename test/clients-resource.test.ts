@@ -141,7 +141,7 @@ describe("/clients", () => {
       ],
       [
         { client_name: "x", grant_types: ["password"] },
-        "grant_types: 'password' is not supported (authorization_code, refresh_token, client_credentials)",
+        "grant_types: 'password' is not supported (authorization_code, refresh_token, client_credentials, urn:ietf:params:oauth:grant-type:device_code)",
       ],
       [{ client_name: "x" }, "redirect_uris: at least one is required with authorization_code"],
       [

@@ -106,12 +106,12 @@ test("metadata: refusals name the field and RFC 7591's error code", () => {
     [
       { ...WEB, grant_types: ["password"] },
       "invalid_client_metadata",
-      "grant_types: 'password' is not supported (authorization_code, refresh_token, client_credentials)",
+      "grant_types: 'password' is not supported (authorization_code, refresh_token, client_credentials, urn:ietf:params:oauth:grant-type:device_code)",
     ],
     [
       { ...WEB, grant_types: ["refresh_token"] },
       "invalid_client_metadata",
-      "grant_types: refresh_token only comes with authorization_code",
+      "grant_types: refresh_token only comes with authorization_code or urn:ietf:params:oauth:grant-type:device_code",
     ],
     [
       { ...WEB, response_types: ["token"] },

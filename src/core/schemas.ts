@@ -39,8 +39,10 @@ export const TokenForm = Type.Object(
           "`password` (the default when left out), `refresh_token`, after a 403 `mfa_required` answer " +
           `\`${MFA_OTP_GRANT}\`, \`${MFA_RECOVERY_CODE_GRANT}\` or \`${MFA_WEBAUTHN_GRANT}\` (a passkey as the ` +
           "second factor: `mfa_token`, `webauthn_response`), or `urn:user-token-service:grant-type:webauthn` (a " +
-          "passkey alone: `challenge_id`, `webauthn_response`). Any other value is answered 400 " +
-          "`unsupported_grant_type`.",
+          "passkey alone: `challenge_id`, `webauthn_response`). Registered clients: `authorization_code`, " +
+          "`client_credentials`, and `urn:ietf:params:oauth:grant-type:device_code` (RFC 8628: `device_code`; " +
+          "400 `authorization_pending`, `slow_down`, `access_denied` or `expired_token` until the tokens). Any " +
+          "other value is answered 400 `unsupported_grant_type`.",
         examples: ["password", "refresh_token", MFA_OTP_GRANT, "urn:user-token-service:grant-type:webauthn"],
       }),
     ),
@@ -122,6 +124,14 @@ export const TokenForm = Type.Object(
       Type.String({
         maxLength: 128,
         description: "`authorization_code` grant, required: the PKCE verifier (RFC 7636) of the S256 challenge.",
+      }),
+    ),
+    device_code: Type.Optional(
+      Type.String({
+        maxLength: 128,
+        description:
+          "`urn:ietf:params:oauth:grant-type:device_code` (RFC 8628), required: the `device_code` of the device " +
+          "authorization answer.",
       }),
     ),
     scope: Type.Optional(

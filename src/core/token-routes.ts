@@ -114,6 +114,10 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<TokenRouteOptions> = async (
   // errors always carry RFC 6749's `error`.
   const clientRequests = new WeakSet<FastifyRequest>();
   const forAClientGrant = (request: FastifyRequest) => clientRequests.has(request);
+  const onlyForClients = (request: FastifyRequest) => {
+    const grantType = (request.body as { grant_type?: unknown } | undefined)?.grant_type;
+    return typeof grantType === "string" && grants.get(grantType)?.client === "required";
+  };
 
   /**
    * The registered client a request presents, authenticated (401 invalid_client otherwise); from then
@@ -157,7 +161,10 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<TokenRouteOptions> = async (
       request.actionOutcome ??= error.error;
       return renderOAuthError(error, reply);
     }
-    if (forAClientGrant(request)) {
+    // Issue 36: a form refused by the schema before the client is known (a field too long) for a grant only
+    // registered clients use (`client: "required"`: the device grant, authorization_code, client_credentials)
+    // is answered as that grant answers: 400 invalid_request with `error`, not the spec's 422.
+    if (forAClientGrant(request) || (error.validation !== undefined && onlyForClients(request))) {
       // RFC 6749 section 5.2: a malformed request is 400 invalid_request (the service says 422 elsewhere).
       const { status, detail, headers } = describeError(error, request);
       const answered = status === 422 ? 400 : status;

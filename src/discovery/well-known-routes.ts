@@ -8,7 +8,9 @@ import { createHash } from "node:crypto";
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "typebox";
 import { type KeySet, publicJwkSet } from "../auth/keys.ts";
+import { DEVICE_AUTHORIZATION_PATH } from "../device/paths.ts";
 import { PROMPTS, SUPPORTED_SCOPES } from "../oidc/authorization.ts";
+import { DEVICE_CODE_GRANT_TYPE } from "../oidc/clients.ts";
 import type { ClientCors } from "../oidc/cors.ts";
 import { ACR_MULTI_FACTOR, ACR_SINGLE_FACTOR } from "../oidc/id-tokens.ts";
 import { AUTHORIZE_PATH, END_SESSION_PATH, PUSHED_AUTHORIZATION_REQUEST_PATH, USERINFO_PATH } from "../oidc/paths.ts";
@@ -85,6 +87,10 @@ const oauthMembers = {
   revocation_endpoint: Type.String(),
   revocation_endpoint_auth_methods_supported: Type.Array(Type.String()),
   introspection_endpoint: Type.String(),
+  // Issue 36, the device authorization grant (RFC 8628 section 4).
+  device_authorization_endpoint: Type.Optional(
+    Type.String({ description: "While the device grant is served (with OpenID Connect)." }),
+  ),
   introspection_endpoint_auth_methods_supported: Type.Array(Type.String()),
   code_challenge_methods_supported: Type.Optional(Type.Array(Type.String())),
   authorization_response_iss_parameter_supported: Type.Optional(Type.Boolean({ description: "RFC 9207." })),
@@ -175,6 +181,10 @@ export const wellKnownRoutes: FastifyPluginAsyncTypebox<WellKnownRouteOptions> =
       // The spec's first-party apps send nothing (none); registered clients authenticate as they registered.
       revocation_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS,
       introspection_endpoint: `${base}/auth/introspect`,
+      // Issue 36: the device grant's endpoint, while the token endpoint answers that grant.
+      ...(grantTypes().includes(DEVICE_CODE_GRANT_TYPE)
+        ? { device_authorization_endpoint: `${base}${DEVICE_AUTHORIZATION_PATH}` }
+        : {}),
       // INTROSPECTION_CLIENTS use Basic; registered confidential clients either method (admins may also send
       // their bearer token, which has no registered method name). Public clients may not introspect.
       introspection_endpoint_auth_methods_supported: ["client_secret_basic", "client_secret_post"],

@@ -32,10 +32,11 @@ const metadataFields = {
   ),
   grant_types: Type.Optional(
     Type.Array(Type.String({ maxLength: 64 }), {
-      maxItems: 3,
+      maxItems: 4,
       description:
-        "`authorization_code` (the default), `refresh_token` (with it), `client_credentials` (confidential " +
-        "clients only).",
+        "`authorization_code` (the default), `refresh_token` (with it, or with the device grant), " +
+        "`client_credentials` (confidential clients only), `urn:ietf:params:oauth:grant-type:device_code` " +
+        "(RFC 8628: a device without a browser; public or confidential).",
       examples: [["authorization_code", "refresh_token"]],
     }),
   ),

@@ -17,7 +17,14 @@ import type { AuditEntry, ClientAuthMethod, ClientMetadataRecord, ClientRecord, 
 import { type BackchannelSettings, backchannelUriProblem } from "./backchannel-uri.ts";
 
 export const CLIENT_AUTH_METHODS = ["client_secret_basic", "client_secret_post", "none"] as const;
-export const GRANT_TYPES = ["authorization_code", "refresh_token", "client_credentials"] as const;
+/** RFC 8628's grant type (issue 36): a device without a browser (a CLI, a TV) signs a person in. */
+export const DEVICE_CODE_GRANT_TYPE = "urn:ietf:params:oauth:grant-type:device_code";
+export const GRANT_TYPES = [
+  "authorization_code",
+  "refresh_token",
+  "client_credentials",
+  DEVICE_CODE_GRANT_TYPE,
+] as const;
 export type GrantType = (typeof GRANT_TYPES)[number];
 export const RESPONSE_TYPES = ["code"] as const;
 /** The scopes a client gets when its registration names none and it signs users in. */
@@ -183,8 +190,10 @@ export function clientMetadata(input: ClientMetadataInput): ClientMetadataRecord
   }
   if (grantTypes.length === 0) throw invalid("grant_types: at least one is required");
   const signsUsersIn = grantTypes.includes("authorization_code");
-  if (grantTypes.includes("refresh_token") && !signsUsersIn)
-    throw invalid("grant_types: refresh_token only comes with authorization_code");
+  // Issue 36: the device grant signs users in too, without a redirect (no redirect URI, no response type).
+  const signsDevicesIn = grantTypes.includes(DEVICE_CODE_GRANT_TYPE);
+  if (grantTypes.includes("refresh_token") && !signsUsersIn && !signsDevicesIn)
+    throw invalid(`grant_types: refresh_token only comes with authorization_code or ${DEVICE_CODE_GRANT_TYPE}`);
   const responseTypes = [...new Set(input.response_types ?? (signsUsersIn ? ["code"] : []))];
   for (const type of responseTypes) {
     if (!(RESPONSE_TYPES as readonly string[]).includes(type))
@@ -198,8 +207,10 @@ export function clientMetadata(input: ClientMetadataInput): ClientMetadataRecord
   const publicClient = method === "none";
   if (publicClient && grantTypes.includes("client_credentials"))
     throw invalid("grant_types: client_credentials needs a confidential client (a secret), not 'none'");
-  if (publicClient && !signsUsersIn)
-    throw invalid("token_endpoint_auth_method: a public client ('none') must use authorization_code");
+  if (publicClient && !signsUsersIn && !signsDevicesIn)
+    throw invalid(
+      `token_endpoint_auth_method: a public client ('none') must use authorization_code or ${DEVICE_CODE_GRANT_TYPE}`,
+    );
   const redirectUris = [...new Set(input.redirect_uris ?? [])];
   const postLogoutRedirectUris = [...new Set(input.post_logout_redirect_uris ?? [])];
   if (signsUsersIn && redirectUris.length === 0)
@@ -225,7 +236,7 @@ export function clientMetadata(input: ClientMetadataInput): ClientMetadataRecord
     grantTypes,
     responseTypes,
     tokenEndpointAuthMethod: method as ClientAuthMethod,
-    scope: scopeTokens(input.scope ?? (signsUsersIn ? DEFAULT_USER_SCOPE : "")).join(" "),
+    scope: scopeTokens(input.scope ?? (signsUsersIn || signsDevicesIn ? DEFAULT_USER_SCOPE : "")).join(" "),
     backchannelLogoutUri,
     firstParty: input.first_party ?? false,
     resources,

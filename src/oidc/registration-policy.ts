@@ -15,6 +15,7 @@
 import {
   type ClientMetadataInput,
   DEFAULT_USER_SCOPE,
+  DEVICE_CODE_GRANT_TYPE,
   type GrantType,
   InvalidClientMetadata,
   scopeTokens,
@@ -73,7 +74,8 @@ export function admitRegistration(
   const allowed = new Set(policy.scopes);
   let scope: string;
   if (metadata.scope === undefined) {
-    const fallback = grantTypes.includes("authorization_code") ? DEFAULT_USER_SCOPE : "";
+    const signsUsersIn = grantTypes.includes("authorization_code") || grantTypes.includes(DEVICE_CODE_GRANT_TYPE);
+    const fallback = signsUsersIn ? DEFAULT_USER_SCOPE : "";
     scope = scopeTokens(fallback)
       .filter((token) => allowed.has(token))
       .join(" ");

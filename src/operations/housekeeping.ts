@@ -30,7 +30,9 @@ export function startHousekeeping(app: FastifyInstance, store: UserStore, clock:
           // Pending upstream sign-ins and their tickets live minutes; the same hour's margin.
           (await store.purgeUpstreamPending(codeCutoff, 1000)) +
           // Pushed authorization requests live a minute (issue 36); the same hour's margin.
-          (await store.purgePushedRequests(codeCutoff, 1000)) >
+          (await store.purgePushedRequests(codeCutoff, 1000)) +
+          // Device authorizations (issue 36) live ten minutes by default; the same hour's margin.
+          (await store.purgeDeviceAuthorizations(codeCutoff, 1000)) >
         0
       ) {
         await new Promise((resolve) => setImmediate(resolve));

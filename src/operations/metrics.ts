@@ -196,6 +196,22 @@ export function createMetrics(): Metrics {
       "Pushed authorization requests (POST /oauth/par) by outcome: pushed, or the RFC 6749 error (invalid_client, " +
         "invalid_request, invalid_scope, unsupported_response_type, unauthorized_client, request_not_supported).",
     ),
+    device_authorization: action(
+      "oauth_device_authorizations_total",
+      "Device authorization requests (RFC 8628, POST /oauth/device_authorization) by outcome: success, or the " +
+        "RFC 6749 error (invalid_client, unauthorized_client, invalid_scope, invalid_request).",
+    ),
+    device_code: action(
+      "oauth_device_code_grants_total",
+      "Device code polls of the token endpoint by outcome: success, authorization_pending, slow_down, " +
+        "access_denied, expired_token, or the RFC 6749 error (invalid_grant, invalid_client, unauthorized_client, " +
+        "invalid_request).",
+    ),
+    device_verification: action(
+      "oauth_device_verifications_total",
+      "The /device page by outcome: sign_in (sent to sign in first), entry_page, confirm_page, wrong_code, " +
+        "rate_limited, approved, denied, expired_form, code_gone.",
+    ),
   };
   const connectionErrors = new Counter({
     name: "http_connection_errors_total",

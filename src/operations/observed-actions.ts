@@ -18,7 +18,11 @@ export type ObservedAction =
   | "consent"
   | "logout"
   // Issue 36, PAR.
-  | "pushed_authorization_request";
+  | "pushed_authorization_request"
+  // The device authorization grant (issue 36): its endpoint, its polls, its page.
+  | "device_authorization"
+  | "device_code"
+  | "device_verification";
 
 declare module "fastify" {
   interface FastifyRequest {
@@ -35,6 +39,7 @@ declare module "fastify" {
 const GRANT_ACTIONS: Readonly<Record<string, ObservedAction>> = {
   authorization_code: "code_exchange",
   client_credentials: "client_credentials",
+  "urn:ietf:params:oauth:grant-type:device_code": "device_code",
 };
 
 /** The action of a request: its route's, or at the token endpoint its grant's. */

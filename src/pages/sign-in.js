@@ -5,7 +5,7 @@
 // Reached from an application's authorization request (?continue=...), the
 // page instead opens the browser session with the new access token (the
 // server sets an HttpOnly cookie) and goes back to that request, which must
-// be this service's authorization endpoint: never another address.
+// be this service's authorization endpoint or its /device page: never another address.
 import { api, detail, saveTokens, say, tokenRequest } from "./session.js";
 import { ceremonyError, getPasskey, passkeysSupported } from "./webauthn.js";
 
@@ -21,9 +21,13 @@ const usePasskey = document.getElementById("use-passkey");
 let mfaToken = null;
 let factors = [];
 const AUTHORIZE = "/oauth/authorize?";
+// Or the device page (issue 36), where a person approves a device after signing in.
+const DEVICE = "/device";
+const allowedContinue = (address) =>
+  address?.startsWith(AUTHORIZE) || address === DEVICE || address?.startsWith(`${DEVICE}?`) ? address : null;
 const query = new URLSearchParams(location.search);
 const next = query.get("continue");
-let continuing = next?.startsWith(AUTHORIZE) ? next : null;
+let continuing = allowedContinue(next);
 if (query.get("login_hint")) passwordForm.elements.username.value = query.get("login_hint");
 // Back from an upstream provider (issue 25): a ticket in the fragment, never sent to a server by the
 // browser; removed from the address bar at once.
@@ -236,7 +240,7 @@ if (linkTicket) {
       passwordForm.hidden = false;
       return say(detail(confirmed, "Linking the sign-in failed. Try again."), "error");
     }
-    continuing = confirmed.data.continue?.startsWith(AUTHORIZE) ? confirmed.data.continue : null;
+    continuing = allowedContinue(confirmed.data.continue);
     return signInWithTicket(confirmed.data.upstream_ticket);
   });
 } else if (upstreamTicket) {

@@ -26,6 +26,8 @@ export const AUDIT_EVENT_TYPES = [
   "oidc",
   // Sign-in with an upstream provider (issue 25): sign-ins, links and unlinks of identities.
   "upstream",
+  // The device authorization grant (issue 36): requested, approved, denied, redeemed, refused:<why>.
+  "device_authorization",
 ] as const;
 export type AuditEventType = (typeof AUDIT_EVENT_TYPES)[number];
 

@@ -539,6 +539,33 @@ export const migrations: readonly Migration[] = [
       ALTER TABLE oauth_clients ADD COLUMN ${t.bool("resource_server", false)};
     `,
   ),
+  // Issue 36, part 1: the device authorization grant (RFC 8628). One row per request, keyed by the
+  // SHA-256 of its device code (the poll's one read), with the SHA-256 of its user code unique (the
+  // /device page finds it; a drawn code already taken is drawn again). Its state changes by conditional
+  // UPDATEs, so any instance may approve it and any other redeem it, once. The last poll and the
+  // interval are kept for slow_down across instances. client_id has no foreign key, as oidc_codes.
+  migration(
+    100,
+    "device authorization grant",
+    (t) => `
+      CREATE TABLE device_authorizations (
+        device_code_hash ${t.text} PRIMARY KEY,
+        user_code_hash ${t.text} NOT NULL UNIQUE,
+        client_id ${t.text} NOT NULL,
+        scope ${t.text} NOT NULL,
+        status ${t.text} NOT NULL CHECK (status IN ('pending', 'approved', 'denied', 'redeemed')),
+        user_id ${t.id} REFERENCES users (id) ON DELETE CASCADE,
+        browser_session_id ${t.id},
+        interval_seconds ${t.integer} NOT NULL,
+        last_polled_at ${t.time},
+        created_at ${t.time} NOT NULL,
+        expires_at ${t.time} NOT NULL,
+        decided_at ${t.time},
+        redeemed_at ${t.time}
+      )${t.strict};
+      CREATE INDEX device_authorizations_by_expiry ON device_authorizations (expires_at);
+    `,
+  ),
   // Issue 36, pushed authorization requests (RFC 9126): a pushed request is kept under the SHA-256 of
   // its request_uri's random part, with its parameters (JSON), for 60 seconds and one use (used_at);
   // a client may be registered to require them.

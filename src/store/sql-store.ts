@@ -7,7 +7,8 @@
 //   records, and `<Name>Verbs`, with the transactions its verbs are), and its
 //   SQL, src/store/sql/<name>.ts (`<name>Verbs(shared)`, which answers those
 //   verbs). Users, sessions, second factors, recovery, mail, clients,
-//   upstream, webhooks, audit, back-channel logouts.
+//   upstream, webhooks, audit, back-channel logouts, device
+//   authorizations.
 // - To add a verb: declare it in the aggregate's interface, and write it in
 //   the object its SQL factory returns. Nothing else changes: this file
 //   spreads every factory's verbs into the store, and UserStore extends every
@@ -29,6 +30,7 @@ import type { Db } from "./db.ts";
 import { auditVerbs } from "./sql/audit.ts";
 import { backchannelLogoutVerbs } from "./sql/backchannel-logouts.ts";
 import { clientVerbs } from "./sql/clients.ts";
+import { deviceVerbs } from "./sql/device.ts";
 import { mailVerbs } from "./sql/mail.ts";
 import { pushedRequestVerbs } from "./sql/pushed-requests.ts";
 import { recoveryVerbs } from "./sql/recovery.ts";
@@ -55,6 +57,7 @@ export function sqlStore(db: Db, clock: () => number): UserStore {
     ...auditVerbs(s),
     ...backchannelLogoutVerbs(s),
     ...pushedRequestVerbs(s),
+    ...deviceVerbs(s),
     // The database itself
     ping: () => db.one("SELECT 1").then(() => {}),
     close: () => db.close(),

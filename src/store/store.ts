@@ -16,6 +16,7 @@
 import type { AuditVerbs } from "./audit.ts";
 import type { BackchannelLogoutVerbs } from "./backchannel-logouts.ts";
 import type { ClientVerbs } from "./clients.ts";
+import type { DeviceVerbs } from "./device.ts";
 import type { MailVerbs } from "./mail.ts";
 import type { PushedRequestVerbs } from "./pushed-requests.ts";
 import type { RecoveryVerbs } from "./recovery.ts";
@@ -40,6 +41,13 @@ export type {
   NewAuthorizationCode,
   NewClient,
 } from "./clients.ts";
+export type {
+  DeviceAuthorizationRecord,
+  DeviceAuthorizationStatus,
+  DeviceDecision,
+  DeviceVerbs,
+  NewDeviceAuthorization,
+} from "./device.ts";
 export type {
   DeliveryOutcome,
   MailKind,
@@ -121,7 +129,8 @@ export interface UserStore
     WebhookVerbs,
     AuditVerbs,
     BackchannelLogoutVerbs,
-    PushedRequestVerbs {
+    PushedRequestVerbs,
+    DeviceVerbs {
   /** Resolves when the database answers; throws StoreUnavailable otherwise (for /readyz). */
   ping(): Promise<void>;
   close(): Promise<void>;

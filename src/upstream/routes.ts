@@ -7,6 +7,7 @@ import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "typebox";
 import type { Guards } from "../auth/guard.ts";
 import { TOO_MANY_MAIL_REQUESTS } from "../auth/rate-limits.ts";
+import { isDevicePageAddress } from "../device/paths.ts";
 import { HttpError, NOT_ENOUGH_PRIVILEGES } from "../errors.ts";
 import { AUTHORIZE_PATH } from "../oidc/paths.ts";
 import { SECURITY_PAGE_PATH, SIGN_IN_PAGE_PATH } from "../pages/security-pages.ts";
@@ -103,9 +104,11 @@ const LinkConfirmOut = Type.Object(
   { $id: "UpstreamLinkConfirmOut" },
 );
 
-/** Only this service's authorization endpoint: never another address (an open redirect). */
+/** Only this service's authorization endpoint or /device page (issue 36): never another address (an open redirect). */
 const continueOf = (raw: unknown) =>
-  typeof raw === "string" && raw.startsWith(`${AUTHORIZE_PATH}?`) ? raw.slice(0, 4096) : null;
+  typeof raw === "string" && (raw.startsWith(`${AUTHORIZE_PATH}?`) || isDevicePageAddress(raw))
+    ? raw.slice(0, 4096)
+    : null;
 
 const present = (identity: UpstreamIdentityRecord) => ({
   id: identity.id,

@@ -243,7 +243,7 @@ describe("DYNAMIC_CLIENT_GRANT_TYPES and DYNAMIC_CLIENT_SCOPES", () => {
     for (const [env, message] of [
       [
         { DYNAMIC_CLIENT_GRANT_TYPES: "authorization_code,password" },
-        'DYNAMIC_CLIENT_GRANT_TYPES: must list grant types among authorization_code, refresh_token, client_credentials; got "password"',
+        'DYNAMIC_CLIENT_GRANT_TYPES: must list grant types among authorization_code, refresh_token, client_credentials, urn:ietf:params:oauth:grant-type:device_code; got "password"',
       ],
       [
         { DYNAMIC_CLIENT_GRANT_TYPES: "refresh_token" },
