@@ -52,6 +52,7 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
       mailRequestsPerAddress: 10,
       mailRequestsPerEmail: 3,
       secondFactorPerAccount: 5,
+      clientRequestsPerAddress: 100,
     },
     trustProxy: false,
     corsOrigins: [],

@@ -20,6 +20,11 @@ export interface RateLimitConfig {
   mailRequestsPerEmail: number;
   /** Failed second-factor codes (and passwords on the second-factor routes) for one user. */
   secondFactorPerAccount: number;
+  /**
+   * Requests that leave a row behind without a secret (a public client's device authorization or pushed
+   * authorization request), and refused ones, from one address.
+   */
+  clientRequestsPerAddress: number;
 }
 
 const RATE_LIMIT = flag({
@@ -77,6 +82,14 @@ const MFA_LIMIT_PER_ACCOUNT = limit(
     "account per window; then 429.",
   1000,
 );
+const CLIENT_REQUEST_LIMIT_PER_ADDRESS = limit(
+  "CLIENT_REQUEST_LIMIT_PER_ADDRESS",
+  100,
+  "Device authorization requests (`POST /oauth/device_authorization`) and pushed authorization requests " +
+    "(`POST /oauth/par`) from one address per window that a public client made, or that were refused; then " +
+    "429 `temporarily_unavailable`. A confidential client's accepted requests are not counted: its secret " +
+    "already stops strangers.",
+);
 
 export const RATE_LIMIT_SETTINGS = section(
   "Rate limits",
@@ -91,6 +104,7 @@ export const RATE_LIMIT_SETTINGS = section(
     MAIL_REQUEST_LIMIT_PER_ADDRESS,
     MAIL_REQUEST_LIMIT_PER_EMAIL,
     MFA_LIMIT_PER_ACCOUNT,
+    CLIENT_REQUEST_LIMIT_PER_ADDRESS,
   ],
   "What each limit defends against, and how the counters are shared between instances (`REDIS_URL`): " +
     "[Password guessing](../security.md#password-guessing).",
@@ -107,5 +121,6 @@ export function readRateLimitSettings(env: Env): RateLimitConfig {
     mailRequestsPerAddress: MAIL_REQUEST_LIMIT_PER_ADDRESS.read(env),
     mailRequestsPerEmail: MAIL_REQUEST_LIMIT_PER_EMAIL.read(env),
     secondFactorPerAccount: MFA_LIMIT_PER_ACCOUNT.read(env),
+    clientRequestsPerAddress: CLIENT_REQUEST_LIMIT_PER_ADDRESS.read(env),
   };
 }

@@ -22,6 +22,7 @@ export const TOO_MANY_LOGIN_ATTEMPTS = "Too many failed login attempts; try agai
 export const TOO_MANY_SIGNUPS = "Too many sign-ups from this address; try again later";
 export const TOO_MANY_MAIL_REQUESTS = "Too many requests for e-mails; try again later";
 export const TOO_MANY_SECOND_FACTOR_ATTEMPTS = "Too many failed second-factor attempts; try again later";
+export const TOO_MANY_CLIENT_REQUESTS = "Too many authorization requests from this address; try again later";
 
 export interface Counter {
   count: number;
@@ -55,6 +56,13 @@ export interface RateLimits {
   checkSecondFactor(userId: string): Promise<void>;
   recordSecondFactorFailure(userId: string): Promise<void>;
   recordSecondFactorSuccess(userId: string): Promise<void>;
+  /**
+   * Throws 429 when this address is over its limit of requests that leave a row behind without a
+   * secret (a public client's device or pushed authorization requests) or were refused; before any work.
+   */
+  checkClientRequests(address: string): Promise<void>;
+  /** Counts one such request from this address. */
+  countClientRequest(address: string): Promise<void>;
 }
 
 /** Counters in this process's memory; expired windows are swept as new ones start. */
@@ -110,6 +118,8 @@ const NO_LIMITS: RateLimits = {
   checkSecondFactor: async () => {},
   recordSecondFactorFailure: async () => {},
   recordSecondFactorSuccess: async () => {},
+  checkClientRequests: async () => {},
+  countClientRequest: async () => {},
 };
 
 export function createRateLimits(
@@ -172,6 +182,16 @@ export function createRateLimits(
 
     async recordSecondFactorSuccess(userId) {
       await counters.delete(`mfa:user:${userId}`);
+    },
+
+    async checkClientRequests(address) {
+      const counter = await counters.get(`client-requests:address:${address}`);
+      if (counter && counter.count >= config.clientRequestsPerAddress)
+        throw refuse(TOO_MANY_CLIENT_REQUESTS, counter.resetAt);
+    },
+
+    async countClientRequest(address) {
+      await counters.increment(`client-requests:address:${address}`, windowMs);
     },
   };
 }

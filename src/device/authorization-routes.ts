@@ -7,9 +7,11 @@
 // answer: a device code (256 random bits, stored as its SHA-256 only), a
 // user code (codes.ts), where to enter it, how long both live and how often
 // to poll. Every error is RFC 6749 section 5.2's, 4xx.
+
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
 import { Type } from "typebox";
+import type { RateLimits } from "../auth/rate-limits.ts";
 import { OAuthError, oauthErrorCode, renderOAuthError } from "../oauth-errors.ts";
 import { SUPPORTED_SCOPES } from "../oidc/authorization.ts";
 import { authenticateClient, CLIENT_AUTHENTICATION_FAILED } from "../oidc/client-auth.ts";
@@ -30,6 +32,8 @@ export interface DeviceAuthorizationRouteOptions {
   audit: Audit;
   settings: DeviceSettings;
   clock: () => number;
+  /** Counts public clients' requests and refused ones per address (CLIENT_REQUEST_LIMIT_PER_ADDRESS). */
+  limits: RateLimits;
   /** The service's public base URL, for the verification URI. */
   baseUrl: () => string;
 }
@@ -69,21 +73,25 @@ const INVALID_SCOPE = "A requested scope is not available to this client";
 
 export const deviceAuthorizationRoutes: FastifyPluginAsyncTypebox<DeviceAuthorizationRouteOptions> = async (
   app,
-  { store, clients, audit, settings, clock, baseUrl },
+  { store, clients, audit, settings, clock, limits, baseUrl },
 ) => {
   app.removeAllContentTypeParsers();
   acceptFormBodies(app);
   // RFC 8628 section 3.1 answers as RFC 6749 section 5.2: every error carries `error`, 400 not 422.
-  app.setErrorHandler(function deviceAuthorizationErrors(error: FastifyError, request: FastifyRequest, reply) {
-    if (error instanceof OAuthError) {
-      request.actionOutcome ??= error.error;
-      return renderOAuthError(error, reply as FastifyReply);
+  // A refusal is counted against its address (one over the limit is not): guessing client ids costs a
+  // limited number of tries.
+  app.setErrorHandler(async function deviceAuthorizationErrors(error: FastifyError, request: FastifyRequest, reply) {
+    let refusal: OAuthError;
+    if (error instanceof OAuthError) refusal = error;
+    else {
+      const { status, detail, headers } = describeError(error, request);
+      const answered = status === 422 ? 400 : status;
+      refusal = new OAuthError(answered, oauthErrorCode(answered, detail), detail, headers);
     }
-    const { status, detail, headers } = describeError(error, request);
-    const answered = status === 422 ? 400 : status;
-    const code = oauthErrorCode(answered, detail);
-    request.actionOutcome ??= code;
-    return renderOAuthError(new OAuthError(answered, code, detail, headers), reply as FastifyReply);
+    request.actionOutcome ??= refusal.error;
+    if (refusal.status < 500 && refusal.status !== 429) await limits.countClientRequest(request.ip).catch(() => {});
+    renderOAuthError(refusal, reply as FastifyReply);
+    return reply;
   });
 
   /** The authorization endpoint's rule: known scopes within the client's (openid always allowed). */
@@ -136,10 +144,13 @@ export const deviceAuthorizationRoutes: FastifyPluginAsyncTypebox<DeviceAuthoriz
       },
     },
     async function startDeviceAuthorization(request, reply) {
+      await limits.checkClientRequests(request.ip);
       const client = await authenticateClient(clients, request.headers.authorization, request.body);
       if (!client.grantTypes.includes(DEVICE_CODE_GRANT_TYPE))
         throw new OAuthError(400, "unauthorized_client", NOT_FOR_DEVICE_GRANT);
       const scope = scopesOf(request.body.scope, client.scope).join(" ");
+      // A public client's request needs no secret: counted, so one address cannot fill the store.
+      if (client.tokenEndpointAuthMethod === "none") await limits.countClientRequest(request.ip);
       const deviceCode = newDeviceCode();
       const now = clock();
       const expiresIn = settings.codeLifetimeSeconds;

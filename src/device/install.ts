@@ -25,6 +25,7 @@ export async function installDevice(
     store,
     clock,
     counters,
+    limits,
     signingMaterial,
     oidcKeys,
     addresses,
@@ -57,6 +58,7 @@ export async function installDevice(
     audit,
     settings,
     clock,
+    limits,
     baseUrl: () => addresses.baseUrl(),
   });
   // The authorization endpoint's browser session: the same cookie, read with the same keys.

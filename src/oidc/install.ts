@@ -54,6 +54,7 @@ async function installProvider(
     config,
     store,
     clock,
+    limits,
     log,
     metrics,
     resolve,
@@ -121,7 +122,7 @@ async function installProvider(
     requiredForAll: config.pushedAuthorizationRequests?.required ?? false,
     lifetimeSeconds: config.pushedAuthorizationRequests?.lifetimeSeconds ?? DEFAULT_PUSHED_REQUEST_LIFETIME_SECONDS,
   });
-  await api.register(parRoutes, { clients, pushedRequests, audit, cors: clientCors });
+  await api.register(parRoutes, { clients, pushedRequests, audit, cors: clientCors, limits });
   await api.register(providerRoutes, {
     store,
     guards,

@@ -11,6 +11,7 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
 import { Type } from "typebox";
+import type { RateLimits } from "../auth/rate-limits.ts";
 import { OAuthError, renderOAuthError } from "../oauth-errors.ts";
 import type { Audit } from "../platform/audit.ts";
 import { describeError } from "../platform/error-handler.ts";
@@ -28,6 +29,8 @@ export interface ParRouteOptions {
   pushedRequests: PushedRequests;
   audit: Audit;
   cors: ClientCors;
+  /** Counts public clients' pushes and refused ones per address (CLIENT_REQUEST_LIMIT_PER_ADDRESS). */
+  limits: RateLimits;
 }
 
 export const REQUEST_URI_PUSHED = "request_uri must not be pushed (RFC 9126 section 2.1)";
@@ -86,7 +89,7 @@ const PUSH = { observed: "pushed_authorization_request" } as const;
 
 export const parRoutes: FastifyPluginAsyncTypebox<ParRouteOptions> = async (
   app,
-  { clients, pushedRequests, audit, cors },
+  { clients, pushedRequests, audit, cors, limits },
 ) => {
   // Browser apps of public clients push cross-origin, as they call the token endpoint.
   cors.apply(app, { [PUSHED_AUTHORIZATION_REQUEST_PATH]: ["POST"] });
@@ -101,12 +104,21 @@ export const parRoutes: FastifyPluginAsyncTypebox<ParRouteOptions> = async (
         : // RFC 6749 section 5.2: a malformed request (a repeated or over-long field) is 400 invalid_request.
           new OAuthError(
             status === 422 ? 400 : status,
-            status >= 500 ? (status === 503 ? "temporarily_unavailable" : "server_error") : "invalid_request",
+            status === 429 || status === 503
+              ? "temporarily_unavailable"
+              : status >= 500
+                ? "server_error"
+                : "invalid_request",
             detail,
             headers,
           );
     request.actionOutcome ??= oauth.error;
-    if (oauth.status < 500) await audit.record("oidc", null, "par_refused", request.ip).catch(() => {});
+    // A refusal is counted against its address, and one over the limit is neither counted nor recorded:
+    // a stream of refused pushes costs the store nothing beyond the limit.
+    if (oauth.status < 500 && oauth.status !== 429) {
+      await limits.countClientRequest(request.ip).catch(() => {});
+      await audit.record("oidc", null, "par_refused", request.ip).catch(() => {});
+    }
     renderOAuthError(oauth, reply);
     return reply;
   });
@@ -155,6 +167,7 @@ export const parRoutes: FastifyPluginAsyncTypebox<ParRouteOptions> = async (
       },
     },
     async function pushAuthorizationRequest(request, reply) {
+      await limits.checkClientRequests(request.ip);
       const form = request.body as Record<string, string>;
       const presented = presentedClient(request.headers.authorization, form);
       if (presented === undefined) throw invalidClient(false);
@@ -170,6 +183,8 @@ export const parRoutes: FastifyPluginAsyncTypebox<ParRouteOptions> = async (
         if (problem.show === "page") throw new OAuthError(400, "invalid_request", problem.detail);
         throw new OAuthError(400, problem.error, problem.description);
       }
+      // A public client's push needs no secret: counted, so one address cannot fill the store.
+      if (client.tokenEndpointAuthMethod === "none") await limits.countClientRequest(request.ip);
       const requestUri = await pushedRequests.push(client, parameters);
       await audit.record("oidc", null, "par_pushed", request.ip);
       request.actionOutcome = "pushed";
