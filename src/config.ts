@@ -11,6 +11,7 @@ import { PASSWORD_SETTINGS, type PasswordSettings, readPasswordSettings } from "
 import { RATE_LIMIT_SETTINGS, type RateLimitConfig, readRateLimitSettings } from "./auth/rate-limit-settings.ts";
 import { readTokenSettings, TOKEN_SETTINGS, type TokenSettings } from "./auth/token-settings.ts";
 import { CORE_SETTINGS, readCoreSettings } from "./core/settings.ts";
+import { DPOP_SETTINGS, type DpopSettings, readDpopSettings } from "./dpop/settings.ts";
 import { ConfigError } from "./errors.ts";
 import { FACTOR_SETTINGS, type MfaConfig, readFactorSettings } from "./factors/settings.ts";
 import { MAIL_SETTINGS, type MailConfig, readMailSettings } from "./mail/settings.ts";
@@ -42,6 +43,7 @@ export const SETTINGS_SECTIONS: readonly SettingsSection[] = [
   RECOVERY_SETTINGS,
   FACTOR_SETTINGS,
   OIDC_SETTINGS,
+  DPOP_SETTINGS,
   UPSTREAM_SETTINGS,
   WEBHOOK_SETTINGS,
   OPERATIONS_SETTINGS,
@@ -130,6 +132,8 @@ export interface Config {
   dynamicRegistration?: OidcSettings["dynamicRegistration"];
   /** Webhooks (issue 26). */
   webhooks: WebhookConfig;
+  /** DPoP proofs (issue 36, RFC 9449): src/dpop/settings.ts; its defaults when absent. */
+  dpop?: DpopSettings;
 }
 
 export interface LoadedConfig {
@@ -188,6 +192,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): LoadedConfig 
     mfa: readFactorSettings(env, { database, linkBase, notices }),
     webhooks: readWebhookSettings(env),
     upstream: parseUpstreamConfig(env, parseBoolean),
+    dpop: readDpopSettings(env),
   };
   // The rules between sections.
   if (config.upstream?.keepTokens && config.mfa.encryptionKeys.length === 0)

@@ -32,6 +32,9 @@ export const CLIENT_ERROR_CODES = [
   "invalid_client_metadata",
   // RFC 8707 section 2: a `resource` the client may not ask for.
   "invalid_target",
+  // RFC 9449 (DPoP, issue 36): a refused proof, and the server's nonce asked for (section 8).
+  "invalid_dpop_proof",
+  "use_dpop_nonce",
 ] as const;
 
 /**

@@ -27,6 +27,7 @@ describe("npm run cli -- clients", () => {
       first_party: false,
       resources: [],
       resource_server: false,
+      dpop_bound_access_tokens: false,
       client_id_issued_at: client.client_id_issued_at,
       client_secret_expires_at: 0,
       previous_secret_expires_at: null,

@@ -64,6 +64,7 @@ describe("POST /auth/register", () => {
       first_party: false,
       resources: [],
       resource_server: false,
+      dpop_bound_access_tokens: false,
       client_id_issued_at: clock.seconds,
       client_secret_expires_at: 0,
       previous_secret_expires_at: null,

@@ -60,6 +60,7 @@ describe("/clients", () => {
       first_party: false,
       resources: [],
       resource_server: false,
+      dpop_bound_access_tokens: false,
       client_id_issued_at: clock.seconds,
       client_secret_expires_at: 0,
       previous_secret_expires_at: null,
@@ -100,6 +101,7 @@ describe("/clients", () => {
       first_party: true,
       resources: [],
       resource_server: false,
+      dpop_bound_access_tokens: false,
       client_id_issued_at: clock.seconds,
       registered_by: "admin",
     });

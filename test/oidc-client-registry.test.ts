@@ -32,6 +32,7 @@ test("metadata: RFC 7591 defaults for a web app", () => {
     firstParty: false,
     resources: [],
     resourceServer: false,
+    dpopBoundAccessTokens: false,
   });
 });
 
@@ -54,6 +55,7 @@ test("metadata: a service with client_credentials needs no redirect URI and has 
       firstParty: false,
       resources: [],
       resourceServer: false,
+      dpopBoundAccessTokens: false,
     },
   );
 });

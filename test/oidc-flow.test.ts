@@ -80,6 +80,7 @@ function servedMetadata(base: string) {
     code_challenge_methods_supported: ["S256"],
     authorization_response_iss_parameter_supported: true,
     access_token_signing_alg_values_supported: ["HS256"],
+    dpop_signing_alg_values_supported: ["ES256", "ES384", "EdDSA", "Ed25519", "RS256", "PS256"],
   };
 }
 

@@ -14,6 +14,10 @@
 // The route parses the form and dispatches on grant_type to one module per
 // grant, from the grant table (core/grants/grant.ts says what a grant is,
 // core/grants/registry.ts how one is added).
+// A request with a DPoP header (RFC 9449, issue 36) has its proof checked
+// before its grant runs, whatever the grant; the grants bind what they issue
+// to the proof's key (dpop/request-key.ts). Without the header, nothing
+// changes. A client registered with dpop_bound_access_tokens must send one.
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
 import { Type } from "typebox";
@@ -21,6 +25,7 @@ import { PASSKEY_NOT_VERIFIED, WEBAUTHN_GRANT } from "../auth/passkeys.ts";
 import { TOO_MANY_LOGIN_ATTEMPTS } from "../auth/rate-limits.ts";
 import { clientOf, parseRefreshToken, type Sessions } from "../auth/sessions.ts";
 import { InvalidToken, type TokenService, tokenKind } from "../auth/tokens.ts";
+import type { Dpop } from "../dpop/dpop.ts";
 import {
   HttpError,
   INCORRECT_EMAIL_OR_PASSWORD,
@@ -58,6 +63,7 @@ import {
 } from "./schemas.ts";
 
 export { EMAIL_NOT_VERIFIED } from "./grants/grant.ts";
+export const DPOP_PROOF_REQUIRED = "This client must send a DPoP proof with every token request";
 export { MFA_REQUIRED } from "./grants/password.ts";
 
 export interface TokenRouteOptions {
@@ -72,6 +78,8 @@ export interface TokenRouteOptions {
   sessions: Sessions;
   /** OAUTH_ERROR_FIELDS: errors also carry RFC 6749's `error` and `error_description`. */
   oauthErrorFields: boolean;
+  /** DPoP proofs (RFC 9449); absent, a DPoP header is not looked at (tests that build the route alone). */
+  dpop?: Dpop;
 }
 
 /**
@@ -294,6 +302,10 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<TokenRouteOptions> = async (
       const grant = grants.get(request.body.grant_type ?? "password");
       if (grant === undefined) throw new HttpError(400, UNSUPPORTED_GRANT_TYPE);
       const client = await clientFor(grant, request);
+      const proofKey = await options.dpop?.tokenRequestKey(request, reply);
+      // RFC 9449 section 5.2: a client registered with dpop_bound_access_tokens gets DPoP-bound tokens only.
+      if (proofKey === undefined && client?.dpopBoundAccessTokens === true)
+        throw new OAuthError(400, "invalid_dpop_proof", DPOP_PROOF_REQUIRED);
       const answer = await grant.handle({ request, reply, client });
       // RFC 6749 section 5.1: responses that carry tokens (or an mfa_token) must not be cached.
       reply.header("cache-control", "no-store").header("pragma", "no-cache");

@@ -8,6 +8,7 @@ import { createHash } from "node:crypto";
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "typebox";
 import { type KeySet, publicJwkSet } from "../auth/keys.ts";
+import { DPOP_SIGNING_ALGORITHMS } from "../dpop/proof.ts";
 import { PROMPTS, SUPPORTED_SCOPES } from "../oidc/authorization.ts";
 import type { ClientCors } from "../oidc/cors.ts";
 import { ACR_MULTI_FACTOR, ACR_SINGLE_FACTOR } from "../oidc/id-tokens.ts";
@@ -88,6 +89,9 @@ const oauthMembers = {
   authorization_response_iss_parameter_supported: Type.Optional(Type.Boolean({ description: "RFC 9207." })),
   access_token_signing_alg_values_supported: Type.Array(Type.String(), {
     description: "The algorithm of the service's own access tokens (SIGNING_ALGORITHM).",
+  }),
+  dpop_signing_alg_values_supported: Type.Array(Type.String(), {
+    description: "RFC 9449 section 5.1: the algorithms a DPoP proof may be signed with.",
   }),
 };
 
@@ -175,6 +179,8 @@ export const wellKnownRoutes: FastifyPluginAsyncTypebox<WellKnownRouteOptions> =
         ? { code_challenge_methods_supported: ["S256"], authorization_response_iss_parameter_supported: true }
         : {}),
       access_token_signing_alg_values_supported: [keys.algorithm],
+      // Issue 36: DPoP proofs, at the token endpoint and with DPoP-bound tokens at the API and userinfo.
+      dpop_signing_alg_values_supported: [...DPOP_SIGNING_ALGORITHMS],
     };
   }
 

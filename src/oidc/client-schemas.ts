@@ -95,6 +95,13 @@ const metadataFields = {
         "`INTROSPECTION_CLIENTS` do; other clients see only the tokens issued to them. False by default. Admins only.",
     }),
   ),
+  dpop_bound_access_tokens: Type.Optional(
+    Type.Boolean({
+      description:
+        "RFC 9449 section 5.2: every token request of the client must carry a DPoP proof (`invalid_dpop_proof` " +
+        "otherwise), so all its tokens are DPoP-bound. False by default.",
+    }),
+  ),
 };
 
 export const ClientCreate = Type.Object(metadataFields, {
@@ -129,6 +136,7 @@ export const ClientRegistration = Type.Object(
     token_endpoint_auth_method: metadataFields.token_endpoint_auth_method,
     scope: metadataFields.scope,
     backchannel_logout_uri: metadataFields.backchannel_logout_uri,
+    dpop_bound_access_tokens: metadataFields.dpop_bound_access_tokens,
   },
   { $id: "ClientRegistration", description: "RFC 7591 client metadata; unknown fields are ignored." },
 );
@@ -147,6 +155,7 @@ const clientOutFields = {
   first_party: Type.Boolean(),
   resources: Type.Array(Type.String()),
   resource_server: Type.Boolean(),
+  dpop_bound_access_tokens: Type.Boolean(),
   client_id_issued_at: Type.Integer({ description: "Seconds since the epoch (RFC 7591 section 3.2.1)." }),
   client_secret_expires_at: Type.Optional(
     Type.Integer({ description: "0: the secret does not expire (confidential clients only)." }),

@@ -53,6 +53,8 @@ export interface ClientMetadataInput {
   first_party?: boolean;
   resources?: string[];
   resource_server?: boolean;
+  /** RFC 9449 section 5.2: every token request of the client must carry a DPoP proof. */
+  dpop_bound_access_tokens?: boolean;
 }
 
 /**
@@ -228,6 +230,7 @@ export function clientMetadata(input: ClientMetadataInput): ClientMetadataRecord
     firstParty: input.first_party ?? false,
     resources,
     resourceServer: input.resource_server ?? false,
+    dpopBoundAccessTokens: input.dpop_bound_access_tokens ?? false,
   };
 }
 
@@ -278,6 +281,7 @@ export function metadataInputOf(client: ClientMetadataRecord): Required<ClientMe
     first_party: client.firstParty,
     resources: client.resources,
     resource_server: client.resourceServer,
+    dpop_bound_access_tokens: client.dpopBoundAccessTokens,
   };
 }
 

@@ -65,6 +65,7 @@ async function installProvider(
     audit,
     grants,
     grantDeps,
+    dpop,
   }: Services,
 ): Promise<void> {
   if (!oidcKeys) return;
@@ -123,5 +124,6 @@ async function installProvider(
     userinfoUrl,
     clock,
     cors: clientCors,
+    dpop,
   });
 }

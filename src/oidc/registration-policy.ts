@@ -42,6 +42,8 @@ const REGISTRANT_FIELDS = [
   "token_endpoint_auth_method",
   "scope",
   "backchannel_logout_uri",
+  // RFC 9449 section 5.2: a registrant may ask to be held to DPoP (issue 36).
+  "dpop_bound_access_tokens",
 ] as const satisfies readonly (keyof ClientMetadataInput)[];
 
 const refused = (detail: string) => new InvalidClientMetadata("invalid_client_metadata", detail);

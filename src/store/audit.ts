@@ -26,6 +26,8 @@ export const AUDIT_EVENT_TYPES = [
   "oidc",
   // Sign-in with an upstream provider (issue 25): sign-ins, links and unlinks of identities.
   "upstream",
+  // A DPoP proof refused at the token endpoint (issue 36), with its reason; about no user.
+  "dpop",
 ] as const;
 export type AuditEventType = (typeof AUDIT_EVENT_TYPES)[number];
 

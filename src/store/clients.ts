@@ -32,6 +32,8 @@ export interface ClientRecord {
   resources: string[];
   /** A resource server: may introspect every token (RFC 7662 section 4), as INTROSPECTION_CLIENTS do. Admins only. */
   resourceServer: boolean;
+  /** RFC 9449 section 5.2 (issue 36): the client must send a DPoP proof with every token request. */
+  dpopBoundAccessTokens: boolean;
   /** By an admin (/clients, the CLI) or through dynamic registration (RFC 7591). */
   registeredBy: "admin" | "dynamic";
   /** SHA-256 of the secret, base64url; null for a public client. */
@@ -56,6 +58,7 @@ export type ClientMetadataRecord = Pick<
   | "firstParty"
   | "resources"
   | "resourceServer"
+  | "dpopBoundAccessTokens"
 >;
 
 export type NewClient = ClientMetadataRecord & Pick<ClientRecord, "registeredBy" | "secretHash">;

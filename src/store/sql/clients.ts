@@ -37,9 +37,10 @@ const CLIENT_COLUMN_OF: Record<keyof ClientMetadataRecord, string> = {
   firstParty: "first_party",
   resources: "resources",
   resourceServer: "resource_server",
+  dpopBoundAccessTokens: "dpop_bound_access_tokens",
 };
 
-/** A client's metadata as the parameters $2 to $12 of the insert, lists as JSON. */
+/** A client's metadata as the parameters $2 to $12 of the insert (and $16, DPoP's), lists as JSON. */
 function clientColumns(client: ClientMetadataRecord): Param[] {
   return [
     client.name,
@@ -65,6 +66,7 @@ const readClient = reader<ClientRecord>({
   firstParty: flag,
   resources: jsonList,
   resourceServer: flag,
+  dpopBoundAccessTokens: flag,
 });
 const readCode = reader<AuthorizationCodeRecord>();
 const readClientSession = reader<ClientSessionRecord>();
@@ -76,12 +78,14 @@ export function clientVerbs({ db, d, clock, now, find, record, eventful, session
     async createClient(client, events = []) {
       const at = clock();
       const values = [newId(at), ...clientColumns(client), client.registeredBy, client.secretHash, iso(at)];
+      // Issue 36 (DPoP): its column after the others, so that the numbering above stays as it was.
+      values.push(client.dpopBoundAccessTokens);
       return db.transaction(async (tx) => {
         const row = (await tx.one<Row>(
           `INSERT INTO oauth_clients (id, name, redirect_uris, post_logout_redirect_uris, grant_types, response_types,
              token_endpoint_auth_method, scope, backchannel_logout_uri, first_party, resources, resource_server,
-             registered_by, secret_hash, created_at, updated_at)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $15) RETURNING *`,
+             registered_by, secret_hash, created_at, updated_at, dpop_bound_access_tokens)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $15, $16) RETURNING *`,
           values,
         )) as Row;
         await record(tx, events, null);
