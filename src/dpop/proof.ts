@@ -122,14 +122,11 @@ export function createProofVerifier({
     try {
       ({ payload } = await jwtVerify(proof, EmbeddedJWK, { typ: "dpop+jwt", algorithms }));
     } catch (error) {
-      if (error instanceof errors.JOSEError || error instanceof TypeError || error instanceof SyntaxError)
-        throw invalid(
-          error instanceof errors.JWSSignatureVerificationFailed ? "signature" : "malformed",
-          error instanceof errors.JWSSignatureVerificationFailed
-            ? "The DPoP proof's signature does not verify"
-            : "The DPoP proof is malformed or not of type dpop+jwt",
-        );
-      throw error;
+      // Everything here is the client's input: the library's refusals, and WebCrypto's (a DOMException
+      // for a JWK it cannot import, such as an EC key without its curve) are all a bad proof.
+      if (error instanceof errors.JWSSignatureVerificationFailed)
+        throw invalid("signature", "The DPoP proof's signature does not verify");
+      throw invalid("malformed", "The DPoP proof is malformed, or not of type dpop+jwt, or its jwk is unusable");
     }
 
     const { htm, htu, iat, jti, ath, nonce } = payload;
