@@ -236,7 +236,14 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<TokenRouteOptions> = async (
           "secret form-encoded first) or `client_id` and `client_secret` in the form (`client_secret_post`), " +
           "whichever it registered, never both; `scope` asks for part of its registered scope. Every error of this " +
           "grant carries RFC 6749's `error` (`invalid_client` 401, with `WWW-Authenticate: Basic` after a Basic " +
-          "attempt; `unauthorized_client`, `invalid_scope`, `invalid_request` 400), whatever OAUTH_ERROR_FIELDS says.",
+          "attempt; `unauthorized_client`, `invalid_scope`, `invalid_request` 400), whatever OAUTH_ERROR_FIELDS says." +
+          "\n\n" +
+          "**DPoP** (RFC 9449). With a `DPoP` header, any grant that issues tokens checks the proof first and binds " +
+          "the access token to its key (`cnf.jkt`, `token_type` `DPoP`); a public client's refresh token (and a " +
+          "first-party app's) is bound too and then needs a proof by that key. Server nonces are on by default: " +
+          "a proof without the current one answers 400 `use_dpop_nonce` with the nonce in `DPoP-Nonce`. A refused " +
+          "proof is 400 `invalid_dpop_proof`, as is a request without a proof from a client registered with " +
+          "`dpop_bound_access_tokens`. These errors always carry `error`. Without the header, nothing changes.",
         consumes: ["application/x-www-form-urlencoded"],
         body: TokenForm,
         response: {
@@ -247,7 +254,10 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<TokenRouteOptions> = async (
             "A grant type this endpoint does not know (`unsupported_grant_type`), a repeated form field, or a " +
               "`webauthn_response` that is not JSON (`invalid_request`). For `client_credentials`: a client not " +
               `registered for it (\`unauthorized_client\`), a scope outside its registered scope (\`invalid_scope\`: ` +
-              `"${INVALID_SCOPE}"), two client authentication methods at once or a malformed field (\`invalid_request\`).`,
+              `"${INVALID_SCOPE}"), two client authentication methods at once or a malformed field (\`invalid_request\`). ` +
+              "DPoP: a refused proof, or none from a client that requires one, or a bound refresh token without its " +
+              "key's proof (`invalid_dpop_proof`); the nonce asked for (`use_dpop_nonce`, with `DPoP-Nonce`); a bound " +
+              "refresh token with another key's proof (`invalid_grant`).",
             UNSUPPORTED_GRANT_TYPE,
             "unsupported_grant_type",
           ),
