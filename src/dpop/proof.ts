@@ -12,7 +12,7 @@
 // code and a short reason for the metrics and the audit; nothing here
 // throws anything else for a malformed proof.
 import { createHash } from "node:crypto";
-import { calculateJwkThumbprint, EmbeddedJWK, errors, jwtVerify } from "jose";
+import { calculateJwkThumbprint, errors, importJWK, type JWK, jwtVerify } from "jose";
 import { jsonSegment } from "../auth/tokens.ts";
 import type { DpopNonces } from "./nonces.ts";
 import type { ReplayCache } from "./replay.ts";
@@ -25,6 +25,8 @@ export const DPOP_SIGNING_ALGORITHMS = ["ES256", "ES384", "EdDSA", "Ed25519", "R
 const MAX_PROOF_LENGTH = 8192;
 /** A jti longer than this is not a random identifier; the replay cache keys by its hash anyway. */
 const MAX_JTI_LENGTH = 256;
+/** Keys imported once: a client signs every proof with the same key, and importing it was most of a check. */
+const MAX_KNOWN_KEYS = 1000;
 /** The private members of a JWK (RFC 7518 section 6): a proof that carries one is refused. */
 const PRIVATE_MEMBERS = ["d", "p", "q", "dp", "dq", "qi", "oth", "k"];
 
@@ -97,6 +99,31 @@ export function createProofVerifier({
   clock: () => number;
 }): ProofVerifier {
   const algorithms = [...DPOP_SIGNING_ALGORITHMS];
+  const knownKeys = new Map<string, { key: Awaited<ReturnType<typeof importJWK>>; jkt: string }>();
+
+  /** The public key of a proof's jwk for its alg, and its thumbprint; imported once per key and alg. */
+  async function publicKeyOf(jwk: Record<string, unknown>, alg: string) {
+    const id = `${alg} ${JSON.stringify(jwk)}`;
+    const known = knownKeys.get(id);
+    if (known !== undefined) return known;
+    // As jose's EmbeddedJWK: a key for signatures, of this algorithm when it says, public.
+    if (jwk.use !== undefined && jwk.use !== "sig")
+      throw invalid("no_key", "The DPoP proof's jwk is not for signatures");
+    if (jwk.alg !== undefined && jwk.alg !== alg) throw invalid("algorithm", "The DPoP proof's jwk is for another alg");
+    let key: Awaited<ReturnType<typeof importJWK>>;
+    try {
+      key = await importJWK({ ...(jwk as JWK), ext: true }, alg);
+    } catch {
+      // A JWK the library or WebCrypto cannot import (an EC key without its curve, say): a bad proof.
+      throw invalid("malformed", "The DPoP proof's jwk is not a usable public key");
+    }
+    if (key instanceof Uint8Array || key.type !== "public")
+      throw invalid("private_key", "The DPoP proof's jwk must be a public key");
+    const entry = { key, jkt: await calculateJwkThumbprint(jwk as JWK, "sha256") };
+    if (knownKeys.size >= MAX_KNOWN_KEYS) knownKeys.delete(knownKeys.keys().next().value as string);
+    knownKeys.set(id, entry);
+    return entry;
+  }
   // A jti is remembered while a proof with it could still be accepted.
   const replayWindowMs = (settings.proofMaxAgeSeconds + settings.proofFutureSeconds + 1) * 1000;
 
@@ -118,9 +145,10 @@ export function createProofVerifier({
     if (typeof protectedHeader.alg !== "string" || !algorithms.includes(protectedHeader.alg as never))
       throw invalid("algorithm", `The DPoP proof's alg must be one of ${algorithms.join(", ")}`);
 
+    const { key, jkt } = await publicKeyOf(jwk as Record<string, unknown>, protectedHeader.alg);
     let payload: Record<string, unknown>;
     try {
-      ({ payload } = await jwtVerify(proof, EmbeddedJWK, { typ: "dpop+jwt", algorithms }));
+      ({ payload } = await jwtVerify(proof, key, { typ: "dpop+jwt", algorithms }));
     } catch (error) {
       // Everything here is the client's input: the library's refusals, and WebCrypto's (a DOMException
       // for a JWK it cannot import, such as an EC key without its curve) are all a bad proof.
@@ -149,7 +177,6 @@ export function createProofVerifier({
         nonce === undefined ? "nonce_missing" : "nonce_stale",
         "Authorization server requires nonce in DPoP proof",
       );
-    const jkt = await calculateJwkThumbprint(jwk as Parameters<typeof calculateJwkThumbprint>[0], "sha256");
     // Last: a proof refused for anything else has not used up its jti (the client may fix and resend).
     if (!(await replays.claim(`${jkt}:${createHash("sha256").update(jti).digest("base64url")}`, replayWindowMs)))
       throw invalid("replayed", "The DPoP proof was already used");
