@@ -169,6 +169,7 @@ describe("DPoP with openid-client", () => {
     });
     const cookie = (opened.headers["set-cookie"] as string).split(";")[0] as string;
     const pkce = pkcePair();
+    const keys = await client.randomDPoPKeyPair("EdDSA");
     const query = new URLSearchParams({
       response_type: "code",
       client_id: service.clients.spa.id,
@@ -177,6 +178,8 @@ describe("DPoP with openid-client", () => {
       code_challenge: pkce.challenge,
       code_challenge_method: "S256",
       state: "s",
+      // RFC 9449 section 10: the code is bound to the key from the start.
+      dpop_jkt: await thumbprint(keys),
     });
     const authorized = await service.app.inject({ url: `/oauth/authorize?${query}`, headers: { cookie } });
     assert.equal(authorized.statusCode, 303, authorized.body);
@@ -184,7 +187,6 @@ describe("DPoP with openid-client", () => {
     const config = await client.discovery(new URL(service.issuer), service.clients.spa.id, undefined, client.None(), {
       execute: [client.allowInsecureRequests],
     });
-    const keys = await client.randomDPoPKeyPair("EdDSA");
     const DPoP = client.getDPoPHandle(config, keys);
     const tokens = await client.authorizationCodeGrant(
       config,

@@ -115,7 +115,9 @@ export function createOidcGrants(options: {
         stored.clientId !== client.id ||
         stored.expiresAt <= now ||
         stored.redirectUri !== redirectUri ||
-        !pkceMatches(verifier, stored.codeChallenge)
+        !pkceMatches(verifier, stored.codeChallenge) ||
+        // RFC 9449 section 10: a code asked for with dpop_jkt is redeemed only with a proof by that key.
+        (typeof stored.dpopJkt === "string" && stored.dpopJkt !== proofKeyOf(request))
       ) {
         await audit.record("oidc", stored.userId, "code_refused", request.ip);
         throw invalidGrant(INVALID_CODE);

@@ -81,6 +81,8 @@ export interface AuthorizationCodeRecord {
   redeemedAt: string | null;
   /** The session the redemption started, revoked when the code is presented again. */
   issuedSessionId: string | null;
+  /** RFC 9449 section 10: the thumbprint of the DPoP key its redemption must prove (dpop_jkt), if asked. */
+  dpopJkt?: string | null;
 }
 
 export type NewAuthorizationCode = Omit<AuthorizationCodeRecord, "redeemedAt" | "issuedSessionId">;

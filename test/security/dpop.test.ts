@@ -11,13 +11,14 @@ import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { describe, type TestContext, test } from "node:test";
 import type { FastifyInstance } from "fastify";
-import { exportJWK, generateKeyPair, type JWK, SignJWT } from "jose";
+import { calculateJwkThumbprint, exportJWK, generateKeyPair, type JWK, SignJWT } from "jose";
 import { buildApp } from "../../src/app.ts";
 import { REFRESH_TOKEN_NEEDS_PROOF, REFRESH_TOKEN_OF_ANOTHER_KEY } from "../../src/auth/sessions.ts";
 import { accessTokenHash } from "../../src/dpop/proof.ts";
 import { createMetrics } from "../../src/operations/metrics.ts";
 import { RedisCounterStore } from "../../src/store/redis.ts";
 import { base64url, buildTestApp, createUser, openTestStore, TestClock, testConfig } from "../helpers.ts";
+import { authorizeCode, REDIRECTS, setUp as setUpOidc } from "../oidc/client-flow.ts";
 
 const PUBLIC_URL = "https://auth.test.example";
 const TOKEN_URL = `${PUBLIC_URL}/auth/token`;
@@ -312,6 +313,47 @@ describe("DPoP-bound tokens at GET /me", () => {
     assert.equal(none.statusCode, 401);
     assert.deepEqual(none.json(), { detail: "Not authenticated" });
     assert.equal(none.headers["www-authenticate"], "Bearer");
+  });
+});
+
+describe("an authorization code bound to a key (dpop_jkt)", () => {
+  test("redeemed with another key's proof, or none: invalid_grant; malformed dpop_jkt refused", async (t) => {
+    const setup = await setUpOidc(t, { publicUrl: PUBLIC_URL });
+    const keys = await es256();
+    const jkt = await calculateJwkThumbprint(await exportJWK(keys.publicKey), "sha256");
+    const nonce = (await tokenRequest(setup.app, LOGIN, await proof(keys, setup.clock))).headers[
+      "dpop-nonce"
+    ] as string;
+    const redeem = async (dpop: string | undefined) => {
+      const { code, verifier } = await authorizeCode(setup, "spa", { dpop_jkt: jkt });
+      const fields = {
+        grant_type: "authorization_code",
+        code,
+        redirect_uri: REDIRECTS.spa,
+        code_verifier: verifier,
+        client_id: setup.clients.spa.id,
+      };
+      return tokenRequest(setup.app, fields, dpop);
+    };
+    assertRefused(await redeem(undefined), "invalid_grant");
+    assertRefused(await redeem(await proof(await es256(), setup.clock, { nonce })), "invalid_grant");
+    const good = await redeem(await proof(keys, setup.clock, { nonce }));
+    assert.equal(good.statusCode, 200, good.body);
+    assert.equal(good.json().token_type, "DPoP");
+    const malformed = await setup.app.inject({
+      url: `/oauth/authorize?${new URLSearchParams({
+        response_type: "code",
+        client_id: setup.clients.spa.id,
+        redirect_uri: REDIRECTS.spa,
+        scope: "openid",
+        code_challenge: "A".repeat(43),
+        code_challenge_method: "S256",
+        dpop_jkt: "not a thumbprint",
+      })}`,
+      headers: { cookie: setup.cookie },
+    });
+    assert.equal(malformed.statusCode, 303);
+    assert.equal(new URL(malformed.headers.location as string).searchParams.get("error"), "invalid_request");
   });
 });
 

@@ -189,8 +189,8 @@ export function clientVerbs({ db, d, clock, now, find, record, eventful, session
     async saveAuthorizationCode(code) {
       await db.run(
         `INSERT INTO oidc_codes (code_hash, client_id, user_id, browser_session_id, redirect_uri, code_challenge,
-                                 nonce, scope, created_at, expires_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+                                 nonce, scope, created_at, expires_at, dpop_jkt)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
         [
           code.codeHash,
           code.clientId,
@@ -202,6 +202,7 @@ export function clientVerbs({ db, d, clock, now, find, record, eventful, session
           code.scope,
           code.createdAt,
           code.expiresAt,
+          code.dpopJkt ?? null,
         ],
       );
     },
