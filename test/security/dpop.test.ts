@@ -14,11 +14,13 @@ import type { FastifyInstance } from "fastify";
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, type JWK, SignJWT } from "jose";
 import { buildApp } from "../../src/app.ts";
 import { REFRESH_TOKEN_NEEDS_PROOF, REFRESH_TOKEN_OF_ANOTHER_KEY } from "../../src/auth/sessions.ts";
+import { MFA_OTP_GRANT } from "../../src/core/schemas.ts";
 import { accessTokenHash } from "../../src/dpop/proof.ts";
 import { createMetrics } from "../../src/operations/metrics.ts";
 import { RedisCounterStore } from "../../src/store/redis.ts";
-import { base64url, buildTestApp, createUser, openTestStore, TestClock, testConfig } from "../helpers.ts";
+import { base64url, buildTestApp, createUser, openTestStore, passwords, TestClock, testConfig } from "../helpers.ts";
 import { authorizeCode, REDIRECTS, setUp as setUpOidc } from "../oidc/client-flow.ts";
+import { codeAt } from "../totp.ts";
 
 const PUBLIC_URL = "https://auth.test.example";
 const TOKEN_URL = `${PUBLIC_URL}/auth/token`;
@@ -387,5 +389,114 @@ describe("a replayed proof on a second instance sharing Redis", { skip: REDIS_UR
     const onB = await proof(keys, clock, { nonce });
     assert.equal((await tokenRequest(b, LOGIN, onB)).statusCode, 200);
     assertRefused(await tokenRequest(a, LOGIN, onB));
+  });
+});
+
+describe("DPoP everywhere a token is issued, and who must use it", () => {
+  test("the second-factor step binds its tokens to the proof's key", async (t) => {
+    const { app, clock, keys, nonce } = await setUp(t);
+    const token = (await tokenRequest(app, LOGIN)).json().access_token as string;
+    const post = (url: string, payload: object = {}) =>
+      app.inject({ method: "POST", url, headers: { authorization: `Bearer ${token}` }, payload });
+    const { secret } = (await post("/me/totp")).json();
+    assert.equal((await post("/me/totp/confirm", { code: codeAt(secret, clock.now) })).statusCode, 200);
+    clock.advanceSeconds(90);
+    const challenged = await tokenRequest(app, LOGIN, await proof(keys, clock, { nonce }));
+    assert.equal(challenged.statusCode, 403, challenged.body);
+    const second = await tokenRequest(
+      app,
+      { grant_type: MFA_OTP_GRANT, mfa_token: challenged.json().mfa_token, otp: codeAt(secret, clock.now) },
+      await proof(keys, clock, { nonce }),
+    );
+    assert.equal(second.statusCode, 200, second.body);
+    assert.equal(second.json().token_type, "DPoP");
+    const claims = JSON.parse(Buffer.from(second.json().access_token.split(".")[1], "base64url").toString());
+    assert.deepEqual(claims.cnf, { jkt: await calculateJwkThumbprint(await exportJWK(keys.publicKey), "sha256") });
+  });
+
+  test("a refused proof is audited with its reason; a nonce asked for is not", async (t) => {
+    const clock = new TestClock();
+    const store = await openTestStore(t, clock.read);
+    const events: { type: string; outcome: string; userId: string | null }[] = [];
+    const record = store.recordEvent.bind(store);
+    store.recordEvent = async (event) => {
+      events.push({ type: event.type, outcome: event.outcome, userId: event.userId });
+      return record(event);
+    };
+    const app = await buildApp({ config: testConfig({ publicUrl: PUBLIC_URL }), store, clock: clock.read });
+    t.after(() => app.close());
+    const keys = await es256();
+    const nonce = (await tokenRequest(app, LOGIN, await proof(keys, clock))).headers["dpop-nonce"] as string;
+    await tokenRequest(app, LOGIN, await proof(keys, clock, { nonce, htu: `${PUBLIC_URL}/elsewhere` }));
+    await tokenRequest(app, LOGIN, "garbage");
+    assert.deepEqual(
+      events.filter((event) => event.type === "dpop"),
+      [
+        { type: "dpop", outcome: "refused_htu", userId: null },
+        { type: "dpop", outcome: "refused_malformed", userId: null },
+      ],
+    );
+  });
+
+  test("dpop_bound_access_tokens: set by an admin and by a dynamic registration, shown, and held to", async (t) => {
+    const initialAccessToken = "an-initial-access-token-of-32-bytes-or-more";
+    const { app, store, clock } = await buildTestApp(t, {
+      publicUrl: PUBLIC_URL,
+      dynamicRegistration: {
+        initialAccessToken,
+        grantTypes: ["authorization_code", "refresh_token", "client_credentials"],
+        scopes: ["openid", "orders:read"],
+      },
+    });
+    const admin = await store.create({
+      email: "admin@example.com",
+      hashedPassword: await passwords.hash(PASSWORD),
+      isAdmin: true,
+    });
+    const adminToken = (await tokenRequest(app, { username: admin.email, password: PASSWORD })).json().access_token;
+    const byAdmin = await app.inject({
+      method: "POST",
+      url: "/clients",
+      headers: { authorization: `Bearer ${adminToken}` },
+      payload: { client_name: "Strict", grant_types: ["client_credentials"], dpop_bound_access_tokens: true },
+    });
+    assert.equal(byAdmin.statusCode, 201, byAdmin.body);
+    assert.equal(byAdmin.json().dpop_bound_access_tokens, true);
+    const registered = await app.inject({
+      method: "POST",
+      url: "/auth/register",
+      headers: { authorization: `Bearer ${initialAccessToken}` },
+      payload: { client_name: "Dynamic", grant_types: ["client_credentials"], dpop_bound_access_tokens: true },
+    });
+    assert.equal(registered.statusCode, 201, registered.body);
+    assert.equal(registered.json().dpop_bound_access_tokens, true);
+    for (const created of [byAdmin.json(), registered.json()]) {
+      const basic = `Basic ${Buffer.from(`${created.client_id}:${created.client_secret}`).toString("base64")}`;
+      const ask = (dpop?: string) =>
+        app.inject({
+          method: "POST",
+          url: "/auth/token",
+          headers: {
+            "content-type": "application/x-www-form-urlencoded",
+            authorization: basic,
+            ...(dpop === undefined ? {} : { dpop }),
+          },
+          payload: "grant_type=client_credentials",
+        });
+      assertRefused(await ask());
+      const keys = await es256();
+      const nonce = (await ask(await proof(keys, clock))).headers["dpop-nonce"] as string;
+      const bound = await ask(await proof(keys, clock, { nonce }));
+      assert.equal(bound.statusCode, 200, bound.body);
+      assert.equal(bound.json().token_type, "DPoP");
+    }
+    const changed = await app.inject({
+      method: "PATCH",
+      url: `/clients/${byAdmin.json().client_id}`,
+      headers: { authorization: `Bearer ${adminToken}` },
+      payload: { dpop_bound_access_tokens: false },
+    });
+    assert.equal(changed.statusCode, 200, changed.body);
+    assert.equal(changed.json().dpop_bound_access_tokens, false);
   });
 });
