@@ -148,10 +148,10 @@ export function createProofVerifier({
     const { key, jkt } = await publicKeyOf(jwk as Record<string, unknown>, protectedHeader.alg);
     let payload: Record<string, unknown>;
     try {
-      ({ payload } = await jwtVerify(proof, key, { typ: "dpop+jwt", algorithms }));
+      // The service's clock, as for its own tokens, should a proof carry exp or nbf.
+      ({ payload } = await jwtVerify(proof, key, { typ: "dpop+jwt", algorithms, currentDate: new Date(clock()) }));
     } catch (error) {
-      // Everything here is the client's input: the library's refusals, and WebCrypto's (a DOMException
-      // for a JWK it cannot import, such as an EC key without its curve) are all a bad proof.
+      // Everything here is the client's input: whatever the library or WebCrypto refuses is a bad proof.
       if (error instanceof errors.JWSSignatureVerificationFailed)
         throw invalid("signature", "The DPoP proof's signature does not verify");
       throw invalid("malformed", "The DPoP proof is malformed, or not of type dpop+jwt, or its jwk is unusable");
@@ -175,7 +175,7 @@ export function createProofVerifier({
       throw new DpopRefusal(
         "use_dpop_nonce",
         nonce === undefined ? "nonce_missing" : "nonce_stale",
-        "Authorization server requires nonce in DPoP proof",
+        "A DPoP nonce is required: send the one in the DPoP-Nonce header",
       );
     // Last: a proof refused for anything else has not used up its jti (the client may fix and resend).
     if (!(await replays.claim(`${jkt}:${createHash("sha256").update(jti).digest("base64url")}`, replayWindowMs)))
