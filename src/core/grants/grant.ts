@@ -19,6 +19,11 @@
 // OAUTH_ERROR_FIELDS says, and any other error of such a grant is answered
 // that way too (see core/token-routes.ts). handle() returns the token
 // response body; the route adds `Cache-Control: no-store` and `Pragma: no-cache`.
+// DPoP (RFC 9449): the route checks a request's proof before handle(); a
+// grant that issues tokens binds them to `proofKeyOf(request)`
+// (dpop/request-key.ts): userTokens() and signIn() below take it, and a
+// grant that builds its own answer passes it to the token service and says
+// `token_type: "DPoP"` when it is set.
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { Static } from "typebox";
 import type { Devices } from "../../auth/devices.ts";
