@@ -1,4 +1,4 @@
-// npm run bench [-- --quick] [-- --postgres URL]
+// npm run bench [-- --quick] [-- --postgres URL] [-- --only dpop]
 //
 // Measures the service against ceilings taken in the same run, on this
 // machine, over loopback: a bare Fastify server for GET /me, bare Argon2id
@@ -7,7 +7,9 @@
 // ratios. --quick runs everything in seconds to prove the benchmark works
 // (no figure is asserted); the full run takes a few minutes. With
 // --postgres URL, GET /me and POST /auth/token are measured on PostgreSQL
-// too. Results also go to bench/results/latest.json.
+// too. Results also go to bench/results/latest.json. --only dpop runs only
+// the DPoP group (bench/dpop.ts: DPoP-bound GET /me against bearer GET /me)
+// and writes bench/results/dpop.json.
 import { spawn } from "node:child_process";
 import { createHash, generateKeyPairSync, randomBytes } from "node:crypto";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -17,12 +19,15 @@ import autocannon from "autocannon";
 import pg from "pg";
 import { DEFAULT_HASH_QUEUE_LIMIT } from "../src/auth/hash-capacity.ts";
 import { createPasswordHasher } from "../src/auth/passwords.ts";
+import { measureDpopMe } from "./dpop.ts";
 import { type Child, cpuTimes, freePort, nodeArguments, ROOT, SERVICE, sampleMemory, startChild } from "./processes.ts";
 import { registerBenchClient, registerCodeClient, seedUsers } from "./seed.ts";
 
 const argv = process.argv.slice(2);
 const quick = argv.includes("--quick");
 const postgresUrl = argv.includes("--postgres") ? argv[argv.indexOf("--postgres") + 1] : undefined;
+const only = argv.includes("--only") ? argv[argv.indexOf("--only") + 1] : undefined;
+if (only !== undefined && only !== "dpop") throw new Error(`--only: unknown group '${only}' (dpop)`);
 const plan = quick
   ? {
       rounds: 1,
@@ -331,6 +336,13 @@ const record: Record<string, unknown> = { quick, plan, node: process.version, st
 async function main(): Promise<void> {
   log(`${quick ? "quick" : "full"} run in ${work}`);
   const smallDb = `sqlite:${join(work, "small.db")}`;
+  if (only === "dpop") {
+    await measureDpop(smallDb);
+    printTable();
+    mkdirSync(join(ROOT, "bench/results"), { recursive: true });
+    writeFileSync(join(ROOT, "bench/results/dpop.json"), `${JSON.stringify({ ...record, rows }, null, 2)}\n`);
+    return;
+  }
   const service = await startService(smallDb);
   const baseline = await startChild("bench/baseline.ts", {}, work, "/me");
   children.push(baseline);
@@ -808,6 +820,7 @@ async function main(): Promise<void> {
   });
 
   if (postgresUrl) await measurePostgres(postgresUrl, meRps, loginRps);
+  await measureDpop(smallDb);
 
   rows.sort((a, b) => a.figure.localeCompare(b.figure, "en", { numeric: true }));
   printTable();
@@ -1060,6 +1073,52 @@ async function measurePostgres(url: string, sqliteMeRps: number, sqliteLoginRps:
     await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
     await admin.end();
   }
+}
+
+/**
+ * 10, DPoP (issue 36): GET /me with a DPoP-bound token and a proof per request against GET /me with
+ * a bearer token, on one service at LOG_LEVEL=warn, alternating; the req/s ratio and the service's
+ * CPU per request of each.
+ */
+async function measureDpop(databaseUrl: string): Promise<void> {
+  const service = await startService(databaseUrl, "warn");
+  const result = await measureDpopMe({
+    serviceUrl: service.url,
+    servicePid: service.process.pid as number,
+    rounds: plan.meRounds,
+    seconds: plan.meSeconds,
+    warmupSeconds: quick ? 0 : 1,
+    connections: 64,
+    log,
+    email: "dpop@example.com",
+    password: PASSWORD,
+  });
+  await service.stop();
+  record.dpop = result;
+  const dpopRps = median(result.dpop.map((run) => run.rps));
+  const bearerRps = median(result.bearer.map((run) => run.rps));
+  const ratio = pairedRatio(
+    result.dpop.map((run) => run.rps),
+    result.bearer.map((run) => run.rps),
+  );
+  rows.push({
+    figure: "10. GET /me req/s with a DPoP-bound token and a proof per request, 64 connections (LOG_LEVEL=warn)",
+    value: dpopRps.toFixed(0),
+    reference: `${bearerRps.toFixed(0)} (bearer GET /me, same service)`,
+    ratio: pct(ratio),
+    target: "(reported)",
+    holds: [...result.dpop, ...result.bearer].every((run) => run.errors === 0),
+  });
+  const cpu = (runs: typeof result.dpop) =>
+    `${median(runs.map((run) => run.cpuMs)).toFixed(3)} ms; ${median(runs.map((run) => run.eventLoopMs)).toFixed(3)} ms; ${median(runs.map((run) => run.generatorMs)).toFixed(3)} ms`;
+  rows.push({
+    figure: "10. CPU per DPoP GET /me (whole process; event loop; load generator, which signs the proofs)",
+    value: cpu(result.dpop),
+    reference: `${cpu(result.bearer)} (bearer)`,
+    ratio: `${(median(result.dpop.map((run) => run.cpuMs)) / median(result.bearer.map((run) => run.cpuMs))).toFixed(2)}x`,
+    target: "(reported)",
+    holds: true,
+  });
 }
 
 function pct(ratio: number): string {

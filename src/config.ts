@@ -12,6 +12,7 @@ import { RATE_LIMIT_SETTINGS, type RateLimitConfig, readRateLimitSettings } from
 import { readTokenSettings, TOKEN_SETTINGS, type TokenSettings } from "./auth/token-settings.ts";
 import { CORE_SETTINGS, readCoreSettings } from "./core/settings.ts";
 import { DEVICE_SETTINGS, type DeviceSettings, readDeviceSettings } from "./device/settings.ts";
+import { DPOP_SETTINGS, type DpopSettings, readDpopSettings } from "./dpop/settings.ts";
 import { ConfigError } from "./errors.ts";
 import { FACTOR_SETTINGS, type MfaConfig, readFactorSettings } from "./factors/settings.ts";
 import { MAIL_SETTINGS, type MailConfig, readMailSettings } from "./mail/settings.ts";
@@ -46,6 +47,7 @@ export const SETTINGS_SECTIONS: readonly SettingsSection[] = [
   OIDC_SETTINGS,
   PAR_SETTINGS,
   DEVICE_SETTINGS,
+  DPOP_SETTINGS,
   UPSTREAM_SETTINGS,
   WEBHOOK_SETTINGS,
   OPERATIONS_SETTINGS,
@@ -138,6 +140,8 @@ export interface Config {
   webhooks: WebhookConfig;
   /** The device authorization grant (issue 36): its defaults when left out (tests' configs). */
   device?: DeviceSettings;
+  /** DPoP proofs (issue 36, RFC 9449): src/dpop/settings.ts; its defaults when absent. */
+  dpop?: DpopSettings;
 }
 
 export interface LoadedConfig {
@@ -198,6 +202,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): LoadedConfig 
     upstream: parseUpstreamConfig(env, parseBoolean),
     pushedAuthorizationRequests: readPushedRequestSettings(env),
     device: readDeviceSettings(env),
+    dpop: readDpopSettings(env),
   };
   // The rules between sections.
   if (config.upstream?.keepTokens && config.mfa.encryptionKeys.length === 0)

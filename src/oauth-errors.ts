@@ -37,6 +37,9 @@ export const CLIENT_ERROR_CODES = [
   "slow_down",
   "access_denied",
   "expired_token",
+  // RFC 9449 (DPoP, issue 36): a refused proof, and the server's nonce asked for (section 8).
+  "invalid_dpop_proof",
+  "use_dpop_nonce",
 ] as const;
 
 /**

@@ -28,6 +28,7 @@ describe("npm run cli -- clients", () => {
       resources: [],
       resource_server: false,
       require_pushed_authorization_requests: false,
+      dpop_bound_access_tokens: false,
       client_id_issued_at: client.client_id_issued_at,
       client_secret_expires_at: 0,
       previous_secret_expires_at: null,

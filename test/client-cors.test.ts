@@ -56,11 +56,14 @@ describe("CORS for public clients", () => {
             before.headers["access-control-allow-credentials"],
             before.headers.vary,
           ],
-          [origin, "POST", "Authorization, Content-Type, X-Request-Id", "600", undefined, "Origin"],
+          [origin, "POST", "Authorization, Content-Type, X-Request-Id, DPoP", "600", undefined, "Origin"],
         );
         const actual = await post(url, origin);
         assert.equal(actual.headers["access-control-allow-origin"], origin);
-        assert.equal(actual.headers["access-control-expose-headers"], "X-Request-Id, WWW-Authenticate, Retry-After");
+        assert.equal(
+          actual.headers["access-control-expose-headers"],
+          "X-Request-Id, WWW-Authenticate, Retry-After, DPoP-Nonce",
+        );
         assert.equal(actual.headers["access-control-allow-credentials"], undefined);
         assert.equal(actual.headers.vary, "Origin");
       }

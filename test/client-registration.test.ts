@@ -65,6 +65,7 @@ describe("POST /auth/register", () => {
       resources: [],
       resource_server: false,
       require_pushed_authorization_requests: false,
+      dpop_bound_access_tokens: false,
       client_id_issued_at: clock.seconds,
       client_secret_expires_at: 0,
       previous_secret_expires_at: null,

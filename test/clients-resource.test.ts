@@ -61,6 +61,7 @@ describe("/clients", () => {
       resources: [],
       resource_server: false,
       require_pushed_authorization_requests: false,
+      dpop_bound_access_tokens: false,
       client_id_issued_at: clock.seconds,
       client_secret_expires_at: 0,
       previous_secret_expires_at: null,
@@ -102,6 +103,7 @@ describe("/clients", () => {
       resources: [],
       resource_server: false,
       require_pushed_authorization_requests: false,
+      dpop_bound_access_tokens: false,
       client_id_issued_at: clock.seconds,
       registered_by: "admin",
     });

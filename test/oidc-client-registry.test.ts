@@ -33,6 +33,7 @@ test("metadata: RFC 7591 defaults for a web app", () => {
     resources: [],
     resourceServer: false,
     requirePushedAuthorizationRequests: false,
+    dpopBoundAccessTokens: false,
   });
 });
 
@@ -56,6 +57,7 @@ test("metadata: a service with client_credentials needs no redirect URI and has 
       resources: [],
       resourceServer: false,
       requirePushedAuthorizationRequests: false,
+      dpopBoundAccessTokens: false,
     },
   );
 });

@@ -84,6 +84,7 @@ function servedMetadata(base: string) {
     access_token_signing_alg_values_supported: ["HS256"],
     pushed_authorization_request_endpoint: `${base}/oauth/par`,
     require_pushed_authorization_requests: false,
+    dpop_signing_alg_values_supported: ["ES256", "ES384", "EdDSA", "Ed25519", "RS256", "PS256"],
   };
 }
 

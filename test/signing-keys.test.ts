@@ -245,6 +245,7 @@ describe("GET /.well-known/oauth-authorization-server", () => {
       revocation_endpoint_auth_methods_supported: ["client_secret_basic", "client_secret_post", "none"],
       introspection_endpoint_auth_methods_supported: ["client_secret_basic", "client_secret_post"],
       access_token_signing_alg_values_supported: ["HS256"],
+      dpop_signing_alg_values_supported: ["ES256", "ES384", "EdDSA", "Ed25519", "RS256", "PS256"],
       service_documentation: "https://auth.example.com/docs",
     });
     assert.match(response.headers["cache-control"] as string, /^public, max-age=\d+$/);

@@ -13,6 +13,7 @@
 import { hash } from "node:crypto";
 import type { FastifyRequest } from "fastify";
 import { type HttpError, unauthorized } from "../errors.ts";
+import { OAuthError } from "../oauth-errors.ts";
 import { randomBase64url } from "../random-pool.ts";
 import { newId } from "../store/ids.ts";
 import type {
@@ -26,6 +27,9 @@ import type {
 } from "../store/store.ts";
 
 export const INVALID_REFRESH_TOKEN = "Invalid or expired refresh token";
+/** RFC 9449 section 5: a refresh token bound to a DPoP key, presented without a proof by that key. */
+export const REFRESH_TOKEN_NEEDS_PROOF = "This refresh token is bound to a DPoP key: send a DPoP proof by that key";
+export const REFRESH_TOKEN_OF_ANOTHER_KEY = "This refresh token is bound to another DPoP key";
 
 /** RFC 8176 authentication method references of the sessions this service starts. */
 export const PASSWORD_ONLY: readonly string[] = ["pwd"];
@@ -81,6 +85,7 @@ export interface Sessions {
     events?: readonly AuditEntry[],
     amr?: readonly string[],
     device?: DeviceSighting,
+    dpopJkt?: string,
   ): Promise<Issued>;
   /**
    * Starts an OpenID Connect client's session (authorization_code), bound to the client in the same
@@ -94,9 +99,15 @@ export interface Sessions {
     binding: Omit<ClientSessionRecord, "sessionId">,
     events: readonly AuditEntry[],
     amr: readonly string[],
+    dpopJkt?: string,
   ): Promise<Issued>;
-  /** Spends a refresh token and returns its successor with the session's owner, or throws the 401 of an invalid grant. */
-  refresh(refreshToken: string, client: ClientInfo): Promise<Issued & { user: UserRecord }>;
+  /**
+   * Spends a refresh token and returns its successor with the session's owner, or throws the 401 of an
+   * invalid grant. A session bound to a DPoP key needs `proofKey` to be that key: otherwise the token
+   * is left as it is and the refusal is RFC 9449's (400 invalid_dpop_proof without a proof,
+   * invalid_grant with another key's).
+   */
+  refresh(refreshToken: string, client: ClientInfo, proofKey?: string): Promise<Issued & { user: UserRecord }>;
   /**
    * Ends the session whose current refresh token this is, recording the revocation; answers its
    * owner's id. Unknown and spent tokens are ignored (RFC 7009 section 2.2).
@@ -143,6 +154,7 @@ export function createSessions(store: UserStore, settings: SessionSettings, cloc
     events: readonly AuditEntry[],
     amr: readonly string[],
     bound: { device?: DeviceSighting; client?: Omit<ClientSessionRecord, "sessionId"> },
+    dpopJkt?: string,
   ): Promise<Issued> {
     const sessionId = newId(clock());
     const refreshToken = newRefreshToken(sessionId, 0);
@@ -156,6 +168,7 @@ export function createSessions(store: UserStore, settings: SessionSettings, cloc
         tokenHash: hashRefreshToken(refreshToken),
         tokenExpiresAt: iso(Math.min(settings.idleSeconds, settings.absoluteSeconds)),
         amr,
+        dpopJkt,
       },
       { maxPerUser: settings.maxPerUser, events, ...bound },
     );
@@ -163,11 +176,12 @@ export function createSessions(store: UserStore, settings: SessionSettings, cloc
   }
 
   return {
-    start: (userId, client, events = [], amr = PASSWORD_ONLY, device) =>
-      begin(userId, client, events, amr, device ? { device } : {}),
-    startForClient: (userId, client, binding, events, amr) => begin(userId, client, events, amr, { client: binding }),
+    start: (userId, client, events = [], amr = PASSWORD_ONLY, device, dpopJkt) =>
+      begin(userId, client, events, amr, device ? { device } : {}, dpopJkt),
+    startForClient: (userId, client, binding, events, amr, dpopJkt) =>
+      begin(userId, client, events, amr, { client: binding }, dpopJkt),
 
-    async refresh(presented, client) {
+    async refresh(presented, client, proofKey) {
       const parsed = parseRefreshToken(presented);
       if (parsed === undefined) throw invalidGrant();
       const successor = newRefreshToken(parsed.sessionId, parsed.generation + 1);
@@ -176,6 +190,7 @@ export function createSessions(store: UserStore, settings: SessionSettings, cloc
         { tokenHash: hashRefreshToken(successor), expiresAt: iso(settings.idleSeconds) },
         iso(),
         client,
+        proofKey,
       );
       if (rotation.outcome === "rotated") {
         return { session: rotation.session, refreshToken: successor, user: rotation.user };
@@ -188,6 +203,10 @@ export function createSessions(store: UserStore, settings: SessionSettings, cloc
           ]);
         }
       }
+      if (rotation.outcome === "unproven")
+        throw rotation.proofSent
+          ? new OAuthError(400, "invalid_grant", REFRESH_TOKEN_OF_ANOTHER_KEY)
+          : new OAuthError(400, "invalid_dpop_proof", REFRESH_TOKEN_NEEDS_PROOF);
       throw invalidGrant();
     },
 

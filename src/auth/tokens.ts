@@ -24,6 +24,9 @@
 // client's token for itself (client_credentials: sub and client_id the
 // client's id; aud: its registered resources, or its own id). Each kind has
 // its own verify, and no verify accepts another kind.
+// Any kind may be bound to a DPoP key (RFC 9449, issue 36): it then carries
+// `cnf: {jkt}`, which its verify answers as `jkt`; the token check asks for
+// a proof by that key (dpop/dpop.ts) and refuses such a token as a bearer one.
 import { createSigner, createVerifier } from "fast-jwt";
 import { withoutStackTraces } from "../errors.ts";
 import { randomBase64url } from "../random-pool.ts";
@@ -47,6 +50,8 @@ export interface AccessClaims {
   sid?: string;
   /** How the user authenticated (RFC 8176), when the token says. */
   amr?: string[];
+  /** The thumbprint of the DPoP key the token is bound to (cnf.jkt, RFC 9449 section 6). */
+  jkt?: string;
 }
 
 /**
@@ -64,6 +69,8 @@ export interface DelegatedTokenSubject {
   amr: readonly string[];
   /** The token's aud: at least one absolute URI (oidc/audiences.ts decides which). */
   audience: readonly string[];
+  /** The DPoP key's thumbprint, when the token is bound to one (cnf.jkt). */
+  jkt?: string | undefined;
 }
 
 /** The claims of a relying party's token for a user, verified. */
@@ -81,6 +88,8 @@ export interface DelegatedClaims {
   iat: number;
   exp: number;
   jti: string;
+  /** cnf.jkt, when bound to a DPoP key. */
+  jkt?: string;
 }
 
 /** Whom a token is issued to: the spec's subject, and the stamp the token check compares. */
@@ -105,6 +114,8 @@ export interface ClientAccessClaims {
   /** Every audience the token names. */
   aud: string[];
   jti: string;
+  /** cnf.jkt, when bound to a DPoP key. */
+  jkt?: string;
 }
 
 /** Which kind of access token a text claims to be (read without verifying: only to pick the verify). */
@@ -126,7 +137,7 @@ export class InvalidToken extends Error {
 
 export interface TokenService {
   /** `amr` (RFC 8176): how the user authenticated in the session, e.g. ["pwd"] or ["pwd", "otp", "mfa"]. */
-  issueAccessToken(subject: TokenSubject, sessionId?: string, amr?: readonly string[]): string;
+  issueAccessToken(subject: TokenSubject, sessionId?: string, amr?: readonly string[], jkt?: string): string;
   /** A first-party user token's claims (never a relying party's or a client's token), or throws InvalidToken. */
   verifyAccessToken(token: string): AccessClaims;
   /** An RFC 9068 access token for a client acting for a user (authorization_code), with its jti. */
@@ -137,7 +148,7 @@ export interface TokenService {
    * An RFC 9068 access token for a client itself (client_credentials): `sub` and `client_id` the
    * client's id, `aud` the audience given (at least one).
    */
-  issueClientAccessToken(clientId: string, scope: string, audience: readonly string[]): string;
+  issueClientAccessToken(clientId: string, scope: string, audience: readonly string[], jkt?: string): string;
   /** A client token's claims (never a user's token), or throws InvalidToken; aud is the caller's to check. */
   verifyClientAccessToken(token: string): ClientAccessClaims;
 }
@@ -202,7 +213,7 @@ export function createTokenService({
   );
 
   return {
-    issueAccessToken(subject, sessionId, amr) {
+    issueAccessToken(subject, sessionId, amr, jkt) {
       const iat = Math.floor(clock() / 1000);
       const claims: Record<string, unknown> = {
         iss: issuer(),
@@ -214,6 +225,7 @@ export function createTokenService({
       };
       if (sessionId) claims.sid = sessionId;
       if (amr) claims.amr = [...amr];
+      if (jkt !== undefined) claims.cnf = { jkt };
       return sign(claims);
     },
 
@@ -227,10 +239,12 @@ export function createTokenService({
       if (typeof payload.sid === "string") claims.sid = payload.sid;
       const amr = stringList(payload.amr);
       if (amr !== undefined) claims.amr = amr;
+      // The one check a bearer token pays for DPoP: whether it names a key.
+      if (payload.cnf !== undefined) claims.jkt = boundKey(payload.cnf);
       return claims;
     },
 
-    issueDelegatedAccessToken({ userId, clientId, scope, sessionId, amr, audience: aud }) {
+    issueDelegatedAccessToken({ userId, clientId, scope, sessionId, amr, audience: aud, jkt }) {
       const iat = Math.floor(clock() / 1000);
       return sign({
         iss: issuer(),
@@ -243,6 +257,7 @@ export function createTokenService({
         scope,
         sid: sessionId,
         amr: [...amr],
+        ...(jkt === undefined ? {} : { cnf: { jkt } }),
       });
     },
 
@@ -256,10 +271,11 @@ export function createTokenService({
       const claims: DelegatedClaims = { sub, clientId: client_id, scope, sid, iss, aud, iat, exp, jti };
       const amr = stringList(payload.amr);
       if (amr !== undefined) claims.amr = amr;
+      if (payload.cnf !== undefined) claims.jkt = boundKey(payload.cnf);
       return claims;
     },
 
-    issueClientAccessToken(clientId, scope, aud) {
+    issueClientAccessToken(clientId, scope, aud, jkt) {
       const iat = Math.floor(clock() / 1000);
       const claims: Record<string, unknown> = {
         iss: issuer(),
@@ -271,6 +287,7 @@ export function createTokenService({
         jti: randomBase64url(16),
       };
       if (scope !== "") claims.scope = scope;
+      if (jkt !== undefined) claims.cnf = { jkt };
       return sign(claims);
     },
 
@@ -281,7 +298,9 @@ export function createTokenService({
       if (stamp !== undefined || client_id !== sub) throw new InvalidToken("not a client token");
       if (scope !== undefined && typeof scope !== "string") throw new InvalidToken("scope not a string");
       if (typeof jti !== "string") throw new InvalidToken("jti missing");
-      return { sub, client_id: sub, scope: scope ?? "", iat, exp, iss, aud, jti };
+      const claims: ClientAccessClaims = { sub, client_id: sub, scope: scope ?? "", iat, exp, iss, aud, jti };
+      if (payload.cnf !== undefined) claims.jkt = boundKey(payload.cnf);
+      return claims;
     },
   };
 
@@ -329,6 +348,13 @@ export function createTokenService({
 function audienceClaim(audience: readonly string[]): string | string[] {
   if (audience.length === 0) throw new Error("a token needs an audience");
   return audience.length === 1 ? (audience[0] as string) : [...audience];
+}
+
+/** The jkt of a token's cnf claim (RFC 9449 section 6.1); a cnf without one makes the token invalid. */
+function boundKey(cnf: unknown): string {
+  const jkt = typeof cnf === "object" && cnf !== null ? (cnf as { jkt?: unknown }).jkt : undefined;
+  if (typeof jkt !== "string" || jkt === "") throw new InvalidToken("cnf without jkt");
+  return jkt;
 }
 
 function stringList(value: unknown): string[] | undefined {

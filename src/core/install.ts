@@ -33,6 +33,7 @@ export async function installCore(
     policy,
     recovery,
     notices,
+    dpop,
   }: Services,
 ): Promise<void> {
   grants.add(passwordGrant(grantDeps));
@@ -50,6 +51,7 @@ export async function installCore(
     tokens,
     sessions,
     oauthErrorFields: config.oauthErrorFields,
+    dpop,
   });
   await api.register(meRoutes, { store, guards, passwords, audit, policy, recovery, notices });
 }

@@ -177,6 +177,13 @@ export const TokenForm = Type.Object(
 );
 export type TokenForm = Static<typeof TokenForm>;
 
+/** `bearer` (the spec's), or `DPoP` for tokens issued with a DPoP proof (RFC 9449 section 5). */
+const TokenType = Type.Union([Type.Literal("bearer"), Type.Literal("DPoP")], {
+  description:
+    "`bearer`; `DPoP` when the request carried a DPoP proof (RFC 9449): the access token is then bound to the " +
+    "proof's key (`cnf.jkt`) and is sent as `Authorization: DPoP <token>` with a proof of that key.",
+});
+
 export const TokenOut = Type.Object(
   {
     access_token: Type.String({
@@ -184,7 +191,7 @@ export const TokenOut = Type.Object(
         "A JSON Web Token signed with HS256 (or EdDSA / ES256 when configured; see /.well-known/jwks.json), " +
         "`typ` at+jwt, with `kid`, `iss`, `aud`; `sub` is the e-mail, valid 30 minutes.",
     }),
-    token_type: Type.Literal("bearer"),
+    token_type: TokenType,
     expires_in: Type.Integer({
       description: "Seconds until the access token expires (RFC 6749 section 5.1).",
       examples: [ACCESS_TOKEN_LIFETIME_SECONDS],
@@ -225,7 +232,7 @@ export const ClientTokenOut = Type.Object(
         "id, with `scope`, `iss`, `aud`, `iat`, `exp`, `jti`; signed like the users' tokens, valid 30 minutes. It " +
         "opens no user route.",
     }),
-    token_type: Type.Literal("bearer"),
+    token_type: TokenType,
     expires_in: Type.Integer({
       description: "Seconds until the access token expires (RFC 6749 section 5.1).",
       examples: [ACCESS_TOKEN_LIFETIME_SECONDS],

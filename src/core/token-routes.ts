@@ -14,6 +14,10 @@
 // The route parses the form and dispatches on grant_type to one module per
 // grant, from the grant table (core/grants/grant.ts says what a grant is,
 // core/grants/registry.ts how one is added).
+// A request with a DPoP header (RFC 9449, issue 36) has its proof checked
+// before its grant runs, whatever the grant; the grants bind what they issue
+// to the proof's key (dpop/request-key.ts). Without the header, nothing
+// changes. A client registered with dpop_bound_access_tokens must send one.
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
 import { Type } from "typebox";
@@ -21,6 +25,7 @@ import { PASSKEY_NOT_VERIFIED, WEBAUTHN_GRANT } from "../auth/passkeys.ts";
 import { TOO_MANY_LOGIN_ATTEMPTS } from "../auth/rate-limits.ts";
 import { clientOf, parseRefreshToken, type Sessions } from "../auth/sessions.ts";
 import { InvalidToken, type TokenService, tokenKind } from "../auth/tokens.ts";
+import type { Dpop } from "../dpop/dpop.ts";
 import {
   HttpError,
   INCORRECT_EMAIL_OR_PASSWORD,
@@ -58,6 +63,7 @@ import {
 } from "./schemas.ts";
 
 export { EMAIL_NOT_VERIFIED } from "./grants/grant.ts";
+export const DPOP_PROOF_REQUIRED = "This client must send a DPoP proof with every token request";
 export { MFA_REQUIRED } from "./grants/password.ts";
 
 export interface TokenRouteOptions {
@@ -72,6 +78,8 @@ export interface TokenRouteOptions {
   sessions: Sessions;
   /** OAUTH_ERROR_FIELDS: errors also carry RFC 6749's `error` and `error_description`. */
   oauthErrorFields: boolean;
+  /** DPoP proofs (RFC 9449); absent, a DPoP header is not looked at (tests that build the route alone). */
+  dpop?: Dpop;
 }
 
 /**
@@ -235,7 +243,14 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<TokenRouteOptions> = async (
           "secret form-encoded first) or `client_id` and `client_secret` in the form (`client_secret_post`), " +
           "whichever it registered, never both; `scope` asks for part of its registered scope. Every error of this " +
           "grant carries RFC 6749's `error` (`invalid_client` 401, with `WWW-Authenticate: Basic` after a Basic " +
-          "attempt; `unauthorized_client`, `invalid_scope`, `invalid_request` 400), whatever OAUTH_ERROR_FIELDS says.",
+          "attempt; `unauthorized_client`, `invalid_scope`, `invalid_request` 400), whatever OAUTH_ERROR_FIELDS says." +
+          "\n\n" +
+          "**DPoP** (RFC 9449). With a `DPoP` header, any grant that issues tokens checks the proof first and binds " +
+          "the access token to its key (`cnf.jkt`, `token_type` `DPoP`); a public client's refresh token (and a " +
+          "first-party app's) is bound too and then needs a proof by that key. Server nonces are on by default: " +
+          "a proof without the current one answers 400 `use_dpop_nonce` with the nonce in `DPoP-Nonce`. A refused " +
+          "proof is 400 `invalid_dpop_proof`, as is a request without a proof from a client registered with " +
+          "`dpop_bound_access_tokens`. These errors always carry `error`. Without the header, nothing changes.",
         consumes: ["application/x-www-form-urlencoded"],
         body: TokenForm,
         response: {
@@ -246,7 +261,10 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<TokenRouteOptions> = async (
             "A grant type this endpoint does not know (`unsupported_grant_type`), a repeated form field, or a " +
               "`webauthn_response` that is not JSON (`invalid_request`). For `client_credentials`: a client not " +
               `registered for it (\`unauthorized_client\`), a scope outside its registered scope (\`invalid_scope\`: ` +
-              `"${INVALID_SCOPE}"), two client authentication methods at once or a malformed field (\`invalid_request\`).`,
+              `"${INVALID_SCOPE}"), two client authentication methods at once or a malformed field (\`invalid_request\`). ` +
+              "DPoP: a refused proof, or none from a client that requires one, or a bound refresh token without its " +
+              "key's proof (`invalid_dpop_proof`); the nonce asked for (`use_dpop_nonce`, with `DPoP-Nonce`); a bound " +
+              "refresh token with another key's proof (`invalid_grant`).",
             UNSUPPORTED_GRANT_TYPE,
             "unsupported_grant_type",
           ),
@@ -301,6 +319,10 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<TokenRouteOptions> = async (
       const grant = grants.get(request.body.grant_type ?? "password");
       if (grant === undefined) throw new HttpError(400, UNSUPPORTED_GRANT_TYPE);
       const client = await clientFor(grant, request);
+      const proofKey = await options.dpop?.tokenRequestKey(request, reply);
+      // RFC 9449 section 5.2: a client registered with dpop_bound_access_tokens gets DPoP-bound tokens only.
+      if (proofKey === undefined && client?.dpopBoundAccessTokens === true)
+        throw new OAuthError(400, "invalid_dpop_proof", DPOP_PROOF_REQUIRED);
       const answer = await grant.handle({ request, reply, client });
       // RFC 6749 section 5.1: responses that carry tokens (or an mfa_token) must not be cached.
       reply.header("cache-control", "no-store").header("pragma", "no-cache");

@@ -11,10 +11,12 @@
 // the relying party's access token (audiences.ts), a refresh token bound to
 // the client and to the browser session the person approved in, and with
 // `openid` an ID token whose amr and auth_time are that sign-in's.
+
 import type { FastifyRequest } from "fastify";
 import type { ClientInfo, Sessions } from "../auth/sessions.ts";
 import { ACCESS_TOKEN_LIFETIME_SECONDS, type TokenService } from "../auth/tokens.ts";
 import type { Grant, GrantContext } from "../core/grants/grant.ts";
+import { proofKeyOf } from "../dpop/request-key.ts";
 import { OAuthError } from "../oauth-errors.ts";
 import { delegatedAudience, resourcesFor } from "../oidc/audiences.ts";
 import { userClaims } from "../oidc/claims.ts";
@@ -72,12 +74,15 @@ export function deviceCodeGrant(deps: DeviceGrantDeps): Grant {
     const user = spent.userId === null ? undefined : await store.findById(spent.userId);
     if (!browser || browser.revokedAt !== null || browser.expiresAt <= at || !user?.isActive)
       return refuse(request, spent.userId, "invalid_grant", INVALID_DEVICE_CODE);
+    // RFC 9449: a poll with a DPoP proof gets tokens bound to its key (a public client's refresh token too).
+    const jkt = proofKeyOf(request);
     const issued = await sessions.startForClient(
       user.id,
       clientInfo(request),
       { clientId: client.id, scope: spent.scope, browserSessionId: browser.id },
       [{ type: DEVICE_AUDIT, outcome: "redeemed", clientAddress: request.ip }],
       browser.amr,
+      client.tokenEndpointAuthMethod === "none" ? jkt : undefined,
     );
     const scopes = spent.scope.split(" ").filter((scope) => scope !== "");
     const accessToken = tokens.issueDelegatedAccessToken({
@@ -87,12 +92,13 @@ export function deviceCodeGrant(deps: DeviceGrantDeps): Grant {
       sessionId: issued.session.id,
       amr: browser.amr,
       audience,
+      jkt,
     });
     const { sub: _sub, ...profile } = userClaims(user, scopes);
     request.actionOutcome = "success";
     return {
       access_token: accessToken,
-      token_type: "bearer" as const,
+      token_type: jkt === undefined ? ("bearer" as const) : ("DPoP" as const),
       expires_in: ACCESS_TOKEN_LIFETIME_SECONDS,
       refresh_token: issued.refreshToken,
       ...(scopes.includes("openid")

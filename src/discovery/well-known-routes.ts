@@ -9,6 +9,7 @@ import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "typebox";
 import { type KeySet, publicJwkSet } from "../auth/keys.ts";
 import { DEVICE_AUTHORIZATION_PATH } from "../device/paths.ts";
+import { DPOP_SIGNING_ALGORITHMS } from "../dpop/proof.ts";
 import { PROMPTS, SUPPORTED_SCOPES } from "../oidc/authorization.ts";
 import { DEVICE_CODE_GRANT_TYPE } from "../oidc/clients.ts";
 import type { ClientCors } from "../oidc/cors.ts";
@@ -102,6 +103,9 @@ const oauthMembers = {
   require_pushed_authorization_requests: Type.Optional(
     Type.Boolean({ description: "While OpenID Connect is on: REQUIRE_PUSHED_AUTHORIZATION_REQUESTS." }),
   ),
+  dpop_signing_alg_values_supported: Type.Array(Type.String(), {
+    description: "RFC 9449 section 5.1: the algorithms a DPoP proof may be signed with.",
+  }),
 };
 
 const Metadata = Type.Object(oauthMembers, {
@@ -199,6 +203,8 @@ export const wellKnownRoutes: FastifyPluginAsyncTypebox<WellKnownRouteOptions> =
             require_pushed_authorization_requests: requirePushedAuthorizationRequests ?? false,
           }
         : {}),
+      // Issue 36: DPoP proofs, at the token endpoint and with DPoP-bound tokens at the API and userinfo.
+      dpop_signing_alg_values_supported: [...DPOP_SIGNING_ALGORITHMS],
     };
   }
 

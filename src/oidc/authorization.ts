@@ -29,6 +29,8 @@ export interface AuthorizationRequest {
   maxAge: number | undefined;
   loginHint: string | undefined;
   acrValues: string[];
+  /** RFC 9449 section 10: the thumbprint of the DPoP key the code's redemption must prove. */
+  dpopJkt?: string | undefined;
 }
 
 /** What went wrong with a request, and where the user or the client hears of it. */
@@ -39,6 +41,8 @@ export type RequestProblem =
 export type Parsed = { ok: AuthorizationRequest } | { problem: RequestProblem };
 
 const PKCE_CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
+/** RFC 7638 with SHA-256, base64url: the shape of dpop_jkt (RFC 9449 section 10). */
+const JWK_THUMBPRINT = /^[A-Za-z0-9_-]{43}$/;
 
 /** A query or form field: one value, or a problem when repeated (RFC 6749 3.1). */
 function single(params: Record<string, unknown>, name: string): string | undefined | null {
@@ -100,6 +104,9 @@ export async function parseAuthorizationRequest(
   const maxAge = rawMaxAge === undefined ? undefined : Number(rawMaxAge);
   if (maxAge !== undefined && !(Number.isSafeInteger(maxAge) && maxAge >= 0))
     return refuse("invalid_request", "max_age must be a whole number of seconds");
+  const dpopJkt = single(params, "dpop_jkt") ?? undefined;
+  if (dpopJkt !== undefined && !JWK_THUMBPRINT.test(dpopJkt))
+    return refuse("invalid_request", "dpop_jkt must be a JWK SHA-256 thumbprint (43 base64url characters)");
   return {
     ok: {
       client,
@@ -112,6 +119,7 @@ export async function parseAuthorizationRequest(
       maxAge,
       loginHint: single(params, "login_hint") ?? undefined,
       acrValues: (single(params, "acr_values") ?? "").split(" ").filter((entry) => entry !== ""),
+      ...(dpopJkt === undefined ? {} : { dpopJkt }),
     },
   };
 }
@@ -151,6 +159,7 @@ export async function issueCode(
     codeChallenge: request.codeChallenge,
     nonce: request.nonce ?? null,
     scope: request.scopes.join(" "),
+    dpopJkt: request.dpopJkt ?? null,
     createdAt: new Date(now).toISOString(),
     expiresAt: new Date(now + CODE_LIFETIME_SECONDS * 1000).toISOString(),
   });

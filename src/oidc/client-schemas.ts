@@ -105,6 +105,13 @@ const metadataFields = {
         "every client under `REQUIRE_PUSHED_AUTHORIZATION_REQUESTS=on`). A dynamic registration may set it too.",
     }),
   ),
+  dpop_bound_access_tokens: Type.Optional(
+    Type.Boolean({
+      description:
+        "RFC 9449 section 5.2: every token request of the client must carry a DPoP proof (`invalid_dpop_proof` " +
+        "otherwise), so all its tokens are DPoP-bound. False by default.",
+    }),
+  ),
 };
 
 export const ClientCreate = Type.Object(metadataFields, {
@@ -140,6 +147,7 @@ export const ClientRegistration = Type.Object(
     scope: metadataFields.scope,
     backchannel_logout_uri: metadataFields.backchannel_logout_uri,
     require_pushed_authorization_requests: metadataFields.require_pushed_authorization_requests,
+    dpop_bound_access_tokens: metadataFields.dpop_bound_access_tokens,
   },
   { $id: "ClientRegistration", description: "RFC 7591 client metadata; unknown fields are ignored." },
 );
@@ -159,6 +167,7 @@ const clientOutFields = {
   resources: Type.Array(Type.String()),
   resource_server: Type.Boolean(),
   require_pushed_authorization_requests: Type.Boolean(),
+  dpop_bound_access_tokens: Type.Boolean(),
   client_id_issued_at: Type.Integer({ description: "Seconds since the epoch (RFC 7591 section 3.2.1)." }),
   client_secret_expires_at: Type.Optional(
     Type.Integer({ description: "0: the secret does not expire (confidential clients only)." }),

@@ -62,6 +62,8 @@ export interface ClientMetadataInput {
   resource_server?: boolean;
   // Issue 36, PAR (RFC 9126 section 6).
   require_pushed_authorization_requests?: boolean;
+  /** RFC 9449 section 5.2: every token request of the client must carry a DPoP proof. */
+  dpop_bound_access_tokens?: boolean;
 }
 
 /**
@@ -242,6 +244,7 @@ export function clientMetadata(input: ClientMetadataInput): ClientMetadataRecord
     resources,
     resourceServer: input.resource_server ?? false,
     requirePushedAuthorizationRequests: input.require_pushed_authorization_requests ?? false,
+    dpopBoundAccessTokens: input.dpop_bound_access_tokens ?? false,
   };
 }
 
@@ -293,6 +296,7 @@ export function metadataInputOf(client: ClientMetadataRecord): Required<ClientMe
     resources: client.resources,
     resource_server: client.resourceServer,
     require_pushed_authorization_requests: client.requirePushedAuthorizationRequests,
+    dpop_bound_access_tokens: client.dpopBoundAccessTokens,
   };
 }
 

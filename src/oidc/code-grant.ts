@@ -9,10 +9,15 @@
 // The access token is for the relying party's own audience (audiences.ts):
 // userinfo and the resources registered for the client, never the service's
 // first-party audience; it carries no credential stamp (its session decides).
+// With a DPoP proof (RFC 9449 section 5), the access token is bound to its
+// key (`token_type` DPoP), and a public client's session too: its refresh
+// tokens then need a proof by that key (a confidential client's are already
+// bound to the client by its authentication).
 import type { FastifyRequest } from "fastify";
 import type { ClientInfo, Sessions } from "../auth/sessions.ts";
 import { parseRefreshToken } from "../auth/sessions.ts";
 import { ACCESS_TOKEN_LIFETIME_SECONDS, type TokenService } from "../auth/tokens.ts";
+import { proofKeyOf } from "../dpop/request-key.ts";
 import { HttpError } from "../errors.ts";
 import { OAuthError } from "../oauth-errors.ts";
 import type { Audit } from "../platform/audit.ts";
@@ -29,7 +34,7 @@ export const INVALID_CLIENT_REFRESH = "Invalid or expired refresh token";
 
 export interface ClientTokenResponse {
   access_token: string;
-  token_type: "bearer";
+  token_type: "bearer" | "DPoP";
   expires_in: number;
   refresh_token: string;
   id_token?: string;
@@ -110,7 +115,9 @@ export function createOidcGrants(options: {
         stored.clientId !== client.id ||
         stored.expiresAt <= now ||
         stored.redirectUri !== redirectUri ||
-        !pkceMatches(verifier, stored.codeChallenge)
+        !pkceMatches(verifier, stored.codeChallenge) ||
+        // RFC 9449 section 10: a code asked for with dpop_jkt is redeemed only with a proof by that key.
+        (typeof stored.dpopJkt === "string" && stored.dpopJkt !== proofKeyOf(request))
       ) {
         await audit.record("oidc", stored.userId, "code_refused", request.ip);
         throw invalidGrant(INVALID_CODE);
@@ -120,12 +127,14 @@ export function createOidcGrants(options: {
       const user = await store.findById(stored.userId);
       if (!browser || browser.revokedAt !== null || browser.expiresAt <= now || !user?.isActive)
         throw invalidGrant(INVALID_CODE);
+      const jkt = proofKeyOf(request);
       const issued = await sessions.startForClient(
         user.id,
         clientInfo(request),
         { clientId: client.id, scope: stored.scope, browserSessionId: browser.id },
         [{ type: "oidc", outcome: "code_redeemed", clientAddress: request.ip }],
         browser.amr,
+        client.tokenEndpointAuthMethod === "none" ? jkt : undefined,
       );
       await store.recordCodeIssue(stored.codeHash, issued.session.id);
       const scopes = stored.scope.split(" ");
@@ -136,11 +145,12 @@ export function createOidcGrants(options: {
         sessionId: issued.session.id,
         amr: browser.amr,
         audience: delegatedAudience(resources, userinfoUrl()),
+        jkt,
       });
       const { sub: _sub, ...profile } = userClaims(user, scopes);
       return {
         access_token: accessToken,
-        token_type: "bearer",
+        token_type: jkt === undefined ? "bearer" : "DPoP",
         expires_in: ACCESS_TOKEN_LIFETIME_SECONDS,
         refresh_token: issued.refreshToken,
         id_token: idTokens.issue({
@@ -171,12 +181,13 @@ export function createOidcGrants(options: {
       const audience = delegatedAudience(resourcesFor(client, form.resource), userinfoUrl());
       let rotated: Awaited<ReturnType<Sessions["refresh"]>>;
       try {
-        rotated = await sessions.refresh(presented, clientInfo(request));
+        rotated = await sessions.refresh(presented, clientInfo(request), proofKeyOf(request));
       } catch (error) {
         if (error instanceof HttpError && error.status === 401) throw invalidGrant(INVALID_CLIENT_REFRESH);
         throw error;
       }
       if (!rotated.user.isActive) throw invalidGrant(INVALID_CLIENT_REFRESH);
+      const jkt = proofKeyOf(request);
       return {
         access_token: tokens.issueDelegatedAccessToken({
           userId: rotated.user.id,
@@ -185,8 +196,9 @@ export function createOidcGrants(options: {
           sessionId: rotated.session.id,
           amr: rotated.session.amr,
           audience,
+          jkt,
         }),
-        token_type: "bearer",
+        token_type: jkt === undefined ? "bearer" : "DPoP",
         expires_in: ACCESS_TOKEN_LIFETIME_SECONDS,
         refresh_token: rotated.refreshToken,
         scope: binding.scope,

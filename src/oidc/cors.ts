@@ -22,8 +22,9 @@ export interface ClientCors {
 }
 
 /** What a browser app may send and read, as the operator's CORS plugin allows (platform/hardening.ts). */
-const ALLOWED_HEADERS = "Authorization, Content-Type, X-Request-Id";
-const EXPOSED_HEADERS = "X-Request-Id, WWW-Authenticate, Retry-After";
+// DPoP (RFC 9449): browser apps send proofs and read the nonce the service hands out.
+const ALLOWED_HEADERS = "Authorization, Content-Type, X-Request-Id, DPoP";
+const EXPOSED_HEADERS = "X-Request-Id, WWW-Authenticate, Retry-After, DPoP-Nonce";
 const MAX_AGE_SECONDS = "600";
 
 export function createClientCors(registry: ClientRegistry, configuredOrigins: readonly string[]): ClientCors {

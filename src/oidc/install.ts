@@ -69,6 +69,7 @@ async function installProvider(
     audit,
     grants,
     grantDeps,
+    dpop,
   }: Services,
 ): Promise<void> {
   if (!oidcKeys) return;
@@ -138,5 +139,6 @@ async function installProvider(
     clock,
     cors: clientCors,
     pushedRequests,
+    dpop,
   });
 }

@@ -170,6 +170,11 @@ export const introspectRoutes: FastifyPluginAsyncTypebox<IntrospectRouteOptions>
     },
   );
 
+  /** RFC 9449 section 6.2: a DPoP-bound token's type is DPoP, and its key is named in `cnf`. */
+  function tokenTypeOf(jkt: string | undefined) {
+    return jkt === undefined ? { token_type: "Bearer" as const } : { token_type: "DPoP" as const, cnf: { jkt } };
+  }
+
   /** RFC 7662 section 2.2: the token's claims while it is valid now and the caller may see it, else inactive. */
   async function introspect(request: FastifyRequest & { body: IntrospectForm }) {
     const inactive = { active: false };
@@ -180,7 +185,7 @@ export const introspectRoutes: FastifyPluginAsyncTypebox<IntrospectRouteOptions>
       if (client === undefined || !sees(request, client.client_id)) return inactive;
       return {
         active: true,
-        token_type: "Bearer" as const,
+        ...tokenTypeOf(client.jkt),
         client_id: client.client_id,
         ...(client.scope === "" ? {} : { scope: client.scope }),
         sub: client.sub,
@@ -198,7 +203,7 @@ export const introspectRoutes: FastifyPluginAsyncTypebox<IntrospectRouteOptions>
       const { claims } = live;
       return {
         active: true,
-        token_type: "Bearer" as const,
+        ...tokenTypeOf(claims.jkt),
         client_id: claims.clientId,
         scope: claims.scope,
         sub: claims.sub,
@@ -226,7 +231,7 @@ export const introspectRoutes: FastifyPluginAsyncTypebox<IntrospectRouteOptions>
     }
     return {
       active: true,
-      token_type: "Bearer" as const,
+      ...tokenTypeOf(claims.jkt),
       sub: claims.sub,
       username: user.email,
       user_id: user.id,

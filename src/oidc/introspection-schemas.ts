@@ -21,7 +21,11 @@ export type IntrospectForm = Static<typeof IntrospectForm>;
 export const IntrospectionOut = Type.Object(
   {
     active: Type.Boolean({ description: "True only for an access token that would open a protected route now." }),
-    token_type: Type.Optional(Type.Literal("Bearer")),
+    token_type: Type.Optional(
+      Type.Union([Type.Literal("Bearer"), Type.Literal("DPoP")], {
+        description: "`DPoP` for a token bound to a DPoP key (RFC 9449 section 6.2), which then carries `cnf`.",
+      }),
+    ),
     client_id: Type.Optional(
       Type.String({
         description:
@@ -48,6 +52,12 @@ export const IntrospectionOut = Type.Object(
     exp: Type.Optional(Type.Integer()),
     jti: Type.Optional(Type.String({ description: "A registered client's token: its unique id." })),
     sid: Type.Optional(Type.String({ description: "The session the token was issued in." })),
+    cnf: Type.Optional(
+      Type.Object(
+        { jkt: Type.String({ description: "The JWK SHA-256 thumbprint of the DPoP key (RFC 7638)." }) },
+        { description: "RFC 9449 section 6.2: the key a DPoP-bound token is bound to." },
+      ),
+    ),
     amr: Type.Optional(
       Type.Array(Type.String(), {
         description: 'How the user authenticated (RFC 8176): ["pwd"], or with a second factor ["pwd","otp","mfa"].',

@@ -8,9 +8,10 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { Type } from "typebox";
-import type { Guards } from "../auth/guard.ts";
+import { dpopToken, type Guards } from "../auth/guard.ts";
 import type { Sessions } from "../auth/sessions.ts";
 import type { TokenService } from "../auth/tokens.ts";
+import { type Dpop, DpopRefusal } from "../dpop/dpop.ts";
 import { COULD_NOT_VALIDATE_CREDENTIALS, HttpError, NOT_AUTHENTICATED } from "../errors.ts";
 import { sendConsentPage, sendErrorPage, sendSignedOutPage, sendSignOutPage } from "../pages/oidc-pages.ts";
 import { SIGN_IN_PAGE_PATH } from "../pages/security-pages.ts";
@@ -29,7 +30,7 @@ import type { BrowserSession, BrowserSessions } from "./browser-session.ts";
 import { userClaims } from "./claims.ts";
 import { type ClientRegistry, usableRedirectUri } from "./clients.ts";
 import type { ClientCors } from "./cors.ts";
-import { liveDelegatedToken } from "./delegated-tokens.ts";
+import { type LiveDelegatedToken, liveDelegatedToken } from "./delegated-tokens.ts";
 import { ACR_MULTI_FACTOR, type IdTokens } from "./id-tokens.ts";
 import { AUTHORIZE_PATH, BROWSER_SESSION_PATH, CONSENT_PATH, END_SESSION_PATH, USERINFO_PATH } from "./paths.ts";
 import { PAR_REQUIRED, type PushedRequests, SEAL_BROKEN, SEAL_PARAMETER } from "./pushed-requests.ts";
@@ -52,6 +53,8 @@ export interface ProviderRouteOptions {
   cors: ClientCors;
   /** Pushed authorization requests (RFC 9126, issue 36). */
   pushedRequests: PushedRequests;
+  /** DPoP (RFC 9449): a DPoP-bound token opens userinfo only with `Authorization: DPoP` and its proof. */
+  dpop?: Dpop;
 }
 
 export const APP_NOT_FOUND = "No application has access to your account under this id";
@@ -127,6 +130,7 @@ export const providerRoutes: FastifyPluginAsyncTypebox<ProviderRouteOptions> = a
     clock,
     cors,
     pushedRequests,
+    dpop,
   },
 ) => {
   acceptFormBodies(app);
@@ -388,12 +392,38 @@ export const providerRoutes: FastifyPluginAsyncTypebox<ProviderRouteOptions> = a
     },
   });
 
-  async function userinfo(request: FastifyRequest) {
-    const token = bearer(request.headers.authorization);
-    if (token === undefined) throw new HttpError(401, NOT_AUTHENTICATED, { "www-authenticate": "Bearer" });
-    const live = await liveDelegatedToken(token, { tokens, store, clock });
+  /**
+   * The live token of a userinfo request for this endpoint: a bearer token that is not DPoP-bound, or
+   * (RFC 9449 section 7) a DPoP-bound one with `Authorization: DPoP` and a proof by its key.
+   */
+  async function userinfoToken(request: FastifyRequest, reply: FastifyReply): Promise<LiveDelegatedToken> {
+    const header = request.headers.authorization;
+    const token = bearer(header);
+    const proven = token === undefined && dpop !== undefined ? dpopToken(header) : undefined;
+    if (token === undefined && proven === undefined)
+      throw new HttpError(401, NOT_AUTHENTICATED, { "www-authenticate": "Bearer" });
+    const live = await liveDelegatedToken((token ?? proven) as string, { tokens, store, clock });
     // A relying party's token for this endpoint only: its audience names userinfo (RFC 9068 section 4).
     if (live === undefined || !live.claims.aud.includes(userinfoUrl())) throw invalidToken();
+    const { jkt } = live.claims;
+    if (dpop === undefined) return live;
+    if (proven === undefined) {
+      if (jkt !== undefined) throw dpop.boundTokenAsBearer(COULD_NOT_VALIDATE_CREDENTIALS);
+      return live;
+    }
+    try {
+      if (jkt === undefined)
+        throw new DpopRefusal("invalid_token", "invalid_token", "The access token is not DPoP-bound");
+      await dpop.checkResourceProof(request, reply, proven, jkt);
+    } catch (error) {
+      if (error instanceof DpopRefusal) throw dpop.resourceRefusal(error, reply, COULD_NOT_VALIDATE_CREDENTIALS);
+      throw error;
+    }
+    return live;
+  }
+
+  async function userinfo(request: FastifyRequest, reply: FastifyReply) {
+    const live = await userinfoToken(request, reply);
     const scopes = live.claims.scope.split(" ");
     if (!scopes.includes("openid"))
       throw new HttpError(403, INSUFFICIENT_SCOPE, { "www-authenticate": 'Bearer error="insufficient_scope"' });

@@ -45,6 +45,8 @@ const REGISTRANT_FIELDS = [
   "backchannel_logout_uri",
   // Issue 36, PAR: a registrant may only make its own client stricter.
   "require_pushed_authorization_requests",
+  // RFC 9449 section 5.2: a registrant may ask to be held to DPoP (issue 36).
+  "dpop_bound_access_tokens",
 ] as const satisfies readonly (keyof ClientMetadataInput)[];
 
 const refused = (detail: string) => new InvalidClientMetadata("invalid_client_metadata", detail);

@@ -58,6 +58,11 @@ export interface Metrics {
   observeClientAuthentication(method: string, result: string): void;
   /** Counts one OAuth or OpenID Connect action by outcome (success, or why not). */
   observeAction(action: ObservedAction, outcome: string): void;
+  /**
+   * Counts one DPoP proof checked (issue 36) where it was sent (token, resource) by outcome: accepted,
+   * or the reason it was refused (nonce_missing is the protocol's first step; replayed, htu, wrong_key are not).
+   */
+  observeDpopProof(place: string, outcome: string): void;
 }
 
 export function createMetrics(): Metrics {
@@ -147,6 +152,12 @@ export function createMetrics(): Metrics {
     name: "oauth_client_authentications_total",
     help: "Authentications of registered OAuth clients by method and result: success, failure.",
     labelNames: ["method", "result"] as const,
+    registers: [registry],
+  });
+  const dpopProofs = new Counter({
+    name: "dpop_proofs_total",
+    help: "DPoP proofs checked, by place (token, resource) and outcome: accepted, or why refused.",
+    labelNames: ["place", "outcome"] as const,
     registers: [registry],
   });
   const action = (name: string, help: string) =>
@@ -268,6 +279,9 @@ export function createMetrics(): Metrics {
     },
     observeAction(name, outcome) {
       actions[name].inc({ outcome });
+    },
+    observeDpopProof(place, outcome) {
+      dpopProofs.inc({ place, outcome });
     },
     observeConnectionError(status) {
       connectionErrors.inc({ status: String(status) });

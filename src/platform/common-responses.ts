@@ -10,7 +10,15 @@ import { SERVICE_UNAVAILABLE } from "../errors.ts";
 import { errorResponse } from "./openapi.ts";
 
 const HEADERS_BY_STATUS: Record<string, Record<string, { type: "string"; description: string }>> = {
-  401: { "WWW-Authenticate": { type: "string", description: "Always `Bearer` (spec, Errors rules)." } },
+  401: {
+    "WWW-Authenticate": {
+      type: "string",
+      description:
+        "Always starts with `Bearer` (spec, Errors rules); for a DPoP-bound token or a refused DPoP proof (RFC 9449) " +
+        'followed by a DPoP challenge: `Bearer, DPoP error="...", algs="..."`, with the nonce a proof must carry ' +
+        "in a `DPoP-Nonce` header (RFC 9449 section 9).",
+    },
+  },
   429: { "Retry-After": { type: "string", description: "Seconds to wait before trying again." } },
   503: { "Retry-After": { type: "string", description: "Seconds to wait before trying again." } },
 };

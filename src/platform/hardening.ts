@@ -66,8 +66,8 @@ export async function harden(app: FastifyInstance, config: Config, draining: Abo
       origin: config.corsOrigins,
       credentials: false,
       methods: ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"],
-      allowedHeaders: ["Authorization", "Content-Type", "X-Request-Id"],
-      exposedHeaders: ["X-Request-Id", "WWW-Authenticate", "Retry-After"],
+      allowedHeaders: ["Authorization", "Content-Type", "X-Request-Id", "DPoP"],
+      exposedHeaders: ["X-Request-Id", "WWW-Authenticate", "Retry-After", "DPoP-Nonce"],
       maxAge: 600,
     });
   }

@@ -23,6 +23,11 @@ import { withVerifiedTokenCache } from "../auth/verified-tokens.ts";
 import type { Config } from "../config.ts";
 import type { GrantDeps } from "../core/grants/grant.ts";
 import { createGrantRegistry, type GrantRegistry } from "../core/grants/registry.ts";
+import { createDpop, type Dpop } from "../dpop/dpop.ts";
+import { createNonces } from "../dpop/nonces.ts";
+import { createProofVerifier } from "../dpop/proof.ts";
+import { replayCacheFor } from "../dpop/replay.ts";
+import { DEFAULT_DPOP_SETTINGS } from "../dpop/settings.ts";
 import { type AccountMails, createAccountMails } from "../mail/messages.ts";
 import { createNotices, type Notices } from "../mail/notices.ts";
 import { createSealer } from "../mail/seal.ts";
@@ -93,6 +98,11 @@ export interface Services {
   deviceCookie: DeviceCookie;
   devices: Devices;
   recovery: AccountRecovery;
+  /**
+   * DPoP proofs (RFC 9449): checked at the token endpoint and, for DPoP-bound tokens, by the token
+   * check and userinfo; the replay cache in Redis when the counters are there.
+   */
+  dpop: Dpop;
   /** The token endpoint's grants: the core's, then each capability's as it installs. */
   grants: GrantRegistry;
   /** What every grant is built from. */
@@ -126,8 +136,22 @@ export function createServices(
   const passwords = metrics ? metrics.instrumentHasher(hasher) : hasher;
   const counterStore = counters ?? new MemoryCounterStore(clock);
   const limits = createRateLimits(config.rateLimit, counterStore, clock);
-  const guards = createGuards(tokens, createUserLookup(store, config.userCache, clock));
   const audit = createAudit(store);
+  const dpopSettings = config.dpop ?? DEFAULT_DPOP_SETTINGS;
+  const dpop = createDpop({
+    proofs: createProofVerifier({
+      settings: dpopSettings,
+      nonces: dpopSettings.nonces
+        ? createNonces({ signingMaterial, windowSeconds: dpopSettings.nonceWindowSeconds, clock })
+        : undefined,
+      replays: replayCacheFor(counterStore, clock),
+      clock,
+    }),
+    baseUrl: addresses.baseUrl,
+    audit,
+    ...(metrics ? { observe: (place: string, outcome: string) => metrics.observeDpopProof(place, outcome) } : {}),
+  });
+  const guards = createGuards(tokens, createUserLookup(store, config.userCache, clock), dpop);
   const sessions = createSessions(store, config.sessions, clock);
   const factors = createSecondFactors({
     store,
@@ -236,6 +260,7 @@ export function createServices(
     deviceCookie,
     devices,
     recovery,
+    dpop,
     grants: createGrantRegistry(),
     grantDeps,
   };

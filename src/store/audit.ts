@@ -28,6 +28,8 @@ export const AUDIT_EVENT_TYPES = [
   "upstream",
   // The device authorization grant (issue 36): requested, approved, denied, redeemed, refused:<why>.
   "device_authorization",
+  // A DPoP proof refused at the token endpoint (issue 36), with its reason; about no user.
+  "dpop",
 ] as const;
 export type AuditEventType = (typeof AUDIT_EVENT_TYPES)[number];
 

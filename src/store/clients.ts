@@ -34,6 +34,8 @@ export interface ClientRecord {
   resourceServer: boolean;
   // Issue 36, PAR: only pushed authorization requests (RFC 9126 section 5), set by an admin or the registrant.
   requirePushedAuthorizationRequests: boolean;
+  /** RFC 9449 section 5.2 (issue 36): the client must send a DPoP proof with every token request. */
+  dpopBoundAccessTokens: boolean;
   /** By an admin (/clients, the CLI) or through dynamic registration (RFC 7591). */
   registeredBy: "admin" | "dynamic";
   /** SHA-256 of the secret, base64url; null for a public client. */
@@ -59,6 +61,7 @@ export type ClientMetadataRecord = Pick<
   | "resources"
   | "resourceServer"
   | "requirePushedAuthorizationRequests"
+  | "dpopBoundAccessTokens"
 >;
 
 export type NewClient = ClientMetadataRecord & Pick<ClientRecord, "registeredBy" | "secretHash">;
@@ -81,6 +84,8 @@ export interface AuthorizationCodeRecord {
   redeemedAt: string | null;
   /** The session the redemption started, revoked when the code is presented again. */
   issuedSessionId: string | null;
+  /** RFC 9449 section 10: the thumbprint of the DPoP key its redemption must prove (dpop_jkt), if asked. */
+  dpopJkt?: string | null;
 }
 
 export type NewAuthorizationCode = Omit<AuthorizationCodeRecord, "redeemedAt" | "issuedSessionId">;

@@ -566,6 +566,19 @@ export const migrations: readonly Migration[] = [
       CREATE INDEX device_authorizations_by_expiry ON device_authorizations (expires_at);
     `,
   ),
+  // Issue 36, DPoP (RFC 9449): a session begun with a DPoP proof by a public client (or the spec's
+  // first-party apps) is bound to the proof key's thumbprint, and its refresh tokens need a proof by
+  // that key; a client may be registered to require DPoP (RFC 9449 section 5.2's metadata); an
+  // authorization code asked for with dpop_jkt is redeemed only with a proof by that key (section 10).
+  migration(
+    110,
+    "dpop: refresh tokens bound to a key, clients that require dpop",
+    (t) => `
+      ALTER TABLE sessions ADD COLUMN dpop_jkt ${t.text};
+      ALTER TABLE oidc_codes ADD COLUMN dpop_jkt ${t.text};
+      ALTER TABLE oauth_clients ADD COLUMN ${t.bool("dpop_bound_access_tokens", false)};
+    `,
+  ),
   // Issue 36, pushed authorization requests (RFC 9126): a pushed request is kept under the SHA-256 of
   // its request_uri's random part, with its parameters (JSON), for 60 seconds and one use (used_at);
   // a client may be registered to require them.

@@ -59,6 +59,11 @@ export class RedisCounterStore implements CounterStore {
     });
   }
 
+  /** True the first time `key` is set within `ttlMs`, false while it is still there (the DPoP replay cache). */
+  async claimOnce(key: string, ttlMs: number): Promise<boolean> {
+    return this.#call(async () => (await this.#redis.set(this.#prefix + key, "1", "PX", ttlMs, "NX")) === "OK");
+  }
+
   async delete(key: string): Promise<void> {
     await this.#call(() => this.#redis.del(this.#prefix + key));
   }

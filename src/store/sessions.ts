@@ -32,6 +32,8 @@ export interface SessionRecord {
   userAgent: string | null;
   /** How the user authenticated (RFC 8176 values); ["pwd"] for sessions from before second factors. */
   amr: string[];
+  /** The DPoP key its refresh tokens are bound to (RFC 9449 section 5), null when none. */
+  dpopJkt?: string | null;
 }
 
 export interface NewSession {
@@ -46,6 +48,8 @@ export interface NewSession {
   tokenExpiresAt: string;
   /** How the user authenticated; ["pwd"] when left out. */
   amr?: readonly string[];
+  /** Binds the session's refresh tokens to this DPoP key's thumbprint (RFC 9449 section 5). */
+  dpopJkt?: string | undefined;
 }
 
 /**
@@ -77,7 +81,12 @@ export type Rotation =
    */
   | { outcome: "spent"; sessionId: string; userId: string; spentAt: string }
   /** Unknown, expired, not the current hash, or its session ended. */
-  | { outcome: "invalid" };
+  | { outcome: "invalid" }
+  /**
+   * The current token of a session bound to a DPoP key, without a proof by that key (`proofSent`:
+   * with a proof by another key): left as it is, for its holder of the key.
+   */
+  | { outcome: "unproven"; proofSent: boolean };
 
 export interface SessionPage {
   limit: number;
@@ -113,6 +122,8 @@ export interface SessionVerbs {
     successor: { tokenHash: string; expiresAt: string },
     now: string,
     client: { address: string | null; userAgent: string | null },
+    /** The thumbprint of the request's DPoP proof key, if it sent one. */
+    proofKey?: string,
   ): Promise<Rotation>;
   findSession(id: string): Promise<SessionRecord | undefined>;
   /** Live sessions of a user (not revoked, not expired, not idle past their refresh), newest first. */

@@ -14,6 +14,7 @@ import {
   userTokens,
 } from "../core/grants/grant.ts";
 import { UPSTREAM_GRANT } from "../core/schemas.ts";
+import { proofKeyOf } from "../dpop/request-key.ts";
 import { HttpError } from "../errors.ts";
 
 export const INVALID_UPSTREAM_TICKET = "The sign-in has expired or was already used: start again";
@@ -37,7 +38,7 @@ export function upstreamGrant(deps: GrantDeps): Grant {
       const issued = await signIn(deps, request, user, FEDERATED, [
         { type: "login", outcome: "success_upstream", clientAddress: request.ip },
       ]);
-      return userTokens(deps.tokens, user, issued);
+      return userTokens(deps.tokens, user, issued, proofKeyOf(request));
     },
   };
 }

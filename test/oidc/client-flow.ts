@@ -60,7 +60,11 @@ export function credentials(
 }
 
 /** A code for a client through the authorization endpoint (the browser session open, consent given). */
-export async function authorizeCode(setup: Setup, key: ClientKey): Promise<{ code: string; verifier: string }> {
+export async function authorizeCode(
+  setup: Setup,
+  key: ClientKey,
+  extra: Record<string, string> = {},
+): Promise<{ code: string; verifier: string }> {
   const pkce = pkcePair();
   const query = new URLSearchParams({
     response_type: "code",
@@ -70,6 +74,7 @@ export async function authorizeCode(setup: Setup, key: ClientKey): Promise<{ cod
     code_challenge: pkce.challenge,
     code_challenge_method: "S256",
     state: "s",
+    ...extra,
   });
   const answer = await setup.app.inject({ url: `/oauth/authorize?${query}`, headers: { cookie: setup.cookie } });
   assert.equal(answer.statusCode, 303, answer.body);

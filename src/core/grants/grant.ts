@@ -19,6 +19,11 @@
 // OAUTH_ERROR_FIELDS says, and any other error of such a grant is answered
 // that way too (see core/token-routes.ts). handle() returns the token
 // response body; the route adds `Cache-Control: no-store` and `Pragma: no-cache`.
+// DPoP (RFC 9449): the route checks a request's proof before handle(); a
+// grant that issues tokens binds them to `proofKeyOf(request)`
+// (dpop/request-key.ts): userTokens() and signIn() below take it, and a
+// grant that builds its own answer passes it to the token service and says
+// `token_type: "DPoP"` when it is set.
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { Static } from "typebox";
 import type { Devices } from "../../auth/devices.ts";
@@ -28,6 +33,7 @@ import type { RateLimits } from "../../auth/rate-limits.ts";
 import type { SecondFactorService } from "../../auth/second-factors.ts";
 import { clientOf, type Issued, type Sessions } from "../../auth/sessions.ts";
 import { ACCESS_TOKEN_LIFETIME_SECONDS, type TokenService } from "../../auth/tokens.ts";
+import { proofKeyOf } from "../../dpop/request-key.ts";
 import { HttpError } from "../../errors.ts";
 import type { Notices } from "../../mail/notices.ts";
 import type { Client, ClientRegistry } from "../../oidc/clients.ts";
@@ -117,7 +123,8 @@ export async function signIn(
 ): Promise<Issued> {
   const client = clientOf(request);
   const device = devices.sighting(user, { ...client, cookies: request.headers.cookie });
-  const issued = await sessions.start(user.id, client, events, amr, device);
+  // A first-party app is a public client: with a DPoP proof, its refresh tokens are bound to the key.
+  const issued = await sessions.start(user.id, client, events, amr, device, proofKeyOf(request));
   if (issued.newDeviceNoticed) notices.wake();
   return issued;
 }
@@ -170,11 +177,15 @@ export async function secondFactorChallenge(
   };
 }
 
-/** The spec's token response for a user's session (plus the refresh token and its lifetime). */
-export function userTokens(tokens: TokenService, user: UserRecord, issued: Issued) {
+/**
+ * The spec's token response for a user's session (plus the refresh token and its lifetime). With
+ * `jkt` (the request's DPoP proof key), the access token is bound to it and `token_type` is `DPoP`
+ * (RFC 9449 section 5); without, the answer is the spec's to the byte.
+ */
+export function userTokens(tokens: TokenService, user: UserRecord, issued: Issued, jkt?: string) {
   return {
-    access_token: tokens.issueAccessToken(user, issued.session.id, issued.session.amr),
-    token_type: "bearer" as const,
+    access_token: tokens.issueAccessToken(user, issued.session.id, issued.session.amr, jkt),
+    token_type: jkt === undefined ? ("bearer" as const) : ("DPoP" as const),
     expires_in: ACCESS_TOKEN_LIFETIME_SECONDS,
     refresh_token: issued.refreshToken,
   };

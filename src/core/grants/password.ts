@@ -4,6 +4,7 @@
 // second factor (issue 14), a right password answers 403 `mfa_required`
 // with a single-use `mfa_token` instead of tokens (see mfa-*.ts).
 import type { FastifyRequest } from "fastify";
+import { proofKeyOf } from "../../dpop/request-key.ts";
 import { INCORRECT_EMAIL_OR_PASSWORD, PasswordHashQueueFull, unauthorized } from "../../errors.ts";
 import type { UserRecord } from "../../store/store.ts";
 import {
@@ -69,7 +70,7 @@ export function passwordGrant(deps: GrantDeps): Grant {
       // The session, its refresh token and the login event commit together; the answer is built
       // from what was written, with no read after the commit.
       const issued = await signIn(deps, request, user);
-      return userTokens(tokens, user, issued);
+      return userTokens(tokens, user, issued, proofKeyOf(request));
     },
   };
 }

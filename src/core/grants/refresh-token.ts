@@ -8,6 +8,7 @@
 // invalid_grant) otherwise; one that names none keeps the spec-style answers.
 
 import { clientOf, invalidGrant } from "../../auth/sessions.ts";
+import { proofKeyOf } from "../../dpop/request-key.ts";
 import { OAuthError } from "../../oauth-errors.ts";
 import { INVALID_CLIENT_REFRESH } from "../../oidc/code-grant.ts";
 import { type Grant, type GrantDeps, required, userTokens } from "./grant.ts";
@@ -28,10 +29,10 @@ export function refreshTokenGrant({ sessions, tokens, oidc }: GrantDeps): Grant 
         return oidc.refresh(request, request.body, binding, client);
       }
       if (oidc && binding) return oidc.refresh(request, request.body, binding);
-      const rotated = await sessions.refresh(refresh_token, clientOf(request));
+      const rotated = await sessions.refresh(refresh_token, clientOf(request), proofKeyOf(request));
       // Deactivation ends the sessions in the same transaction; this is a second guard.
       if (!rotated.user.isActive) throw invalidGrant();
-      return userTokens(tokens, rotated.user, rotated);
+      return userTokens(tokens, rotated.user, rotated, proofKeyOf(request));
     },
   };
 }

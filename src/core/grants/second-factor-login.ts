@@ -4,6 +4,7 @@
 import type { FastifyRequest } from "fastify";
 import { type FactorName, invalidMfaToken, WRONG_ANSWER } from "../../auth/second-factors.ts";
 import { clientOf, SECOND_FACTOR_AMR } from "../../auth/sessions.ts";
+import { proofKeyOf } from "../../dpop/request-key.ts";
 import { unauthorized } from "../../errors.ts";
 import type { AuditEntry } from "../../store/store.ts";
 import { type GrantDeps, signIn, userTokens } from "./grant.ts";
@@ -39,5 +40,5 @@ export async function secondFactorLogin(
   // After an upstream sign-in the first factor is "fed", not the password.
   const amr = SECOND_FACTOR_AMR[factor].map((method) => (method === "pwd" ? firstFactor : method));
   const issued = await signIn(deps, request, user, amr);
-  return userTokens(tokens, user, issued);
+  return userTokens(tokens, user, issued, proofKeyOf(request));
 }

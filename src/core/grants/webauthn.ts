@@ -1,6 +1,7 @@
 // A passkey alone (a discoverable credential with user verification) as the
 // whole login, without a password.
 import { AMR_PASSKEY, WEBAUTHN_GRANT } from "../../auth/passkeys.ts";
+import { proofKeyOf } from "../../dpop/request-key.ts";
 import {
   type Grant,
   type GrantDeps,
@@ -24,7 +25,7 @@ export function webauthnGrant(deps: GrantDeps): Grant {
       await refuseUnverified(deps, request, user);
       // The session of a login by passkey alone and its login event, in one transaction.
       const issued = await signIn(deps, request, user, AMR_PASSKEY);
-      return userTokens(tokens, user, issued);
+      return userTokens(tokens, user, issued, proofKeyOf(request));
     },
   };
 }

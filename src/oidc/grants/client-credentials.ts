@@ -10,6 +10,7 @@
 
 import { ACCESS_TOKEN_LIFETIME_SECONDS } from "../../auth/tokens.ts";
 import type { Grant, GrantDeps } from "../../core/grants/grant.ts";
+import { proofKeyOf } from "../../dpop/request-key.ts";
 import { OAuthError } from "../../oauth-errors.ts";
 import { clientAudience, resourcesFor } from "../audiences.ts";
 
@@ -35,9 +36,11 @@ export function clientCredentialsGrant({ tokens }: GrantDeps): Grant {
         throw new OAuthError(400, "unauthorized_client", NOT_FOR_CLIENT_CREDENTIALS);
       const scope = grantedScope(client.scope, request.body.scope);
       const audience = clientAudience(resourcesFor(client, request.body.resource), client.id);
+      // RFC 9449 section 5: with a DPoP proof, the token is bound to its key.
+      const jkt = proofKeyOf(request);
       return {
-        access_token: tokens.issueClientAccessToken(client.id, scope, audience),
-        token_type: "bearer" as const,
+        access_token: tokens.issueClientAccessToken(client.id, scope, audience, jkt),
+        token_type: jkt === undefined ? ("bearer" as const) : ("DPoP" as const),
         expires_in: ACCESS_TOKEN_LIFETIME_SECONDS,
         ...(scope === "" ? {} : { scope }),
       };

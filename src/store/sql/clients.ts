@@ -38,9 +38,10 @@ const CLIENT_COLUMN_OF: Record<keyof ClientMetadataRecord, string> = {
   resources: "resources",
   resourceServer: "resource_server",
   requirePushedAuthorizationRequests: "require_pushed_authorization_requests",
+  dpopBoundAccessTokens: "dpop_bound_access_tokens",
 };
 
-/** A client's metadata as the parameters $2 to $13 of the insert, lists as JSON. */
+/** A client's metadata as the parameters $2 to $13 of the insert (and $17, DPoP's), lists as JSON. */
 function clientColumns(client: ClientMetadataRecord): Param[] {
   return [
     client.name,
@@ -68,6 +69,7 @@ const readClient = reader<ClientRecord>({
   resources: jsonList,
   resourceServer: flag,
   requirePushedAuthorizationRequests: flag,
+  dpopBoundAccessTokens: flag,
 });
 const readCode = reader<AuthorizationCodeRecord>();
 const readClientSession = reader<ClientSessionRecord>();
@@ -79,13 +81,15 @@ export function clientVerbs({ db, d, clock, now, find, record, eventful, session
     async createClient(client, events = []) {
       const at = clock();
       const values = [newId(at), ...clientColumns(client), client.registeredBy, client.secretHash, iso(at)];
+      // Issue 36 (DPoP): its column after the others, so that the numbering above stays as it was.
+      values.push(client.dpopBoundAccessTokens);
       return db.transaction(async (tx) => {
         const row = (await tx.one<Row>(
           `INSERT INTO oauth_clients (id, name, redirect_uris, post_logout_redirect_uris, grant_types, response_types,
              token_endpoint_auth_method, scope, backchannel_logout_uri, first_party, resources, resource_server,
              require_pushed_authorization_requests,
-             registered_by, secret_hash, created_at, updated_at)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $16) RETURNING *`,
+             registered_by, secret_hash, created_at, updated_at, dpop_bound_access_tokens)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $16, $17) RETURNING *`,
           values,
         )) as Row;
         await record(tx, events, null);
@@ -189,8 +193,8 @@ export function clientVerbs({ db, d, clock, now, find, record, eventful, session
     async saveAuthorizationCode(code) {
       await db.run(
         `INSERT INTO oidc_codes (code_hash, client_id, user_id, browser_session_id, redirect_uri, code_challenge,
-                                 nonce, scope, created_at, expires_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+                                 nonce, scope, created_at, expires_at, dpop_jkt)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
         [
           code.codeHash,
           code.clientId,
@@ -202,6 +206,7 @@ export function clientVerbs({ db, d, clock, now, find, record, eventful, session
           code.scope,
           code.createdAt,
           code.expiresAt,
+          code.dpopJkt ?? null,
         ],
       );
     },

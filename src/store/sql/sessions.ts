@@ -13,8 +13,8 @@ import { readUser, USER_BY_ID } from "./users.ts";
 const INSERT_SESSION = prepared(
   "sessions_insert",
   `INSERT INTO sessions (id, user_id, created_at, last_used_at, expires_at, client_address, user_agent,
-                         refresh_token_hash, refresh_generation, refresh_expires_at, amr)
-   VALUES ($1, $2, $3, $3, $4, $5, $6, $7, 0, $8, $9)`,
+                         refresh_token_hash, refresh_generation, refresh_expires_at, amr, dpop_jkt)
+   VALUES ($1, $2, $3, $3, $4, $5, $6, $7, 0, $8, $9, $10)`,
 );
 const ROTATE = prepared(
   "sessions_rotate",
@@ -153,7 +153,8 @@ export function sessionVerbs({
         if (d.forUpdate) await tx.run(`SELECT 1 FROM users WHERE id = $1${d.forUpdate}`, [session.userId]);
         const { id, userId, expiresAt, clientAddress, userAgent, tokenHash, tokenExpiresAt } = session;
         const values = [id, userId, at, expiresAt, clientAddress, userAgent, tokenHash, tokenExpiresAt];
-        await tx.run(INSERT_SESSION, [...values, JSON.stringify(amr)]);
+        const dpopJkt = session.dpopJkt ?? null;
+        await tx.run(INSERT_SESSION, [...values, JSON.stringify(amr), dpopJkt]);
         // A client's session is bound to its client in the same transaction: the cap it counts against.
         if (client !== undefined)
           await tx.run(
@@ -174,10 +175,10 @@ export function sessionVerbs({
         if (notice !== undefined) await insertMail(tx, notice);
         // Built from what was written rather than read back: a login is this store's hottest write.
         const started = { id, userId, createdAt: at, lastUsedAt: at, expiresAt, revokedAt: null, clientAddress };
-        return { ...started, userAgent, amr, newDeviceNoticed: notice !== undefined };
+        return { ...started, userAgent, amr, dpopJkt, newDeviceNoticed: notice !== undefined };
       });
     },
-    async rotateRefreshToken(presented, successor, at, client) {
+    async rotateRefreshToken(presented, successor, at, client, proofKey) {
       if (!isUuid(presented.sessionId)) return { outcome: "invalid" };
       return db.transaction(async (tx): Promise<Rotation> => {
         // Concurrent rotations of one session queue here (FOR UPDATE, or SQLite's one writer), and
@@ -187,6 +188,10 @@ export function sessionVerbs({
         if (!state || state.revokedAt !== null || state.expiresAt <= at) return { outcome: "invalid" };
         const outcome = judgePresentedToken(state, presented, at);
         if (outcome !== "current") return outcome;
+        // RFC 9449 section 5: a bound session's token is spent only with a proof by its key.
+        const bound = (row as Row).dpop_jkt;
+        if (typeof bound === "string" && bound !== proofKey)
+          return { outcome: "unproven", proofSent: proofKey !== undefined };
         const expiresAt = successor.expiresAt < state.expiresAt ? successor.expiresAt : state.expiresAt;
         const values = [successor.tokenHash, expiresAt, at, client.address, client.userAgent, state.id];
         const updated = (await tx.one<Row>(ROTATE, values)) as Row;
