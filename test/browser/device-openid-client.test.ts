@@ -12,6 +12,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { after, before, describe, type TestContext, test } from "node:test";
+import { calculateJwkThumbprint, exportJWK } from "jose";
 import * as client from "openid-client";
 import type { Browser, CDPSession, Page } from "playwright-core";
 import { ACR_MULTI_FACTOR } from "../../src/oidc/id-tokens.ts";
@@ -154,6 +155,38 @@ describe("device grant with openid-client and the /device page", { skip: skipWit
     const claims = (await polling).claims();
     assert.deepEqual(claims?.amr, ["pwd", "otp", "mfa"]);
     assert.equal(claims?.acr, ACR_MULTI_FACTOR);
+  });
+
+  test("polled with a DPoP proof: tokens bound to the device's key, the refresh token too; refused as Bearer", async (t) => {
+    const { service, user, config, page } = await start(t);
+    const keys = await client.randomDPoPKeyPair("ES256");
+    const DPoP = client.getDPoPHandle(config, keys);
+    const jkt = calculateJwkThumbprint(await exportJWK(keys.publicKey), "sha256");
+    const started = await client.initiateDeviceAuthorization(config, { scope: "openid offline_access" });
+    const polling = client.pollDeviceAuthorizationGrant(config, started, undefined, { DPoP });
+    await page.goto(started.verification_uri_complete as string);
+    await signIn(page);
+    await page.waitForURL(/\/device\?user_code=/);
+    await page.click("#continue");
+    await page.click("#approve");
+    await page.waitForSelector("#status");
+    const tokens = await polling;
+    assert.equal(tokens.token_type, "dpop");
+    const access = JSON.parse(Buffer.from(tokens.access_token.split(".")[1] as string, "base64url").toString());
+    assert.deepEqual(access.cnf, { jkt: await jkt });
+    const info = await client.fetchUserInfo(config, tokens.access_token, user.id, { DPoP });
+    assert.equal(info.sub, user.id);
+    const asBearer = await fetch(`${service.issuer}/oauth/userinfo`, {
+      headers: { authorization: `Bearer ${tokens.access_token}` },
+    });
+    assert.equal(asBearer.status, 401);
+    // The public client's refresh token is bound: without a proof it is refused and stays good for its holder.
+    await assert.rejects(client.refreshTokenGrant(config, tokens.refresh_token as string), (error: Error) => {
+      assert.equal((error as client.ResponseBodyError).error, "invalid_dpop_proof");
+      return true;
+    });
+    const refreshed = await client.refreshTokenGrant(config, tokens.refresh_token as string, undefined, { DPoP });
+    assert.equal(refreshed.token_type, "dpop");
   });
 
   test("a wrong code, then the right one; then a denial: access_denied", async (t) => {
