@@ -28,6 +28,18 @@ export function registerBenchClient(path: string): Promise<{ id: string; secret:
   return registerClient(path, { client_name: "Bench", grant_types: ["client_credentials"], scope: "bench" });
 }
 
+/** Registers a public client (a TV app) for the device authorization grant; its id. */
+export async function registerDeviceClient(path: string): Promise<string> {
+  return (
+    await registerClient(path, {
+      client_name: "Bench TV",
+      grant_types: ["urn:ietf:params:oauth:grant-type:device_code"],
+      token_endpoint_auth_method: "none",
+      scope: "openid",
+    })
+  ).id;
+}
+
 /**
  * Registers a confidential first-party app (no consent page) that signs users in with the code flow,
  * sending the browser back to `redirectUri`; its id and secret.
