@@ -2,9 +2,10 @@
 // polls with its device code until the person approved or denied it at
 // /device. The route authenticates the client first (client: "required"; a
 // public client by its client_id). A poll still pending costs one indexed
-// read (by the code's hash) and one write of the poll's time, which is what
-// slow_down needs across instances; a poll sooner than the interval raises
-// that device's interval by 5 seconds (section 3.5). An approved code is
+// read (by the code's hash) and one step of the device's pace counter (in
+// this process, or in Redis when several instances share the counters, as
+// the rate limits are); a poll sooner than the interval raises that
+// device's interval by 5 seconds in the database (section 3.5). An approved code is
 // spent by one conditional UPDATE, so it is redeemed once, on any instance;
 // another client's code, a spent one and an unknown one are invalid_grant.
 // The tokens are the authorization_code grant's for the client and scope:
@@ -13,6 +14,7 @@
 // `openid` an ID token whose amr and auth_time are that sign-in's.
 
 import type { FastifyRequest } from "fastify";
+import type { CounterStore } from "../auth/rate-limits.ts";
 import type { ClientInfo, Sessions } from "../auth/sessions.ts";
 import { ACCESS_TOKEN_LIFETIME_SECONDS, type TokenService } from "../auth/tokens.ts";
 import type { Grant, GrantContext } from "../core/grants/grant.ts";
@@ -47,10 +49,12 @@ export interface DeviceGrantDeps {
   clientInfo: (request: FastifyRequest) => ClientInfo;
   /** The userinfo endpoint's absolute URL: the audience of every relying party's token. */
   userinfoUrl: () => string;
+  /** Where each pending device's pace is kept (slow_down): the rate limits' counters. */
+  counters: CounterStore;
 }
 
 export function deviceCodeGrant(deps: DeviceGrantDeps): Grant {
-  const { store, sessions, tokens, idTokens, audit, clock, clientInfo, userinfoUrl } = deps;
+  const { store, sessions, tokens, idTokens, audit, clock, clientInfo, userinfoUrl, counters } = deps;
 
   async function refuse(
     request: FastifyRequest,
@@ -145,12 +149,20 @@ export function deviceCodeGrant(deps: DeviceGrantDeps): Grant {
         throw new OAuthError(400, "access_denied", ACCESS_DENIED);
       }
       if (found.status === "approved") return redeem(request, client, found, now);
-      // Pending: was this poll too soon after the last one? Then slow_down, the interval raised for good.
-      const tooSoon =
-        found.lastPolledAt !== null && now - Date.parse(found.lastPolledAt) < found.intervalSeconds * 1000;
-      await store.recordDevicePoll(found.deviceCodeHash, new Date(now).toISOString(), tooSoon ? SLOW_DOWN_SECONDS : 0);
-      request.actionOutcome = tooSoon ? "slow_down" : "authorization_pending";
-      if (tooSoon) throw new OAuthError(400, "slow_down", SLOW_DOWN);
+      // Pending: was this poll sooner than the interval after the device's last one? The pace lives in
+      // the rate-limit counters (this process's, or Redis shared by every instance): a poll at the
+      // interval costs one read and one counter step, no write to the database. A poll too soon raises
+      // the device's interval for good (one write: slow_down is rare for a well-behaved device), and
+      // its window starts again from this poll with the new interval.
+      const pace = `device-poll:${found.deviceCodeHash}`;
+      if ((await counters.increment(pace, found.intervalSeconds * 1000)).count > 1) {
+        await store.recordDevicePoll(found.deviceCodeHash, new Date(now).toISOString(), SLOW_DOWN_SECONDS);
+        await counters.delete(pace);
+        await counters.increment(pace, (found.intervalSeconds + SLOW_DOWN_SECONDS) * 1000);
+        request.actionOutcome = "slow_down";
+        throw new OAuthError(400, "slow_down", SLOW_DOWN);
+      }
+      request.actionOutcome = "authorization_pending";
       throw new OAuthError(400, "authorization_pending", AUTHORIZATION_PENDING);
     },
   };

@@ -50,6 +50,7 @@ export async function installDevice(
       clock,
       clientInfo: clientOf,
       userinfoUrl: () => `${addresses.baseUrl()}${USERINFO_PATH}`,
+      counters,
     }),
   );
   await api.register(deviceAuthorizationRoutes, {
