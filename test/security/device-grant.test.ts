@@ -384,7 +384,7 @@ describe("device grant across instances", () => {
 
     const started = await authorizeDevice(two, devices.tv.id);
     assert.equal((await poll(one, started.device_code, devices.tv)).json().error, "authorization_pending");
-    // slow_down seen by the other instance: the last poll is in the store.
+    // slow_down seen by the other instance: the device's pace is in the counters both share (Redis in CI).
     assert.equal((await poll(two, started.device_code, devices.tv)).json().error, "slow_down");
     assert.equal((await decide(one, cookie, started.user_code, "approve")).statusCode, 200);
     clock.advanceSeconds(10);
