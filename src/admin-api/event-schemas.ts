@@ -9,6 +9,9 @@ import { AUDIT_EVENT_TYPES, type AuditEventType, type ServiceEvent } from "../st
 export const EVENTS_PAGE_DEFAULT = 50;
 export const EVENTS_PAGE_MAX = 100;
 
+/** No control characters (a NUL byte is refused by PostgreSQL): the same 422 on both databases. */
+const PRINTABLE = "^[^\\u0000-\\u001f\\u007f]*$";
+
 const EventType = Type.Unsafe<AuditEventType>({
   type: "string",
   enum: [...AUDIT_EVENT_TYPES],
@@ -29,12 +32,18 @@ export const EventListQuery = Type.Object(
       Type.String({
         minLength: 1,
         maxLength: 100,
+        pattern: PRINTABLE,
         description:
           "Only events whose outcome starts with this (case-sensitive): `refused` matches `refused_inactive`.",
       }),
     ),
     address: Type.Optional(
-      Type.String({ minLength: 1, maxLength: 100, description: "Only events from this client address (exact)." }),
+      Type.String({
+        minLength: 1,
+        maxLength: 100,
+        pattern: PRINTABLE,
+        description: "Only events from this client address (exact).",
+      }),
     ),
     since: Type.Optional(Type.String({ format: "date-time", description: "Only events at or after this instant." })),
     until: Type.Optional(Type.String({ format: "date-time", description: "Only events at or before this instant." })),

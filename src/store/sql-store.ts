@@ -8,7 +8,7 @@
 //   SQL, src/store/sql/<name>.ts (`<name>Verbs(shared)`, which answers those
 //   verbs). Users, sessions, second factors, recovery, mail, clients,
 //   upstream, webhooks, audit, back-channel logouts, device
-//   authorizations.
+//   authorizations, and the service-wide admin reads (admin.ts).
 // - To add a verb: declare it in the aggregate's interface, and write it in
 //   the object its SQL factory returns. Nothing else changes: this file
 //   spreads every factory's verbs into the store, and UserStore extends every

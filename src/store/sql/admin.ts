@@ -91,6 +91,9 @@ export function adminVerbs({ db }: Shared): AdminReadVerbs {
       }
       add((n) => `e.client_address = $${n}`, clientAddress);
       add((n) => `e.created_at >= $${n}`, since);
+      // An event's id is made at or after its created_at (ids.ts), so `since` bounds the ids too, and the
+      // primary key's range starts there instead of the whole log being walked back to it.
+      add((n) => `e.id >= $${n}`, since === undefined ? undefined : firstIdAt(Date.parse(since)));
       add((n) => `e.created_at <= $${n}`, until);
       params.push(limit);
       const where = clauses.length ? `WHERE ${clauses.join(" AND ")}` : "";
