@@ -5,9 +5,19 @@
 // (admin-settings.test.ts); refusals are in test/security/admin-api.test.ts.
 import assert from "node:assert/strict";
 import { describe, type TestContext, test } from "node:test";
+import { buildApp } from "../src/app.ts";
 import { secretKeyId } from "../src/auth/keys.ts";
 import type { AuditEventType } from "../src/store/store.ts";
-import { bearer, buildTestApp, loginToken, passwords, TEST_SECRET } from "./helpers.ts";
+import {
+  bearer,
+  buildTestApp,
+  loginToken,
+  openTestStore,
+  passwords,
+  TEST_SECRET,
+  TestClock,
+  testConfig,
+} from "./helpers.ts";
 
 const PASSWORD = "correct horse battery";
 
@@ -273,6 +283,42 @@ describe("GET /events exports", () => {
     assert.equal(rest.body.split("\n").length - 1, 1_147);
   });
 
+  test("an export reads the store a page of 500 at a time, as the client reads", async (t) => {
+    const clock = new TestClock();
+    const store = await openTestStore(t, clock.read);
+    const reads: number[] = [];
+    const counted = {
+      ...store,
+      listServiceEvents: async (query: Parameters<typeof store.listServiceEvents>[0]) => {
+        const rows = await store.listServiceEvents(query);
+        reads.push(rows.length);
+        return rows;
+      },
+    };
+    const app = await buildApp({ config: testConfig(), store: counted, clock: clock.read });
+    t.after(async () => {
+      await app.close();
+      await store.close();
+    });
+    await store.create({ email: "root@example.com", hashedPassword: await passwords.hash(PASSWORD), isAdmin: true });
+    const token = await loginToken(app, "root@example.com", PASSWORD);
+    for (let i = 0; i < 1_199; i++) {
+      await store.recordEvent({ type: "mail", outcome: "sent", userId: null, clientAddress: null });
+    }
+    const response = await app.inject({ method: "GET", url: "/events?format=csv", headers: bearer(token) });
+    assert.equal(response.statusCode, 200);
+    // 1,200 events (root's login too): three pages of 500, 500 and 200, and a header row.
+    assert.deepEqual(reads, [500, 500, 200]);
+    assert.equal(response.body.split("\r\n").length - 2, 1_200);
+    // A HEAD answers the headers without reading the whole log.
+    reads.length = 0;
+    const head = await app.inject({ method: "HEAD", url: "/events?format=csv", headers: bearer(token) });
+    assert.equal(head.statusCode, 200);
+    assert.equal(head.headers["content-type"], "text/csv; charset=utf-8");
+    assert.equal(head.body, "");
+    assert.ok(reads.length <= 1, `HEAD read ${reads.length} pages`);
+  });
+
   test("an export of nothing is the header alone (CSV) or empty (JSON Lines)", async (t) => {
     const { get } = await setup(t);
     const csv = await get("/events?format=csv&type=dpop");
@@ -360,6 +406,31 @@ describe("GET /admin/overview", () => {
       ],
     });
     assert.ok(!response.body.includes(TEST_SECRET));
+  });
+
+  test("the webhook outbox's backlog: events for a subscribed endpoint wait until delivered", async (t) => {
+    const { store, get, clock } = await setup(t);
+    await store.createWebhookEndpoint({
+      url: "http://127.0.0.1:9/",
+      description: null,
+      eventTypes: ["user.created"],
+      enabled: true,
+      sealedSecret: "sealed",
+    });
+    const queuedAt = clock.now;
+    for (const email of ["ada@example.com", "bob@example.com"]) {
+      await store.create(
+        { email, hashedPassword: "x" },
+        { events: [{ type: "signup", outcome: "success", clientAddress: null }] },
+      );
+    }
+    clock.advanceSeconds(30);
+    const body = (await get("/admin/overview")).json();
+    assert.deepEqual(body.webhook_outbox, {
+      pending: 2,
+      oldest_pending_at: new Date(queuedAt).toISOString(),
+      oldest_pending_age_seconds: 30,
+    });
   });
 
   test("users created more than 7 days ago and sign-ins older than a week are not counted", async (t) => {
