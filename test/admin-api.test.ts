@@ -398,8 +398,13 @@ describe("GET /admin/overview", () => {
           "The login rate limits' counters are kept by key (in this process or in Redis) and cannot be listed, " +
           "so the service cannot count the accounts over a limit; refused logins show as failed sign-ins.",
       },
-      mail_outbox: { pending: 1, oldest_pending_at: new Date(queuedAt).toISOString(), oldest_pending_age_seconds: 90 },
-      webhook_outbox: { pending: 0, oldest_pending_at: null, oldest_pending_age_seconds: null },
+      mail_outbox: {
+        pending: 1,
+        oldest_pending_at: new Date(queuedAt).toISOString(),
+        oldest_pending_age_seconds: 90,
+        failed: 0,
+      },
+      webhook_outbox: { pending: 0, oldest_pending_at: null, oldest_pending_age_seconds: null, failed: 0 },
       backchannel_logouts: { failed: 0, retrying: 0 },
       signing_keys: [
         { kid: secretKeyId(TEST_SECRET), algorithm: "HS256", use: "access_tokens", signing: true, age_seconds: null },
@@ -430,7 +435,26 @@ describe("GET /admin/overview", () => {
       pending: 2,
       oldest_pending_at: new Date(queuedAt).toISOString(),
       oldest_pending_age_seconds: 30,
+      failed: 0,
     });
+  });
+
+  test("the store: a mail given up on counts as failed, not pending; the oldest pending is the one left", async (t) => {
+    const clock = new TestClock();
+    const store = await openTestStore(t, clock.read); // no app: no sender claims behind the test's back
+    const mail = (recipient: string) =>
+      store.enqueueMail({ kind: "password_reset", recipient, userId: null, payload: "{}", messageDomain: "x.test" });
+    await mail("ada@example.com");
+    clock.advanceSeconds(10);
+    await mail("bob@example.com");
+    const secondAt = new Date(clock.now).toISOString();
+    const now = new Date(clock.now).toISOString();
+    const [first] = await store.claimMail("me", now, new Date(clock.now + 60_000).toISOString(), 1);
+    assert.equal(first?.recipient, "ada@example.com");
+    await store.completeMail(first.id, "me", { status: "failed", error: "refused" });
+    const counts = await store.overviewCounts(clock.now);
+    assert.deepEqual(counts.mailOutbox, { pending: 1, oldestCreatedAt: secondAt, failed: 1 });
+    assert.deepEqual(counts.webhookOutbox, { pending: 0, oldestCreatedAt: null, failed: 0 });
   });
 
   test("users created more than 7 days ago and sign-ins older than a week are not counted", async (t) => {

@@ -35,6 +35,7 @@ const BacklogOut = Type.Object({
   pending: Type.Integer({ minimum: 0, description: "Items neither delivered nor given up." }),
   oldest_pending_at: Type.Union([Instant, Type.Null()], { description: "When the oldest of them was queued." }),
   oldest_pending_age_seconds: Type.Union([Count, Type.Null()]),
+  failed: Type.Integer({ minimum: 0, description: "Items given up on after every attempt; kept until retried." }),
 });
 
 const KeyOut = Type.Object({
@@ -95,6 +96,7 @@ function backlogOut(backlog: Backlog, now: number) {
     pending: backlog.pending,
     oldest_pending_at: oldest,
     oldest_pending_age_seconds: oldest === null ? null : Math.max(0, Math.floor((now - Date.parse(oldest)) / 1000)),
+    failed: backlog.failed,
   };
 }
 

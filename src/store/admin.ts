@@ -30,10 +30,12 @@ export interface SignInBucket {
   failed: number;
 }
 
-/** An outbox's backlog: items not yet delivered nor given up, and when the oldest was queued. */
+/** An outbox's backlog: items not yet delivered nor given up, when the oldest was queued; and those given up. */
 export interface Backlog {
   pending: number;
   oldestCreatedAt: string | null;
+  /** Given up after every attempt; not pruned: kept until retried (or their webhook endpoint is deleted). */
+  failed: number;
 }
 
 export interface OverviewCounts {

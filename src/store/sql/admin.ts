@@ -35,12 +35,19 @@ function bucketStarts(now: number, size: number, n: number): number[] {
 
 export function adminVerbs({ db }: Shared): AdminReadVerbs {
   async function backlog(table: string): Promise<Backlog> {
-    // The (status, next_attempt_at) index of each outbox answers the pending rows; a backlog is small
-    // unless deliveries are failing, which is what the count is there to show.
+    // The (status, next_attempt_at) index of each outbox answers the pending and failed rows: a backlog is
+    // small unless deliveries are failing, which is what the counts are there to show.
     const row = await db.one<Row>(
-      `SELECT count(*) AS n, min(created_at) AS oldest FROM ${table} WHERE status = 'pending'`,
+      `SELECT sum(CASE WHEN status = 'pending' THEN 1 ELSE 0 END) AS n,
+        min(CASE WHEN status = 'pending' THEN created_at END) AS oldest,
+        sum(CASE WHEN status = 'failed' THEN 1 ELSE 0 END) AS failed
+      FROM ${table} WHERE status IN ('pending', 'failed')`,
     );
-    return { pending: count(row?.n), oldestCreatedAt: (row?.oldest as string | null | undefined) ?? null };
+    return {
+      pending: count(row?.n),
+      oldestCreatedAt: (row?.oldest as string | null | undefined) ?? null,
+      failed: count(row?.failed),
+    };
   }
 
   async function signIns(now: number): Promise<{ byHour: SignInBucket[]; byDay: SignInBucket[] }> {
