@@ -4,6 +4,7 @@
 // on. Secrets never shown: test/security/admin-api.test.ts.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
+import { isSecretSetting } from "../src/admin-api/settings-routes.ts";
 import { buildApp } from "../src/app.ts";
 import { loadConfig, SETTINGS_SECTIONS } from "../src/config.ts";
 import { bearer, buildTestApp, loginToken, openTestStore, passwords, TestClock } from "./helpers.ts";
@@ -129,5 +130,20 @@ describe("GET /admin/settings", () => {
     ]);
     assert.ok(!response.body.includes("NOT_A_SETTING"));
     assert.deepEqual(response.json().features.upstream_providers, ["github", "corp"]);
+  });
+
+  test("which declared settings are secret, pinned: a new setting that holds a secret is added to the rule and here", () => {
+    const declared = SETTINGS_SECTIONS.flatMap((section) => section.settings.map((setting) => setting.name));
+    assert.deepEqual(declared.filter(isSecretSetting), [
+      "DATABASE_URL",
+      "REDIS_URL",
+      "SIGNING_SECRET",
+      "FIRST_ADMIN_PASSWORD",
+      "MAIL_URL",
+      "MFA_ENCRYPTION_KEY",
+      "INTROSPECTION_CLIENTS",
+      "REGISTRATION_ACCESS_TOKEN",
+      "UPSTREAM_<NAME>_CLIENT_SECRET",
+    ]);
   });
 });
