@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { describe, type TestContext, test } from "node:test";
 import { buildApp } from "../src/app.ts";
 import { secretKeyId } from "../src/auth/keys.ts";
+import { StoreUnavailable } from "../src/errors.ts";
 import type { AuditEventType } from "../src/store/store.ts";
 import {
   bearer,
@@ -317,6 +318,31 @@ describe("GET /events exports", () => {
     assert.equal(head.headers["content-type"], "text/csv; charset=utf-8");
     assert.equal(head.body, "");
     assert.ok(reads.length <= 1, `HEAD read ${reads.length} pages`);
+  });
+
+  test("an unreachable database is a 503 in the error shape, before any of the file is sent", async (t) => {
+    const clock = new TestClock();
+    const store = await openTestStore(t, clock.read);
+    const down = {
+      ...store,
+      listServiceEvents: async () => {
+        throw new StoreUnavailable();
+      },
+    };
+    const app = await buildApp({ config: testConfig(), store: down, clock: clock.read });
+    t.after(async () => {
+      await app.close();
+      await store.close();
+    });
+    await store.create({ email: "root@example.com", hashedPassword: await passwords.hash(PASSWORD), isAdmin: true });
+    const token = await loginToken(app, "root@example.com", PASSWORD);
+    for (const format of ["csv", "jsonl", "json"]) {
+      const response = await app.inject({ method: "GET", url: `/events?format=${format}`, headers: bearer(token) });
+      assert.equal(response.statusCode, 503, format);
+      assert.equal(response.headers["retry-after"], "1", format);
+      assert.equal(response.headers["content-disposition"], undefined, format);
+      assert.deepEqual(response.json(), { detail: "The service is temporarily unavailable; try again shortly" });
+    }
   });
 
   test("an export of nothing is the header alone (CSV) or empty (JSON Lines)", async (t) => {

@@ -44,30 +44,32 @@ function jsonLine(event: EventOut): string {
   return `${JSON.stringify(event)}\n`;
 }
 
-/** Every event the query matches, newest first, one page at a time. */
-async function* pages(
-  store: UserStore,
-  query: Omit<ServiceEventQuery, "limit">,
-): AsyncGenerator<ServiceEvent[], void, undefined> {
-  let before = query.before;
+type Filters = Omit<ServiceEventQuery, "limit">;
+
+const readPage = (store: UserStore, query: Filters, before: string | undefined) =>
+  store.listServiceEvents({ ...query, ...(before ? { before } : {}), limit: EXPORT_PAGE_SIZE });
+
+/** Every event the query matches, newest first, one page at a time, from the first page already read. */
+async function* pages(store: UserStore, query: Filters, first: ServiceEvent[]): AsyncGenerator<ServiceEvent[]> {
+  let rows = first;
   for (;;) {
-    const rows = await store.listServiceEvents({ ...query, ...(before ? { before } : {}), limit: EXPORT_PAGE_SIZE });
     if (rows.length > 0) yield rows;
     if (rows.length < EXPORT_PAGE_SIZE) return;
-    before = rows.at(-1)?.id;
+    rows = await readPage(store, query, rows.at(-1)?.id);
   }
 }
 
-/** The export as a stream of text: a header row first for CSV. */
-export function exportStream(
-  store: UserStore,
-  query: Omit<ServiceEventQuery, "limit">,
-  format: "csv" | "jsonl",
-): Readable {
+/**
+ * The export as a stream of text, a header row first for CSV. The first page is read before the stream
+ * is made, so an unreachable database is still a 503 in the error shape rather than a 200 cut short; a
+ * failure after that can only end the connection (the status has gone).
+ */
+export async function exportStream(store: UserStore, query: Filters, format: "csv" | "jsonl"): Promise<Readable> {
+  const first = await readPage(store, query, query.before);
   const line = format === "csv" ? csvLine : jsonLine;
   async function* lines() {
     if (format === "csv") yield csvRow(CSV_COLUMNS);
-    for await (const rows of pages(store, query)) yield rows.map((row) => line(toEventOut(row))).join("");
+    for await (const rows of pages(store, query, first)) yield rows.map((row) => line(toEventOut(row))).join("");
   }
   return Readable.from(lines(), { objectMode: false });
 }

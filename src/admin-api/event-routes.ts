@@ -83,13 +83,14 @@ export const serviceEventRoutes: FastifyPluginAsyncTypebox<EventRouteOptions> = 
       const filters = filtersOf(query);
       const format = query.format ?? "json";
       if (format !== "json") {
+        const stream = await exportStream(store, filters, format);
         const date = new Date(clock()).toISOString().slice(0, 10);
         return (
           reply
             .type(EXPORT_TYPES[format])
             .header("content-disposition", `attachment; filename="events-${date}.${format}"`)
             // A stream is sent as it is; the response schemas document it but do not serialise it.
-            .send(exportStream(store, filters, format) as unknown as string)
+            .send(stream as unknown as string)
         );
       }
       const limit = query.limit ?? EVENTS_PAGE_DEFAULT;
