@@ -13,6 +13,7 @@
 // table (core/grants/registry.ts), and discovery publishes it.
 import type { FastifyInstance } from "fastify";
 import type { DestinationStream } from "pino";
+import { installAdminApi } from "./admin-api/install.ts";
 import type { CounterStore } from "./auth/rate-limits.ts";
 import type { Clock } from "./auth/tokens.ts";
 import type { Config } from "./config.ts";
@@ -92,6 +93,7 @@ export async function buildApp({
     await installOpenIdConnect(api, services);
     await installDevice(api, services);
     await installWebhooks(api, services);
+    await installAdminApi(api, services);
   });
 
   await app.ready();

@@ -22,7 +22,7 @@ import { OPERATIONS_SETTINGS, type OperationsSettings, readOperationsSettings } 
 import { type ConnectionConfig, type LogLevel, readServerSettings, SERVER_SETTINGS } from "./platform/settings.ts";
 import { type AccountRecoveryConfig, RECOVERY_SETTINGS, readRecoverySettings } from "./recovery/settings.ts";
 import { readSessionSettings, SESSION_SETTINGS, type SessionsConfig } from "./sessions/settings.ts";
-import { type Env, parseBoolean, type SettingsSection } from "./settings/declare.ts";
+import { type Env, envValue, parseBoolean, type SettingsSection } from "./settings/declare.ts";
 import type { NoticeKind } from "./store/mail.ts";
 import { type DatabaseLocation, type RedisConfig, readStorageSettings, STORAGE_SETTINGS } from "./store/settings.ts";
 import { parseUpstreamConfig, UPSTREAM_SETTINGS, type UpstreamConfig } from "./upstream/settings.ts";
@@ -142,12 +142,29 @@ export interface Config {
   device?: DeviceSettings;
   /** DPoP proofs (issue 36, RFC 9449): src/dpop/settings.ts; its defaults when absent. */
   dpop?: DpopSettings;
+  /**
+   * Issue 35: the declared settings as given at start-up (trimmed, non-empty), by name, secrets
+   * included; GET /admin/settings shows a secret's only as set or unset. Absent in configs built by hand.
+   */
+  settingsGiven?: Readonly<Record<string, string>>;
 }
 
 export interface LoadedConfig {
   config: Config;
   /** Start-up facts worth one log line each (never a secret value). */
   notices: string[];
+}
+
+/** Issue 35: the declared settings' values as given; a pattern's (UPSTREAM_<NAME>_LABEL) under each name it matches. */
+function settingsGiven(env: Env): Record<string, string> {
+  const declared = SETTINGS_SECTIONS.flatMap((section) => section.settings.map((setting) => setting.name));
+  const patterns = declared.map((name) => new RegExp(`^${name.replaceAll("<NAME>", "[A-Z0-9_]+")}$`));
+  const given: Record<string, string> = {};
+  for (const name of Object.keys(env)) {
+    const value = envValue(env, name);
+    if (value !== undefined && patterns.some((pattern) => pattern.test(name))) given[name] = value;
+  }
+  return given;
 }
 
 /**
@@ -203,6 +220,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): LoadedConfig 
     pushedAuthorizationRequests: readPushedRequestSettings(env),
     device: readDeviceSettings(env),
     dpop: readDpopSettings(env),
+    settingsGiven: settingsGiven(env),
   };
   // The rules between sections.
   if (config.upstream?.keepTokens && config.mfa.encryptionKeys.length === 0)

@@ -324,6 +324,8 @@ describe("back-channel logout", () => {
     const [pending] = await w.store.listBackchannelLogouts({ limit: 1 });
     assert.equal(pending?.status, "pending");
     assert.equal(pending?.lastError, "answered 500");
+    // The admin overview (issue 35) counts it as retrying.
+    assert.deepEqual((await w.store.overviewCounts(w.clock.now)).backchannelLogouts, { failed: 0, retrying: 1 });
     // Five seconds later it goes again, signed anew (another jti, the new time), and is accepted.
     w.partner.forceStatus = undefined;
     w.clock.advanceSeconds((LOGOUT_RETRY_SCHEDULE_MS[0] as number) / 1000);
@@ -356,6 +358,7 @@ describe("back-channel logout", () => {
       failed.map((row) => [row.clientId, row.sid, row.attempts, row.lastError]),
       [[w.clients.partner.id, second.sid, 6, "answered 500"]],
     );
+    assert.deepEqual((await w.store.overviewCounts(w.clock.now)).backchannelLogouts, { failed: 1, retrying: 0 });
     const events = await w.store.listEvents({ userId: w.user.id, limit: 100, type: "oidc" });
     assert.deepEqual(
       events.filter((event) => event.outcome === "backchannel_logout_failed").map((event) => event.clientAddress),

@@ -87,6 +87,10 @@ export async function registerDocs(app: FastifyInstance): Promise<void> {
         },
         { name: "health", description: "Liveness and readiness probes." },
         {
+          name: "admin",
+          description: "Service-wide reads for admins: the audit log, the dashboard's counts, the configuration.",
+        },
+        {
           name: "webhooks",
           description:
             "Endpoints that receive account events, signed by the Standard Webhooks scheme (admins); the events " +

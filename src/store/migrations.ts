@@ -598,6 +598,16 @@ export const migrations: readonly Migration[] = [
       ALTER TABLE oauth_clients ADD COLUMN ${t.bool("require_pushed_authorization_requests", false)};
     `,
   ),
+  // Issue 35, the service-wide admin API (GET /events, GET /admin/overview): the log filtered by type
+  // or by client address, newest first, and the overview's sign-ins (type login, by id range).
+  migration(
+    140,
+    "audit log filters",
+    () => `
+      CREATE INDEX audit_events_by_type_newest ON audit_events (type, id);
+      CREATE INDEX audit_events_by_address ON audit_events (client_address, id);
+    `,
+  ),
 ];
 
 /** The versions still to apply, in order. */

@@ -8,7 +8,7 @@
 //   SQL, src/store/sql/<name>.ts (`<name>Verbs(shared)`, which answers those
 //   verbs). Users, sessions, second factors, recovery, mail, clients,
 //   upstream, webhooks, audit, back-channel logouts, device
-//   authorizations.
+//   authorizations, and the service-wide admin reads (admin.ts).
 // - To add a verb: declare it in the aggregate's interface, and write it in
 //   the object its SQL factory returns. Nothing else changes: this file
 //   spreads every factory's verbs into the store, and UserStore extends every
@@ -27,6 +27,7 @@
 //   (db.transaction, or eventful and writeUser in sql/shared.ts), and a verb
 //   that has committed answers from what it wrote.
 import type { Db } from "./db.ts";
+import { adminVerbs } from "./sql/admin.ts";
 import { auditVerbs } from "./sql/audit.ts";
 import { backchannelLogoutVerbs } from "./sql/backchannel-logouts.ts";
 import { clientVerbs } from "./sql/clients.ts";
@@ -55,6 +56,7 @@ export function sqlStore(db: Db, clock: () => number): UserStore {
     ...upstreamVerbs(s),
     ...webhookVerbs(s),
     ...auditVerbs(s),
+    ...adminVerbs(s),
     ...backchannelLogoutVerbs(s),
     ...pushedRequestVerbs(s),
     ...deviceVerbs(s),

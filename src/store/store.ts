@@ -13,6 +13,7 @@
 // in it and queues the back-channel logouts owed (sessions.ts). A verb that
 // has committed answers from what it wrote: nothing after the commit can turn
 // its success into a failure.
+import type { AdminReadVerbs } from "./admin.ts";
 import type { AuditVerbs } from "./audit.ts";
 import type { BackchannelLogoutVerbs } from "./backchannel-logouts.ts";
 import type { ClientVerbs } from "./clients.ts";
@@ -26,6 +27,14 @@ import type { UpstreamVerbs } from "./upstream.ts";
 import type { UserVerbs } from "./users.ts";
 import type { WebhookVerbs } from "./webhooks.ts";
 
+export type {
+  AdminReadVerbs,
+  Backlog,
+  OverviewCounts,
+  ServiceEvent,
+  ServiceEventQuery,
+  SignInBucket,
+} from "./admin.ts";
 export type { AuditEntry, AuditEvent, AuditEventType, AuditQuery, AuditVerbs } from "./audit.ts";
 export { AUDIT_EVENT_TYPES } from "./audit.ts";
 export type { BackchannelLogoutMessage, BackchannelLogoutVerbs } from "./backchannel-logouts.ts";
@@ -128,6 +137,7 @@ export interface UserStore
     UpstreamVerbs,
     WebhookVerbs,
     AuditVerbs,
+    AdminReadVerbs,
     BackchannelLogoutVerbs,
     PushedRequestVerbs,
     DeviceVerbs {
