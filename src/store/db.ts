@@ -55,6 +55,8 @@ export interface Dialect {
   readonly noLimit: string;
   /** A table with one column, `value`: the elements of an array-of-text parameter. */
   elements(param: string): string;
+  /** Follows a text column to compare it byte by byte (a prefix as a range; issue 35): "" where that is the default. */
+  readonly bytewise: string;
   /** Runs first in a write that may remove the last active admin, so two such writes take turns. */
   readonly lockAdmins?: string;
   /** Runs inside a user write's transaction ($1: the user's id) to tell other instances on commit. */

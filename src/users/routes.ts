@@ -91,6 +91,27 @@ function consequencesOf(
   return { endSessions: deactivated, events };
 }
 
+/**
+ * An admin's `email_verified` (issue 35): the verification time to set and its audit event, with the
+ * admin as actor; nothing when the address is already as asked (an earlier verification keeps its time).
+ */
+function adminVerification(
+  before: UserRecord,
+  changes: UserChanges,
+  verified: boolean | undefined,
+  adminId: string,
+  clientAddress: string,
+): { emailVerifiedAt: string | null; event: AuditEntry } | undefined {
+  if (verified === undefined) return undefined;
+  // An e-mail change in the same request leaves the new address unverified (changes.emailVerifiedAt).
+  const verifiedNow =
+    changes.emailVerifiedAt === undefined ? before.emailVerifiedAt !== null : changes.emailVerifiedAt !== null;
+  if (verified === verifiedNow) return undefined;
+  const outcome = verified ? "verified_by_admin" : "unverified_by_admin";
+  const event: AuditEntry = { type: "email_verification", outcome, clientAddress, actorId: adminId };
+  return { emailVerifiedAt: verified ? new Date().toISOString() : null, event };
+}
+
 /** The caller's device and address, for a notice about its own account; an admin's are not shown. */
 function ownClient(request: FastifyRequest, target: UserRecord): ClientInfo | null {
   return request.user?.id === target.id ? clientOf(request) : null;
@@ -186,8 +207,20 @@ export const userRoutes: FastifyPluginAsyncTypebox<UserRouteOptions> = async (
     },
     async function listUsers(request) {
       const { limit = USERS_PAGE_DEFAULT, cursor, email, is_active, is_admin } = request.query;
+      const { email_prefix, name, is_verified, has_second_factor, upstream_provider } = request.query;
       // One extra row tells whether a next page exists without a count query.
-      const rows = await store.list({ limit: limit + 1, after: cursor, email, isActive: is_active, isAdmin: is_admin });
+      const rows = await store.list({
+        limit: limit + 1,
+        after: cursor,
+        email,
+        isActive: is_active,
+        isAdmin: is_admin,
+        emailPrefix: email_prefix,
+        name,
+        isVerified: is_verified,
+        hasSecondFactor: has_second_factor,
+        upstreamProvider: upstream_provider,
+      });
       const items = rows.slice(0, limit);
       const last = items.at(-1);
       const nextCursor = rows.length > limit && last ? last.id : null;
@@ -197,6 +230,12 @@ export const userRoutes: FastifyPluginAsyncTypebox<UserRouteOptions> = async (
         if (email !== undefined) query.set("email", email);
         if (is_active !== undefined) query.set("is_active", String(is_active));
         if (is_admin !== undefined) query.set("is_admin", String(is_admin));
+        // Issue 35's search filters, after the original ones so that their links are unchanged.
+        if (email_prefix !== undefined) query.set("email_prefix", email_prefix);
+        if (name !== undefined) query.set("name", name);
+        if (is_verified !== undefined) query.set("is_verified", String(is_verified));
+        if (has_second_factor !== undefined) query.set("has_second_factor", String(has_second_factor));
+        if (upstream_provider !== undefined) query.set("upstream_provider", upstream_provider);
         next = `/users?${query}`;
       }
       return { items: items.map(toUserOut), next_cursor: nextCursor, next };
@@ -300,9 +339,9 @@ export const userRoutes: FastifyPluginAsyncTypebox<UserRouteOptions> = async (
     },
     async function updateUser(request) {
       const caller = request.user!;
-      const { email, full_name, is_active, is_admin } = request.body;
+      const { email, full_name, is_active, is_admin, email_verified } = request.body;
       assertSelfOrAdmin(caller, request.params.id);
-      if (!caller.isAdmin && (is_active !== undefined || is_admin !== undefined))
+      if (!caller.isAdmin && (is_active !== undefined || is_admin !== undefined || email_verified !== undefined))
         throw forbidden(ONLY_ADMINS_SET_ROLES);
       const before = await store.findById(request.params.id);
       if (!before) throw notFound();
@@ -312,7 +351,13 @@ export const userRoutes: FastifyPluginAsyncTypebox<UserRouteOptions> = async (
         isActive: is_active,
         isAdmin: is_admin,
       };
-      const user = await store.update(request.params.id, changes, consequencesOf(before, changes, request.ip, notices));
+      const consequences = consequencesOf(before, changes, request.ip, notices);
+      const verification = adminVerification(before, changes, email_verified, caller.id, request.ip);
+      if (verification) {
+        changes.emailVerifiedAt = verification.emailVerifiedAt;
+        consequences.events = [...(consequences.events ?? []), verification.event];
+      }
+      const user = await store.update(request.params.id, changes, consequences);
       if (!user) throw notFound();
       if (before.isActive && !user.isActive) notices.wake();
       await afterCommit(request, () => recovery.afterUpdate(before, user, ownClient(request, before)));

@@ -43,6 +43,7 @@ const FROM_AUDIT: Record<string, (facts: EventFacts) => Derived> = {
   "password_change/success": () => ({ type: "user.password_changed", data: { reason: "changed" } }),
   "password_reset/success": () => ({ type: "user.password_changed", data: { reason: "reset" } }),
   "email_verification/verified": (facts) => ({ type: "user.email_verified", data: email(facts) }),
+  "email_verification/verified_by_admin": (facts) => ({ type: "user.email_verified", data: email(facts) }),
   "email_change/confirmed": (facts) => ({ type: "user.email_verified", data: email(facts) }),
   "login/success": (facts) => ({ type: "session.created", data: session(facts) }),
   "session_revocation/*": (facts) => ({ type: "session.ended", data: session(facts) }),
@@ -51,6 +52,7 @@ const FROM_AUDIT: Record<string, (facts: EventFacts) => Derived> = {
   "second_factor/reset_by_admin": () => ({ type: "mfa.disabled", data: { factor: "all" } }),
   "passkey/added": () => ({ type: "mfa.enabled", data: { factor: "passkey" } }),
   "passkey/removed": () => ({ type: "mfa.disabled", data: { factor: "passkey" } }),
+  "passkey/removed_by_admin": () => ({ type: "mfa.disabled", data: { factor: "passkey" } }),
 };
 
 const email = (facts: EventFacts): Record<string, string> => (facts.email ? { email: facts.email } : {});
