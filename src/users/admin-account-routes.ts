@@ -49,7 +49,10 @@ const ended = (description: string) => ({ type: "null", description }) as const;
 const UserParams = Type.Object({ id: UserId });
 const UserSessionParams = Type.Object({ id: UserId, sid: Type.String({ format: "uuid" }) });
 const UserPasskeyParams = Type.Object({ id: UserId, passkeyId: Type.String({ format: "uuid" }) });
-const UserAppParams = Type.Object({ id: UserId, client_id: Type.String({ minLength: 1, maxLength: 200 }) });
+const UserAppParams = Type.Object({
+  id: UserId,
+  client_id: Type.String({ minLength: 1, maxLength: 200, pattern: "^[^\\u0000-\\u001f]*$" }),
+});
 
 export const adminAccountRoutes: FastifyPluginAsyncTypebox<AdminAccountRouteOptions> = async (
   app,
