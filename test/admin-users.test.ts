@@ -12,6 +12,7 @@ import { INACTIVE_USER_NO_RESET, PASSWORD_RESET_MAILED } from "../src/users/admi
 import { buildTestApp, caller, passwords, requestToken, signedInUser, type TestApp, testConfig } from "./helpers.ts";
 import { linkIn, MailServer } from "./mail-server.ts";
 import { OIDC_KEY, registerClients } from "./oidc/fixture.ts";
+import { WebhookReceiver } from "./webhook-receiver.ts";
 
 const PASSWORD = "correct horse battery";
 const smtp = new MailServer();
@@ -27,6 +28,7 @@ async function world(t: TestContext, config: Partial<Config> = {}): Promise<Worl
   const base = testConfig();
   const built = await buildTestApp(t, {
     mail: { ...base.mail, transport: { kind: "smtp", url: smtp.url }, pollIntervalMs: 100 },
+    webhooks: { ...base.webhooks, refusePrivateAddresses: false, pollIntervalMs: 100 },
     ...config,
   });
   const admin = await signedInUser(built.app, built.store, "root@example.com", PASSWORD, true);
@@ -286,5 +288,45 @@ describe("a user's passkeys, apps and password reset, as an admin handles them",
       (await adminEvents(w, ada.user.id)).map((event) => `${event.type}/${event.outcome}`),
       ["email_verification/verified_by_admin", "email_verification/unverified_by_admin"],
     );
+  });
+});
+
+describe("webhooks of the admin's actions, as when the user acts", () => {
+  test("session.ended per session (ended_by_admin; credentials_changed when all end), mfa.disabled, user.email_verified", async (t) => {
+    const w = await world(t);
+    const ada = await userWithLogin(w, "ada@example.com");
+    const second = await requestToken(w.app, { username: "ada@example.com", password: PASSWORD });
+    assert.equal(second.statusCode, 200);
+    const passkey = await addPasskey(w, ada.user.id, "Key");
+    // A real receiver: the service's own worker delivers (in order per user), as in production.
+    const receiver = new WebhookReceiver();
+    await receiver.start();
+    t.after(() => receiver.stop());
+    const event_types = ["session.ended", "mfa.disabled", "user.email_verified"];
+    const created = await w.call("POST", "/webhooks", w.admin.token, { url: receiver.url, event_types });
+    assert.equal(created.statusCode, 201, created.body);
+    receiver.secrets = [created.json().secret];
+    const [newest, oldest] = (await w.call("GET", `/users/${ada.user.id}/sessions`, w.admin.token)).json().items;
+    assert.equal(
+      (await w.call("DELETE", `/users/${ada.user.id}/sessions/${oldest.id}`, w.admin.token)).statusCode,
+      204,
+    );
+    assert.equal((await w.call("DELETE", `/users/${ada.user.id}/sessions`, w.admin.token)).statusCode, 204);
+    assert.equal(
+      (await w.call("DELETE", `/users/${ada.user.id}/passkeys/${passkey.id}`, w.admin.token)).statusCode,
+      204,
+    );
+    assert.equal(
+      (await w.call("PATCH", `/users/${ada.user.id}`, w.admin.token, { email_verified: true })).statusCode,
+      200,
+    );
+    await receiver.waitFor(() => receiver.accepted.length >= 4);
+    const delivered = receiver.accepted.map((delivery) => (delivery.verified as { data: object }).data);
+    assert.deepEqual(delivered, [
+      { user_id: ada.user.id, session_id: oldest.id, reason: "ended_by_admin" },
+      { user_id: ada.user.id, session_id: newest.id, reason: "credentials_changed" },
+      { user_id: ada.user.id, factor: "passkey" },
+      { user_id: ada.user.id, email: "ada@example.com" },
+    ]);
   });
 });
