@@ -330,3 +330,30 @@ describe("webhooks of the admin's actions, as when the user acts", () => {
     ]);
   });
 });
+
+describe("the acting admin on the earlier admin actions", () => {
+  test("role change, deactivation, second-factor reset and deletion name the admin; a user's own change names nobody", async (t) => {
+    const w = await world(t);
+    const ada = await userWithLogin(w, "ada@example.com");
+    assert.equal((await w.call("PATCH", `/users/${ada.user.id}`, ada.token, { full_name: "Ada" })).statusCode, 200);
+    const patched = await w.call("PATCH", `/users/${ada.user.id}`, w.admin.token, { is_admin: true });
+    assert.equal(patched.statusCode, 200);
+    assert.equal((await w.call("PATCH", `/users/${ada.user.id}`, w.admin.token, { is_active: false })).statusCode, 200);
+    assert.equal((await w.call("DELETE", `/users/${ada.user.id}/mfa`, w.admin.token)).statusCode, 204);
+    const events = await w.store.listEvents({ userId: ada.user.id, limit: 100 });
+    assert.deepEqual(
+      events.map(({ type, outcome, actorId }) => ({ type, outcome, actorId })),
+      [
+        { type: "login", outcome: "success", actorId: null },
+        { type: "role_change", outcome: "granted_admin", actorId: w.admin.id },
+        { type: "deactivation", outcome: "success", actorId: w.admin.id },
+        { type: "second_factor", outcome: "reset_by_admin", actorId: w.admin.id },
+      ],
+    );
+    assert.equal((await w.call("DELETE", `/users/${ada.user.id}`, w.admin.token)).statusCode, 204);
+    const [deletion] = (await w.store.listEvents({ userId: ada.user.id, limit: 100 })).filter(
+      (event) => event.type === "deletion",
+    );
+    assert.deepEqual([deletion?.outcome, deletion?.actorId], ["by_admin", w.admin.id]);
+  });
+});

@@ -20,6 +20,7 @@ export async function installUsers(
     policy,
     recovery,
     notices,
+    clock,
   });
   await api.register(eventRoutes, { store, guards });
   await api.register(adminAccountRoutes, { store, guards, sessions, clients, recovery, notices, clock });

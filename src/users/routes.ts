@@ -51,6 +51,7 @@ export interface UserRouteOptions {
   policy: PasswordPolicy;
   recovery: AccountRecovery;
   notices: Notices;
+  clock: () => number;
 }
 
 const DEACTIVATION_AND_EMAIL_NOTICES =
@@ -78,15 +79,17 @@ function consequencesOf(
   changes: UserChanges,
   clientAddress: string,
   notices: Notices,
+  actorId: string | undefined,
 ): WriteOptions {
   const events: AuditEntry[] = [];
   if (changes.isAdmin !== undefined && changes.isAdmin !== before.isAdmin) {
-    events.push({ type: "role_change", outcome: changes.isAdmin ? "granted_admin" : "revoked_admin", clientAddress });
+    const outcome = changes.isAdmin ? "granted_admin" : "revoked_admin";
+    events.push({ type: "role_change", outcome, clientAddress, actorId });
   }
   const deactivated = before.isActive && changes.isActive === false;
   if (deactivated) {
     const notice = notices.about("account_deactivated", before, null, { byAdmin: true });
-    events.push({ type: "deactivation", outcome: "success", clientAddress, notice });
+    events.push({ type: "deactivation", outcome: "success", clientAddress, notice, actorId });
   }
   return { endSessions: deactivated, events };
 }
@@ -101,6 +104,7 @@ function adminVerification(
   verified: boolean | undefined,
   adminId: string,
   clientAddress: string,
+  now: string,
 ): { emailVerifiedAt: string | null; event: AuditEntry } | undefined {
   if (verified === undefined) return undefined;
   // An e-mail change in the same request leaves the new address unverified (changes.emailVerifiedAt).
@@ -109,7 +113,13 @@ function adminVerification(
   if (verified === verifiedNow) return undefined;
   const outcome = verified ? "verified_by_admin" : "unverified_by_admin";
   const event: AuditEntry = { type: "email_verification", outcome, clientAddress, actorId: adminId };
-  return { emailVerifiedAt: verified ? new Date().toISOString() : null, event };
+  return { emailVerifiedAt: verified ? now : null, event };
+}
+
+/** The admin acting on someone else's account, for its audit events (issue 35); undefined otherwise. */
+function adminActor(request: FastifyRequest, targetId: string): string | undefined {
+  const caller = request.user;
+  return caller?.isAdmin && caller.id !== targetId ? caller.id : undefined;
 }
 
 /** The caller's device and address, for a notice about its own account; an admin's are not shown. */
@@ -124,7 +134,7 @@ function assertSelfOrAdmin(caller: UserRecord, id: string): void {
 
 export const userRoutes: FastifyPluginAsyncTypebox<UserRouteOptions> = async (
   app,
-  { store, guards, passwords, limits, signupOpen, policy, recovery, notices },
+  { store, guards, passwords, limits, signupOpen, policy, recovery, notices, clock },
 ) => {
   const { authenticate, authenticateIfPresent, requireAdmin } = guards;
 
@@ -302,7 +312,8 @@ export const userRoutes: FastifyPluginAsyncTypebox<UserRouteOptions> = async (
         isActive: is_active ?? true,
         isAdmin: is_admin ?? false,
       };
-      const user = await store.update(request.params.id, changes, consequencesOf(before, changes, request.ip, notices));
+      const consequences = consequencesOf(before, changes, request.ip, notices, adminActor(request, before.id));
+      const user = await store.update(request.params.id, changes, consequences);
       if (!user) throw notFound();
       if (before.isActive && !user.isActive) notices.wake();
       await afterCommit(request, () => recovery.afterUpdate(before, user, ownClient(request, before)));
@@ -351,8 +362,9 @@ export const userRoutes: FastifyPluginAsyncTypebox<UserRouteOptions> = async (
         isActive: is_active,
         isAdmin: is_admin,
       };
-      const consequences = consequencesOf(before, changes, request.ip, notices);
-      const verification = adminVerification(before, changes, email_verified, caller.id, request.ip);
+      const consequences = consequencesOf(before, changes, request.ip, notices, adminActor(request, before.id));
+      const verifiedAt = new Date(clock()).toISOString();
+      const verification = adminVerification(before, changes, email_verified, caller.id, request.ip, verifiedAt);
       if (verification) {
         changes.emailVerifiedAt = verification.emailVerifiedAt;
         consequences.events = [...(consequences.events ?? []), verification.event];
@@ -389,7 +401,8 @@ export const userRoutes: FastifyPluginAsyncTypebox<UserRouteOptions> = async (
     async function deleteUser(request, reply) {
       assertSelfOrAdmin(request.user!, request.params.id);
       const by = request.user!.id === request.params.id ? "by_self" : "by_admin";
-      const events: AuditEntry[] = [{ type: "deletion", outcome: by, clientAddress: request.ip }];
+      const actorId = adminActor(request, request.params.id);
+      const events: AuditEntry[] = [{ type: "deletion", outcome: by, clientAddress: request.ip, actorId }];
       if (!(await store.remove(request.params.id, { events }))) throw notFound();
       reply.code(204).send(null);
     },
