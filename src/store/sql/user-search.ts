@@ -33,9 +33,9 @@ function containing(text: string): string {
 /**
  * The statement `sql` (a SELECT from users with or without WHERE, then ORDER BY ... LIMIT $n) with
  * the search filters of `query` added: AND-ed, their parameters inserted before the limit's.
- * `bytewise` is the dialect's collation clause for a byte-order comparison (db.ts).
+ * `emailKey` is the dialect's e-mail expression compared byte by byte, which an index answers (db.ts).
  */
-export function withSearch(sql: string, params: Param[], query: UserQuery, bytewise: string): [string, Param[]] {
+export function withSearch(sql: string, params: Param[], query: UserQuery, emailKey: string): [string, Param[]] {
   const limit = params.pop() as Param;
   const clauses: string[] = [];
   const bind = (value: Param) => {
@@ -46,8 +46,8 @@ export function withSearch(sql: string, params: Param[], query: UserQuery, bytew
     // Addresses are stored normalised (trimmed, lower-cased): the prefix is normalised the same way.
     const prefix = normalizeEmail(query.emailPrefix);
     const end = prefixEnd(prefix);
-    clauses.push(`email${bytewise} >= ${bind(prefix)}`);
-    if (end !== undefined) clauses.push(`email${bytewise} < ${bind(end)}`);
+    clauses.push(`${emailKey} >= ${bind(prefix)}`);
+    if (end !== undefined) clauses.push(`${emailKey} < ${bind(end)}`);
     // The range is exact in byte order; this keeps it exact when there is no end to it.
     else clauses.push(`substr(email, 1, ${[...prefix].length}) = ${bind(prefix)}`);
   }

@@ -51,7 +51,7 @@ export function userVerbs(s: Shared): UserVerbs {
         ["is_admin =", isAdmin],
       ];
       const [sql, params] = filtered("SELECT * FROM users", conditions, "id", limit);
-      const [searched, searchParams] = withSearch(sql, [...params], query, db.dialect.bytewise);
+      const [searched, searchParams] = withSearch(sql, [...params], query, db.dialect.bytewiseEmail);
       return (await db.all<Row>(searched, searchParams)).map(readUser);
     },
     countActiveAdmins: () => activeAdmins(db),
