@@ -9,6 +9,7 @@ import { after, before, describe, type TestContext, test } from "node:test";
 import type { Config } from "../src/config.ts";
 import { prefixEnd } from "../src/store/sql/user-search.ts";
 import { INACTIVE_USER_NO_RESET, PASSWORD_RESET_MAILED } from "../src/users/admin-account-routes.ts";
+import { ONLY_ADMINS_VERIFY } from "../src/users/routes.ts";
 import { buildTestApp, caller, passwords, requestToken, signedInUser, type TestApp, testConfig } from "./helpers.ts";
 import { linkIn, MailServer } from "./mail-server.ts";
 import { OIDC_KEY, registerClients } from "./oidc/fixture.ts";
@@ -275,7 +276,7 @@ describe("a user's passkeys, apps and password reset, as an admin handles them",
     const w = await world(t);
     const ada = await userWithLogin(w, "ada@example.com");
     const own = await w.call("PATCH", `/users/${ada.user.id}`, ada.token, { email_verified: true });
-    assert.deepEqual([own.statusCode, own.json()], [403, { detail: "Only admins can set is_active or is_admin" }]);
+    assert.deepEqual([own.statusCode, own.json()], [403, { detail: ONLY_ADMINS_VERIFY }]);
     const verified = await w.call("PATCH", `/users/${ada.user.id}`, w.admin.token, { email_verified: true });
     assert.equal(verified.statusCode, 200);
     assert.equal(verified.json().email_verified, true);

@@ -59,6 +59,8 @@ const DEACTIVATION_AND_EMAIL_NOTICES =
   "notifications `account_deactivated`, `email_changed`; an admin's device and address are not shown).";
 
 const ONLY_ADMINS_SET_ROLES = "Only admins can set is_active or is_admin";
+/** Issue 35: an address is verified by its owner opening the link, or by an admin. */
+export const ONLY_ADMINS_VERIFY = "Only admins can set email_verified";
 
 const errors = {
   401: UnauthorizedResponse,
@@ -331,8 +333,9 @@ export const userRoutes: FastifyPluginAsyncTypebox<UserRouteOptions> = async (
         tags: ["users"],
         summary: "Update some fields of a user (admins, or the user itself)",
         description:
-          "Only the fields sent change. A user may change its own `email` and `full_name`; `is_active` and " +
-          "`is_admin` are for admins (403 otherwise). Changing the e-mail ends the tokens issued for the old one. " +
+          "Only the fields sent change. A user may change its own `email` and `full_name`; `is_active`, " +
+          "`is_admin` and `email_verified` are for admins (403 otherwise). Changing the e-mail ends the tokens " +
+          "issued for the old one. An admin's `email_verified` marks the address verified (or not), audited. " +
           DEACTIVATION_AND_EMAIL_NOTICES,
         security: BEARER_SECURITY,
         params: UserIdParams,
@@ -352,8 +355,9 @@ export const userRoutes: FastifyPluginAsyncTypebox<UserRouteOptions> = async (
       const caller = request.user!;
       const { email, full_name, is_active, is_admin, email_verified } = request.body;
       assertSelfOrAdmin(caller, request.params.id);
-      if (!caller.isAdmin && (is_active !== undefined || is_admin !== undefined || email_verified !== undefined))
+      if (!caller.isAdmin && (is_active !== undefined || is_admin !== undefined))
         throw forbidden(ONLY_ADMINS_SET_ROLES);
+      if (!caller.isAdmin && email_verified !== undefined) throw forbidden(ONLY_ADMINS_VERIFY);
       const before = await store.findById(request.params.id);
       if (!before) throw notFound();
       const changes: UserChanges = {
