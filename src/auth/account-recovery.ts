@@ -138,6 +138,7 @@ export function createAccountRecovery({
       if (!user?.isActive) return;
       await sendPasswordReset(user, { type: "password_reset", outcome: "requested", clientAddress });
     },
+
     async confirmPasswordReset(token, newPassword, client) {
       const tokenHash = hashLinkToken(token);
       const found = await store.findAccountToken(tokenHash);

@@ -87,16 +87,8 @@ export function shared(db: Db, clock: () => number) {
     for (const event of events) {
       const at = clock();
       const userId = event.userId === undefined ? subject : event.userId;
-      const created = new Date(at).toISOString();
-      const values = [
-        newId(at),
-        userId,
-        event.type,
-        event.outcome,
-        event.clientAddress,
-        created,
-        event.actorId ?? null,
-      ];
+      const { type, outcome, clientAddress, actorId = null } = event;
+      const values = [newId(at), userId, type, outcome, clientAddress, new Date(at).toISOString(), actorId];
       await q.run(INSERT_EVENT, values);
       const derived = userId === null ? undefined : eventOfAudit(event, facts);
       if (derived && userId !== null && (await webhooks.wanted(q, derived.type))) {
