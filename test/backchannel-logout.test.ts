@@ -3,7 +3,8 @@
 // code flow, and a real HTTP receiver (logout-receiver.ts) verifies every
 // logout token with jose against the service's JWKS. Every route that ends
 // a session tells the relying parties: RP-initiated logout, the user's
-// sign-out, a password change, an admin's deactivation and deletion,
+// sign-out, a password change, an admin's deactivation and deletion, an
+// admin ending a session, all of them or an app's access (issue 35),
 // consent revocation, client deletion, refresh-token reuse. One logout per
 // client and sid; none for a client without a backchannel_logout_uri. A
 // receiver answering 500 gets a freshly signed token again; after the
@@ -275,6 +276,19 @@ describe("back-channel logout", () => {
       const patched = await call("PATCH", `/users/${w.user.id}`, admin.token, { is_active: false });
       assert.equal(patched.statusCode, 200, patched.body);
       await w.store.update(w.user.id, { isActive: true });
+    });
+    // Issue 35's admin users routes end sessions by the same verbs as the user's own routes.
+    await endsWithLogout("an admin ends the browser session", async ({ cookie }) => {
+      const sid = cookie.split("=")[1]?.split(".")[0] as string;
+      const ended = await call("DELETE", `/users/${w.user.id}/sessions/${sid}`, admin.token);
+      assert.equal(ended.statusCode, 204, ended.body);
+    });
+    await endsWithLogout("an admin ends all the user's sessions", async () => {
+      assert.equal((await call("DELETE", `/users/${w.user.id}/sessions`, admin.token)).statusCode, 204);
+    });
+    await endsWithLogout("an admin revokes the app", async () => {
+      const revoked = await call("DELETE", `/users/${w.user.id}/apps/${w.clients.partner.id}`, admin.token);
+      assert.equal(revoked.statusCode, 204, revoked.body);
     });
     await endsWithLogout("an admin's deletion", async () => {
       assert.equal((await call("DELETE", `/users/${w.user.id}`, admin.token)).statusCode, 204);

@@ -295,6 +295,7 @@ describe("the /webhooks resource", () => {
     const reason = data("session.ended").reason;
     const reasons = [
       "logged_out",
+      "ended_by_admin",
       "revoked",
       "session_limit",
       "reuse_detected",

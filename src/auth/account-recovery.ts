@@ -33,6 +33,8 @@ export interface RecoverySettings {
 export interface AccountRecovery {
   /** Queues a reset link when the e-mail belongs to an active account; does nothing otherwise. */
   requestPasswordReset(email: string, clientAddress: string | null): Promise<void>;
+  /** Queues a reset link for this user, recording `event` with it (an admin's request, issue 35). */
+  sendPasswordReset(user: UserRecord, event: AuditEntry): Promise<void>;
   /**
    * Sets the new password and ends every session, telling the account's address; throws 400 (bad link)
    * or 422 (password refused).
@@ -113,23 +115,28 @@ export function createAccountRecovery({
     sender.wake();
   }
 
+  async function sendPasswordReset(user: UserRecord, event: AuditEntry): Promise<void> {
+    const token = newToken();
+    await store.issueAccountToken(
+      {
+        tokenHash: hashLinkToken(token),
+        userId: user.id,
+        purpose: "password_reset",
+        email: user.email,
+        expiresAt: iso(settings.passwordResetTtlSeconds),
+      },
+      mails.passwordReset(user, token),
+      [event],
+    );
+    sender.wake();
+  }
+
   return {
+    sendPasswordReset,
     async requestPasswordReset(email, clientAddress) {
       const user = await store.findByEmail(email);
       if (!user?.isActive) return;
-      const token = newToken();
-      await store.issueAccountToken(
-        {
-          tokenHash: hashLinkToken(token),
-          userId: user.id,
-          purpose: "password_reset",
-          email: user.email,
-          expiresAt: iso(settings.passwordResetTtlSeconds),
-        },
-        mails.passwordReset(user, token),
-        [{ type: "password_reset", outcome: "requested", clientAddress }],
-      );
-      sender.wake();
+      await sendPasswordReset(user, { type: "password_reset", outcome: "requested", clientAddress });
     },
 
     async confirmPasswordReset(token, newPassword, client) {

@@ -41,7 +41,7 @@ export interface PasskeyRouteOptions {
 export const PASSKEY_NOT_FOUND = "Passkey not found";
 const notFoundResponse = errorResponse("No passkey of yours with this id.", PASSKEY_NOT_FOUND);
 
-function toPasskeyOut(passkey: PasskeyRecord) {
+export function toPasskeyOut(passkey: PasskeyRecord) {
   return {
     id: passkey.id,
     name: passkey.name,

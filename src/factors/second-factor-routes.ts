@@ -319,6 +319,7 @@ export const secondFactorRoutes: FastifyPluginAsyncTypebox<SecondFactorRouteOpti
           type: "second_factor",
           outcome: "reset_by_admin",
           clientAddress: request.ip,
+          actorId: request.user!.id,
           notice: notices.about("second_factor_removed", target, null, { byAdmin: true }),
         },
       ]);

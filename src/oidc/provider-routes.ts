@@ -72,7 +72,7 @@ const UserInfo = Type.Object(
   { $id: "UserInfo", description: "OpenID Connect Core 5.3.2: the claims the token's scopes grant." },
 );
 
-const GrantedApp = Type.Object(
+export const GrantedApp = Type.Object(
   {
     client_id: Type.String(),
     client_name: Type.String({ description: "The application's registered name." }),

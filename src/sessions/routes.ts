@@ -17,7 +17,7 @@ export interface SessionRouteOptions {
   sessions: Sessions;
 }
 
-const SESSION_NOT_FOUND = "Session not found";
+export const SESSION_NOT_FOUND = "Session not found";
 
 export const sessionRoutes: FastifyPluginAsyncTypebox<SessionRouteOptions> = async (
   app,

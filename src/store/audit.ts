@@ -40,6 +40,8 @@ export interface AuditEntry {
   clientAddress: string | null;
   /** Defaults to the user the write is about (created, changed, removed, or the session's owner). */
   userId?: string | null;
+  /** The admin who acted on someone else's account (issue 35); left out when the user or the service acted. */
+  actorId?: string | null;
   /** A security notification about this event, queued in the outbox in the same transaction. */
   notice?: NewOutboxMessage;
 }
@@ -53,6 +55,8 @@ export interface AuditEvent {
   outcome: string;
   clientAddress: string | null;
   createdAt: string;
+  /** The admin who acted, when an admin acted on this user's account; null otherwise. */
+  actorId?: string | null;
 }
 
 export interface AuditQuery {

@@ -55,6 +55,14 @@ export interface Dialect {
   readonly noLimit: string;
   /** A table with one column, `value`: the elements of an array-of-text parameter. */
   elements(param: string): string;
+  /**
+   * The users' e-mail as an expression compared byte by byte, which an index answers (issue 35: an
+   * e-mail prefix as a range). SQLite: the column itself (its unique index is in byte order already).
+   * PostgreSQL: lower(email) COLLATE "C", the expression of users_email_bytewise (migration 130):
+   * an expression index keeps its own statistics, in its own collation, so the planner knows how
+   * few users a prefix finds (the column's statistics are in the database's collation, unusable here).
+   */
+  readonly bytewiseEmail: string;
   /** Runs first in a write that may remove the last active admin, so two such writes take turns. */
   readonly lockAdmins?: string;
   /** Runs inside a user write's transaction ($1: the user's id) to tell other instances on commit. */

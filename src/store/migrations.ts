@@ -598,6 +598,21 @@ export const migrations: readonly Migration[] = [
       ALTER TABLE oauth_clients ADD COLUMN ${t.bool("require_pushed_authorization_requests", false)};
     `,
   ),
+  // Issue 35, part 1 (the admin users API): an audit event names the admin who acted on someone
+  // else's account (actor_id; null when the user, the service or the command line acted; no foreign
+  // key, so the trail outlives the admin's account). The users list's e-mail prefix search is a range
+  // in byte order: SQLite's unique index on email is already in that order; PostgreSQL's follows the
+  // database's collation, so it gets an expression index in the "C" collation (addresses are stored
+  // lower-cased: lower() changes nothing but makes it an expression, whose statistics ANALYZE keeps,
+  // so the planner sees how few users a prefix finds; src/store/db.ts, bytewiseEmail).
+  migration(
+    130,
+    "audit events' actor, users by e-mail prefix",
+    (t) => `
+      ALTER TABLE audit_events ADD COLUMN actor_id ${t.id};
+      ${t.only({ sqlite: "", postgres: 'CREATE INDEX IF NOT EXISTS users_email_bytewise ON users ((lower(email) COLLATE "C"));' })}
+    `,
+  ),
   // Issue 35, the service-wide admin API (GET /events, GET /admin/overview): the log filtered by type
   // or by client address, newest first, and the overview's sign-ins (type login, by id range).
   migration(

@@ -40,6 +40,7 @@ export const POSTGRES: Dialect = {
   skipLocked: "FOR UPDATE SKIP LOCKED",
   noLimit: "",
   elements: (param) => `unnest(${param}::text[]) AS elements (value)`,
+  bytewiseEmail: 'lower(email) COLLATE "C"',
   lockAdmins: `SELECT pg_advisory_xact_lock(${ADMIN_LOCK})`,
   notifyUserChange: prepared("notify_user_change", `SELECT pg_notify('${USER_CHANGES_CHANNEL}', $1)`),
 };

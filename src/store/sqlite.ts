@@ -29,6 +29,7 @@ export const SQLITE: Dialect = {
   skipLocked: "",
   noLimit: "LIMIT -1",
   elements: (param) => `json_each(${param})`,
+  bytewiseEmail: "email",
   // No lockAdmins: the IMMEDIATE transaction holds the database. No notifyUserChange: data_version.
 };
 

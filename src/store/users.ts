@@ -65,6 +65,16 @@ export interface UserQuery {
   email?: string;
   isActive?: boolean;
   isAdmin?: boolean;
+  /** Issue 35: users whose normalised e-mail begins with this (any case), found as a range, not a LIKE. */
+  emailPrefix?: string;
+  /** Users whose full name contains this, ignoring ASCII case. */
+  name?: string;
+  /** Users whose address is verified (true) or not (false). */
+  isVerified?: boolean;
+  /** Users with (true) or without (false) a confirmed authenticator app or a passkey. */
+  hasSecondFactor?: boolean;
+  /** Users with an identity linked at this upstream provider. */
+  upstreamProvider?: string;
 }
 
 /**

@@ -5,6 +5,7 @@
 // endpoint's grant that spends the callback's ticket.
 import type { FastifyInstance } from "fastify";
 import type { Services } from "../platform/services.ts";
+import { upstreamAdminRoutes } from "./admin-routes.ts";
 import { bindingCookie } from "./binding.ts";
 import { upstreamGrant } from "./grant.ts";
 import { describeUpstreamFailure } from "./relying-party.ts";
@@ -37,4 +38,5 @@ export async function installUpstream(
   };
   grants.add(upstreamGrant({ ...grantDeps, upstream }));
   await api.register(upstreamRoutes, { store, guards, audit, ...upstream });
+  await api.register(upstreamAdminRoutes, { store, guards, upstream: upstream.upstream });
 }

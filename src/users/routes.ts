@@ -51,6 +51,7 @@ export interface UserRouteOptions {
   policy: PasswordPolicy;
   recovery: AccountRecovery;
   notices: Notices;
+  clock: () => number;
 }
 
 const DEACTIVATION_AND_EMAIL_NOTICES =
@@ -58,6 +59,8 @@ const DEACTIVATION_AND_EMAIL_NOTICES =
   "notifications `account_deactivated`, `email_changed`; an admin's device and address are not shown).";
 
 const ONLY_ADMINS_SET_ROLES = "Only admins can set is_active or is_admin";
+/** Issue 35: an address is verified by its owner opening the link, or by an admin. */
+export const ONLY_ADMINS_VERIFY = "Only admins can set email_verified";
 
 const errors = {
   401: UnauthorizedResponse,
@@ -78,17 +81,47 @@ function consequencesOf(
   changes: UserChanges,
   clientAddress: string,
   notices: Notices,
+  actorId: string | undefined,
 ): WriteOptions {
   const events: AuditEntry[] = [];
   if (changes.isAdmin !== undefined && changes.isAdmin !== before.isAdmin) {
-    events.push({ type: "role_change", outcome: changes.isAdmin ? "granted_admin" : "revoked_admin", clientAddress });
+    const outcome = changes.isAdmin ? "granted_admin" : "revoked_admin";
+    events.push({ type: "role_change", outcome, clientAddress, actorId });
   }
   const deactivated = before.isActive && changes.isActive === false;
   if (deactivated) {
     const notice = notices.about("account_deactivated", before, null, { byAdmin: true });
-    events.push({ type: "deactivation", outcome: "success", clientAddress, notice });
+    events.push({ type: "deactivation", outcome: "success", clientAddress, notice, actorId });
   }
   return { endSessions: deactivated, events };
+}
+
+/**
+ * An admin's `email_verified` (issue 35): the verification time to set and its audit event, with the
+ * admin as actor; nothing when the address is already as asked (an earlier verification keeps its time).
+ */
+function adminVerification(
+  before: UserRecord,
+  changes: UserChanges,
+  verified: boolean | undefined,
+  adminId: string,
+  clientAddress: string,
+  now: string,
+): { emailVerifiedAt: string | null; event: AuditEntry } | undefined {
+  if (verified === undefined) return undefined;
+  // An e-mail change in the same request leaves the new address unverified (changes.emailVerifiedAt).
+  const verifiedNow =
+    changes.emailVerifiedAt === undefined ? before.emailVerifiedAt !== null : changes.emailVerifiedAt !== null;
+  if (verified === verifiedNow) return undefined;
+  const outcome = verified ? "verified_by_admin" : "unverified_by_admin";
+  const event: AuditEntry = { type: "email_verification", outcome, clientAddress, actorId: adminId };
+  return { emailVerifiedAt: verified ? now : null, event };
+}
+
+/** The admin acting on someone else's account, for its audit events (issue 35); undefined otherwise. */
+function adminActor(request: FastifyRequest, targetId: string): string | undefined {
+  const caller = request.user;
+  return caller?.isAdmin && caller.id !== targetId ? caller.id : undefined;
 }
 
 /** The caller's device and address, for a notice about its own account; an admin's are not shown. */
@@ -103,7 +136,7 @@ function assertSelfOrAdmin(caller: UserRecord, id: string): void {
 
 export const userRoutes: FastifyPluginAsyncTypebox<UserRouteOptions> = async (
   app,
-  { store, guards, passwords, limits, signupOpen, policy, recovery, notices },
+  { store, guards, passwords, limits, signupOpen, policy, recovery, notices, clock },
 ) => {
   const { authenticate, authenticateIfPresent, requireAdmin } = guards;
 
@@ -186,8 +219,20 @@ export const userRoutes: FastifyPluginAsyncTypebox<UserRouteOptions> = async (
     },
     async function listUsers(request) {
       const { limit = USERS_PAGE_DEFAULT, cursor, email, is_active, is_admin } = request.query;
+      const { email_prefix, name, is_verified, has_second_factor, upstream_provider } = request.query;
       // One extra row tells whether a next page exists without a count query.
-      const rows = await store.list({ limit: limit + 1, after: cursor, email, isActive: is_active, isAdmin: is_admin });
+      const rows = await store.list({
+        limit: limit + 1,
+        after: cursor,
+        email,
+        isActive: is_active,
+        isAdmin: is_admin,
+        emailPrefix: email_prefix,
+        name,
+        isVerified: is_verified,
+        hasSecondFactor: has_second_factor,
+        upstreamProvider: upstream_provider,
+      });
       const items = rows.slice(0, limit);
       const last = items.at(-1);
       const nextCursor = rows.length > limit && last ? last.id : null;
@@ -197,6 +242,12 @@ export const userRoutes: FastifyPluginAsyncTypebox<UserRouteOptions> = async (
         if (email !== undefined) query.set("email", email);
         if (is_active !== undefined) query.set("is_active", String(is_active));
         if (is_admin !== undefined) query.set("is_admin", String(is_admin));
+        // Issue 35's search filters, after the original ones so that their links are unchanged.
+        if (email_prefix !== undefined) query.set("email_prefix", email_prefix);
+        if (name !== undefined) query.set("name", name);
+        if (is_verified !== undefined) query.set("is_verified", String(is_verified));
+        if (has_second_factor !== undefined) query.set("has_second_factor", String(has_second_factor));
+        if (upstream_provider !== undefined) query.set("upstream_provider", upstream_provider);
         next = `/users?${query}`;
       }
       return { items: items.map(toUserOut), next_cursor: nextCursor, next };
@@ -263,7 +314,8 @@ export const userRoutes: FastifyPluginAsyncTypebox<UserRouteOptions> = async (
         isActive: is_active ?? true,
         isAdmin: is_admin ?? false,
       };
-      const user = await store.update(request.params.id, changes, consequencesOf(before, changes, request.ip, notices));
+      const consequences = consequencesOf(before, changes, request.ip, notices, adminActor(request, before.id));
+      const user = await store.update(request.params.id, changes, consequences);
       if (!user) throw notFound();
       if (before.isActive && !user.isActive) notices.wake();
       await afterCommit(request, () => recovery.afterUpdate(before, user, ownClient(request, before)));
@@ -281,8 +333,9 @@ export const userRoutes: FastifyPluginAsyncTypebox<UserRouteOptions> = async (
         tags: ["users"],
         summary: "Update some fields of a user (admins, or the user itself)",
         description:
-          "Only the fields sent change. A user may change its own `email` and `full_name`; `is_active` and " +
-          "`is_admin` are for admins (403 otherwise). Changing the e-mail ends the tokens issued for the old one. " +
+          "Only the fields sent change. A user may change its own `email` and `full_name`; `is_active`, " +
+          "`is_admin` and `email_verified` are for admins (403 otherwise). Changing the e-mail ends the tokens " +
+          "issued for the old one. An admin's `email_verified` marks the address verified (or not), audited. " +
           DEACTIVATION_AND_EMAIL_NOTICES,
         security: BEARER_SECURITY,
         params: UserIdParams,
@@ -300,10 +353,11 @@ export const userRoutes: FastifyPluginAsyncTypebox<UserRouteOptions> = async (
     },
     async function updateUser(request) {
       const caller = request.user!;
-      const { email, full_name, is_active, is_admin } = request.body;
+      const { email, full_name, is_active, is_admin, email_verified } = request.body;
       assertSelfOrAdmin(caller, request.params.id);
       if (!caller.isAdmin && (is_active !== undefined || is_admin !== undefined))
         throw forbidden(ONLY_ADMINS_SET_ROLES);
+      if (!caller.isAdmin && email_verified !== undefined) throw forbidden(ONLY_ADMINS_VERIFY);
       const before = await store.findById(request.params.id);
       if (!before) throw notFound();
       const changes: UserChanges = {
@@ -312,7 +366,14 @@ export const userRoutes: FastifyPluginAsyncTypebox<UserRouteOptions> = async (
         isActive: is_active,
         isAdmin: is_admin,
       };
-      const user = await store.update(request.params.id, changes, consequencesOf(before, changes, request.ip, notices));
+      const consequences = consequencesOf(before, changes, request.ip, notices, adminActor(request, before.id));
+      const verifiedAt = new Date(clock()).toISOString();
+      const verification = adminVerification(before, changes, email_verified, caller.id, request.ip, verifiedAt);
+      if (verification) {
+        changes.emailVerifiedAt = verification.emailVerifiedAt;
+        consequences.events = [...(consequences.events ?? []), verification.event];
+      }
+      const user = await store.update(request.params.id, changes, consequences);
       if (!user) throw notFound();
       if (before.isActive && !user.isActive) notices.wake();
       await afterCommit(request, () => recovery.afterUpdate(before, user, ownClient(request, before)));
@@ -344,7 +405,8 @@ export const userRoutes: FastifyPluginAsyncTypebox<UserRouteOptions> = async (
     async function deleteUser(request, reply) {
       assertSelfOrAdmin(request.user!, request.params.id);
       const by = request.user!.id === request.params.id ? "by_self" : "by_admin";
-      const events: AuditEntry[] = [{ type: "deletion", outcome: by, clientAddress: request.ip }];
+      const actorId = adminActor(request, request.params.id);
+      const events: AuditEntry[] = [{ type: "deletion", outcome: by, clientAddress: request.ip, actorId }];
       if (!(await store.remove(request.params.id, { events }))) throw notFound();
       reply.code(204).send(null);
     },

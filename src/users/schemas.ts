@@ -22,6 +22,8 @@ export const Password = (options: object = {}) =>
     examples: ["correct horse battery staple"],
     ...options,
   });
+/** Text that a database can hold and a log line can show: no NUL nor other control characters. */
+const NO_CONTROL_CHARACTERS = "^[^\\u0000-\\u001f]*$";
 const FullName = Type.Union(
   [Type.String({ minLength: 1, maxLength: 200, pattern: "^[^\\u0000-\\u001f]*$" }), Type.Null()],
   {
@@ -98,6 +100,13 @@ export const UserPatch = Type.Object(
     full_name: Type.Optional(FullName),
     is_active: Type.Optional(Type.Boolean({ description: "Admins only." })),
     is_admin: Type.Optional(Type.Boolean({ description: "Admins only." })),
+    email_verified: Type.Optional(
+      Type.Boolean({
+        description:
+          "Admins only: true marks the current e-mail verified now (as if its owner had opened the link), " +
+          "false marks it unverified.",
+      }),
+    ),
   },
   {
     $id: "UserPatch",
@@ -146,6 +155,37 @@ export const UserListQuery = Type.Object(
     ),
     is_active: Type.Optional(Type.Boolean({ description: "Only active (true) or inactive (false) users." })),
     is_admin: Type.Optional(Type.Boolean({ description: "Only admins (true) or non-admins (false)." })),
+    email_prefix: Type.Optional(
+      Type.String({
+        maxLength: EMAIL_MAX_LENGTH,
+        pattern: NO_CONTROL_CHARACTERS,
+        description: "Only users whose e-mail begins with this (any case).",
+        examples: ["ada@"],
+      }),
+    ),
+    name: Type.Optional(
+      Type.String({
+        maxLength: 200,
+        pattern: NO_CONTROL_CHARACTERS,
+        description: "Only users whose full name contains this (ASCII letters in any case).",
+        examples: ["lovelace"],
+      }),
+    ),
+    is_verified: Type.Optional(
+      Type.Boolean({ description: "Only users whose e-mail is verified (true) or not yet (false)." }),
+    ),
+    has_second_factor: Type.Optional(
+      Type.Boolean({ description: "Only users with (true) or without (false) an authenticator app or a passkey." }),
+    ),
+    upstream_provider: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 100,
+        pattern: NO_CONTROL_CHARACTERS,
+        description: "Only users with an identity linked at this upstream provider (its name in `UPSTREAM_PROVIDERS`).",
+        examples: ["google"],
+      }),
+    ),
   },
   { additionalProperties: false },
 );

@@ -43,6 +43,7 @@ const FROM_AUDIT: Record<string, (facts: EventFacts) => Derived> = {
   "password_change/success": () => ({ type: "user.password_changed", data: { reason: "changed" } }),
   "password_reset/success": () => ({ type: "user.password_changed", data: { reason: "reset" } }),
   "email_verification/verified": (facts) => ({ type: "user.email_verified", data: email(facts) }),
+  "email_verification/verified_by_admin": (facts) => ({ type: "user.email_verified", data: email(facts) }),
   "email_change/confirmed": (facts) => ({ type: "user.email_verified", data: email(facts) }),
   "login/success": (facts) => ({ type: "session.created", data: session(facts) }),
   "session_revocation/*": (facts) => ({ type: "session.ended", data: session(facts) }),
@@ -51,13 +52,22 @@ const FROM_AUDIT: Record<string, (facts: EventFacts) => Derived> = {
   "second_factor/reset_by_admin": () => ({ type: "mfa.disabled", data: { factor: "all" } }),
   "passkey/added": () => ({ type: "mfa.enabled", data: { factor: "passkey" } }),
   "passkey/removed": () => ({ type: "mfa.disabled", data: { factor: "passkey" } }),
+  "passkey/removed_by_admin": () => ({ type: "mfa.disabled", data: { factor: "passkey" } }),
 };
+
+/**
+ * Audit outcomes whose webhook events the store publishes itself: an admin ending all of a user's
+ * sessions (issue 35) ends each through endEverySession, which sends each one's session.ended
+ * (credentials_changed); the audit event says who did it and publishes nothing more.
+ */
+const PUBLISHED_ELSEWHERE = new Set(["session_revocation/all_ended_by_admin"]);
 
 const email = (facts: EventFacts): Record<string, string> => (facts.email ? { email: facts.email } : {});
 const session = (facts: EventFacts): Record<string, string> => (facts.sessionId ? { session_id: facts.sessionId } : {});
 
 /** The webhook event an audit entry publishes, if any, with the entry's outcome where it says why. */
 export function eventOfAudit(entry: AuditEntry, facts: EventFacts): Derived | undefined {
+  if (PUBLISHED_ELSEWHERE.has(`${entry.type}/${entry.outcome}`)) return undefined;
   const derive = FROM_AUDIT[`${entry.type}/${entry.outcome}`] ?? FROM_AUDIT[`${entry.type}/*`];
   if (!derive) return undefined;
   const derived = derive(facts);

@@ -176,6 +176,8 @@ export const RedeliveryOut = Type.Object(
 /** Every `reason` a session.ended event can carry: the outcomes of the audit events that end a session. */
 export const SESSION_END_REASONS = [
   "logged_out",
+  // Issue 35: an admin ended it (DELETE /users/{id}/sessions/{sid}).
+  "ended_by_admin",
   "revoked",
   "session_limit",
   "reuse_detected",
@@ -203,11 +205,12 @@ export function eventBody(type: WebhookEventType) {
     data.reason = Type.String({
       enum: [...SESSION_END_REASONS],
       description:
-        "Why it ended: `logged_out`, the user ended it (DELETE /me/sessions/{id}); `revoked`, its refresh token or " +
+        "Why it ended: `logged_out`, the user ended it (DELETE /me/sessions/{id}); `ended_by_admin`, an admin " +
+        "ended it (DELETE /users/{id}/sessions/{sid}); `revoked`, its refresh token or " +
         "one of its access tokens was revoked (POST /auth/revoke), or the user signed out at /oauth/logout, " +
         "which ends the browser session; `session_limit`, a login went over MAX_SESSIONS_PER_USER (the oldest " +
         "ends); `reuse_detected`, a spent refresh token came back after the grace; `credentials_changed`, the " +
-        "password was changed or reset or the account deactivated. For an OpenID Connect client's session: " +
+        "password was changed or reset or the account deactivated, or an admin ended all the user's sessions. For an OpenID Connect client's session: " +
         "`browser_session_ended`, the browser session it began in ended (or went over the limit); " +
         "`consent_revoked`, the user removed the app (DELETE /me/apps/{client_id}); `client_deleted`, an admin " +
         "deleted the client.",

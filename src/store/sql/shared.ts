@@ -24,7 +24,7 @@ export const isUuid = (...ids: string[]) => ids.every((id) => UUID.test(id));
 
 const INSERT_EVENT = prepared(
   "audit_events_insert",
-  "INSERT INTO audit_events (id, user_id, type, outcome, client_address, created_at) VALUES ($1, $2, $3, $4, $5, $6)",
+  "INSERT INTO audit_events (id, user_id, type, outcome, client_address, created_at, actor_id) VALUES ($1, $2, $3, $4, $5, $6, $7)",
 );
 // Equalities (not bare columns), so that SQLite too answers from the index users_active_admins.
 const ACTIVE_ADMINS = "SELECT count(*) AS n FROM users WHERE is_admin = $1 AND is_active = $1";
@@ -87,7 +87,8 @@ export function shared(db: Db, clock: () => number) {
     for (const event of events) {
       const at = clock();
       const userId = event.userId === undefined ? subject : event.userId;
-      const values = [newId(at), userId, event.type, event.outcome, event.clientAddress, new Date(at).toISOString()];
+      const { type, outcome, clientAddress, actorId = null } = event;
+      const values = [newId(at), userId, type, outcome, clientAddress, new Date(at).toISOString(), actorId];
       await q.run(INSERT_EVENT, values);
       const derived = userId === null ? undefined : eventOfAudit(event, facts);
       if (derived && userId !== null && (await webhooks.wanted(q, derived.type))) {

@@ -7,6 +7,7 @@ import { newCredentialStamp, newId } from "../ids.ts";
 import type { UserChanges, UserRecord, UserVerbs } from "../users.ts";
 import { reader } from "./reader.ts";
 import { filtered, flag, iso, type Row, type Shared } from "./shared.ts";
+import { withSearch } from "./user-search.ts";
 
 /** A user by id, and the reader of a user's row: also the rotation's and a redemption's (sessions, recovery). */
 export const USER_BY_ID = prepared("users_by_id", "SELECT * FROM users WHERE id = $1");
@@ -41,14 +42,17 @@ export function userVerbs(s: Shared): UserVerbs {
       return email.includes("\0") ? undefined : find(USER_BY_EMAIL, [normalizeEmail(email)], readUser);
     },
     findById: (id) => find(USER_BY_ID, [id], readUser),
-    async list({ limit, after, email, isActive, isAdmin }) {
+    async list(query) {
+      const { limit, after, email, isActive, isAdmin } = query;
       const conditions: [string, Param | undefined][] = [
         ["id >", after],
         ["email =", email === undefined ? undefined : normalizeEmail(email)],
         ["is_active =", isActive],
         ["is_admin =", isAdmin],
       ];
-      return (await db.all<Row>(...filtered("SELECT * FROM users", conditions, "id", limit))).map(readUser);
+      const [sql, params] = filtered("SELECT * FROM users", conditions, "id", limit);
+      const [searched, searchParams] = withSearch(sql, [...params], query, db.dialect.bytewiseEmail);
+      return (await db.all<Row>(searched, searchParams)).map(readUser);
     },
     countActiveAdmins: () => activeAdmins(db),
     async create(user, { events = [] } = {}) {
