@@ -48,6 +48,24 @@ export function handleError(error: FastifyError, request: FastifyRequest, reply:
   reply.code(status).headers(headers).send({ detail });
 }
 
+export const PATH_SEGMENT_TOO_LONG = "A part of the URL's path is too long";
+export const MALFORMED_URL = "The URL's path is malformed";
+
+/**
+ * The router's refusals before any route (Fastify's frameworkErrors): a path segment over its length
+ * (414) or a malformed percent escape (400). Fastify's own answers echo the path in its error shape.
+ */
+export function refuseUnroutableUrl(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  const tooLong = error.code === "FST_ERR_MAX_PARAM_LENGTH";
+  // No route's hooks run for these: the common headers (platform/hardening.ts) are set here.
+  reply
+    .code(tooLong ? 414 : 400)
+    .header("x-content-type-options", "nosniff")
+    .header("x-request-id", request.id)
+    .header("cache-control", "no-store")
+    .send({ detail: tooLong ? PATH_SEGMENT_TOO_LONG : MALFORMED_URL });
+}
+
 export function handleNotFound(_request: FastifyRequest, reply: FastifyReply): void {
   reply.code(404).send({ detail: "Not Found" });
 }

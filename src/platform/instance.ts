@@ -15,7 +15,7 @@ import { HttpError, MALFORMED_JSON, withoutStackTraces } from "../errors.ts";
 import type { Metrics } from "../operations/metrics.ts";
 import { loggedUrl } from "./access-log.ts";
 import { clientErrorHandler } from "./client-errors.ts";
-import { handleError, handleNotFound } from "./error-handler.ts";
+import { handleError, handleNotFound, refuseUnroutableUrl } from "./error-handler.ts";
 import { requestLoggerOnFirstUse } from "./request-logger.ts";
 import { buildSerializersOnFirstUse } from "./serialization.ts";
 import { createValidatorCompiler } from "./validation.ts";
@@ -113,6 +113,9 @@ export function createInstance(config: Config, { metrics, logStream }: InstanceO
     // While closing, a request that arrives on an open connection is served (with Connection:
     // close), not refused with a 503 in Fastify's own error shape.
     return503OnClosing: false,
+    // What the router refuses before any route (a path segment over its length, a malformed percent
+    // escape) is answered in the service's error shape too, not in Fastify's, and without echoing the path.
+    frameworkErrors: refuseUnroutableUrl,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.setValidatorCompiler(createValidatorCompiler());

@@ -2,6 +2,7 @@
 // in the error shape, never a 5xx, and nothing already stored changes.
 import assert from "node:assert/strict";
 import { describe, type TestContext, test } from "node:test";
+import { MALFORMED_URL, PATH_SEGMENT_TOO_LONG } from "../../src/platform/error-handler.ts";
 import { buildTestApp, createUser, loginToken } from "../helpers.ts";
 
 const PASSWORD = "correct horse battery";
@@ -130,4 +131,27 @@ describe("hostile bodies", () => {
     assertClientError(response, [400, 422], "prototype keys");
     assert.equal((await store.findById(ada.id))?.isAdmin, false);
   });
+});
+
+describe("hostile paths", () => {
+  // The router refuses these before any route runs; Fastify's own answer was its error shape with the
+  // path echoed back. Now: the service's shape, its common headers, and the path not repeated.
+  const paths: [string, string, string, number, string][] = [
+    ["a user id of 200 characters", "GET", `/users/${"a".repeat(200)}`, 414, PATH_SEGMENT_TOO_LONG],
+    ["a passkey id of 5,000 characters", "DELETE", `/me/passkeys/${"b".repeat(5000)}`, 414, PATH_SEGMENT_TOO_LONG],
+    ["a malformed percent escape", "GET", "/users/%zz", 400, MALFORMED_URL],
+    ["a malformed escape in a client id", "DELETE", "/clients/%E0%A4%A", 400, MALFORMED_URL],
+  ];
+  for (const [name, method, url, status, detail] of paths) {
+    test(`${name}: ${status} in the error shape, with the common headers`, async (t) => {
+      const { app } = await victim(t);
+      const response = await app.inject({ method: method as "GET", url });
+      assert.equal(response.statusCode, status, response.body);
+      assert.deepEqual(response.json(), { detail });
+      assert.equal(response.headers["content-type"], "application/json; charset=utf-8");
+      assert.equal(response.headers["cache-control"], "no-store");
+      assert.equal(response.headers["x-content-type-options"], "nosniff");
+      assert.match(String(response.headers["x-request-id"]), /^[0-9a-f-]{36}$/);
+    });
+  }
 });
