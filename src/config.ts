@@ -7,6 +7,8 @@
 // ConfigError naming the setting; server.ts prints that one line and exits.
 // Nothing else in the code reads process.env (env.ts reads it for server.ts
 // and the CLI).
+
+import { ADMIN_CONSOLE_SETTINGS, type AdminConsoleSettings, readAdminConsoleSettings } from "./admin/settings.ts";
 import { PASSWORD_SETTINGS, type PasswordSettings, readPasswordSettings } from "./auth/password-settings.ts";
 import { RATE_LIMIT_SETTINGS, type RateLimitConfig, readRateLimitSettings } from "./auth/rate-limit-settings.ts";
 import { readTokenSettings, TOKEN_SETTINGS, type TokenSettings } from "./auth/token-settings.ts";
@@ -51,6 +53,7 @@ export const SETTINGS_SECTIONS: readonly SettingsSection[] = [
   UPSTREAM_SETTINGS,
   WEBHOOK_SETTINGS,
   OPERATIONS_SETTINGS,
+  ADMIN_CONSOLE_SETTINGS,
 ];
 
 export interface Config {
@@ -142,6 +145,8 @@ export interface Config {
   device?: DeviceSettings;
   /** DPoP proofs (issue 36, RFC 9449): src/dpop/settings.ts; its defaults when absent. */
   dpop?: DpopSettings;
+  /** The admin console (issue 35): src/admin/settings.ts; absent (tests' configs), no console. */
+  adminConsole?: AdminConsoleSettings;
 }
 
 export interface LoadedConfig {
@@ -203,6 +208,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): LoadedConfig 
     pushedAuthorizationRequests: readPushedRequestSettings(env),
     device: readDeviceSettings(env),
     dpop: readDpopSettings(env),
+    adminConsole: readAdminConsoleSettings(env),
   };
   // The rules between sections.
   if (config.upstream?.keepTokens && config.mfa.encryptionKeys.length === 0)
