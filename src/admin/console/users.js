@@ -170,17 +170,18 @@ function createForm(api, reload) {
   );
 }
 
-async function userPage({ api, page, me }, id) {
+/** A user's page; `notice` is what the action that redrew it says. */
+async function userPage({ api, page, me }, id, notice) {
   const path = `/users/${encodeURIComponent(id)}`;
   const user = await api.get(path);
   const status = statusLine();
   const self = user.id === me.id;
 
+  /** Runs an action, then redraws the page with what it did, or says why it failed. */
   async function act(run, done) {
     try {
       await run();
-      status.say(done);
-      await userPage({ api, page, me }, id);
+      await userPage({ api, page, me }, id, done);
     } catch (error) {
       status.fail(error);
     }
@@ -318,6 +319,7 @@ async function userPage({ api, page, me }, id) {
     events,
     h("p", {}, h("a", { href: "#/users" }, "Back to users")),
   );
+  if (notice) status.say(notice);
   fillIdentities(api, path, identities);
   fillEvents(api, path, events);
 }
