@@ -4,8 +4,9 @@
 // every instance and every restart finds the same one. Registered when the
 // service starts listening, because its redirect URI is the address the
 // service is reached at (PUBLIC_URL, or else the listen address, known only
-// then); a loopback address matches on any port (RFC 8252), so a restart on
-// another port needs no change.
+// then). A loopback redirect URI matches on any port (RFC 8252); the
+// post-logout address is matched exactly, so a restart on another port adds
+// its address (the last few are kept, for instances on different addresses).
 import { clientMetadata, matchRedirectUri } from "../oidc/clients.ts";
 import type { UserStore } from "../store/store.ts";
 
