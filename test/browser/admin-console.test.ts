@@ -316,6 +316,43 @@ describe("the admin console at /admin", { skip: skipWithoutChromium("admin conso
       assert.equal(answer.headers.get("cache-control"), "no-store", path);
     }
     await axe("the users screen after a second factor");
+
+    // By keyboard alone: the skip link first, then a user's deactivation, cancelled with Escape, then confirmed.
+    const plain = (await service.store.findByEmail("plain@example.com"))?.id as string;
+    const focused = async () =>
+      String(await page.evaluate("document.activeElement?.id || document.activeElement?.textContent"));
+    await page.goto(`${service.issuer}/admin/#/users/${plain}`);
+    await page.waitForSelector("#deactivate");
+    // A screen takes the focus to its content (main); back with Shift+Tab, past the navigation, the skip link.
+    assert.equal(await focused(), "main");
+    let back = 0;
+    while ((await focused()) !== "Skip to the content" && back < 10) {
+      await page.keyboard.press("Shift+Tab");
+      back += 1;
+    }
+    assert.equal(await focused(), "Skip to the content");
+    await page.keyboard.press("Enter");
+    assert.equal(await focused(), "main", "the skip link takes the focus to the content");
+    assert.equal(new URL(page.url()).hash, `#/users/${plain}`, "and leaves the route alone");
+    let presses = 0;
+    while ((await focused()) !== "deactivate" && presses < 40) {
+      await page.keyboard.press("Tab");
+      presses += 1;
+    }
+    assert.equal(await focused(), "deactivate", "the Deactivate button is reached with Tab");
+    await page.keyboard.press("Enter");
+    await page.locator("dialog.confirm").waitFor();
+    await page.keyboard.press("Escape");
+    await page.locator("dialog.confirm").waitFor({ state: "detached" });
+    assert.equal((await service.store.findById(plain))?.isActive, true, "Escape cancels");
+    await page.focus("#deactivate");
+    await page.keyboard.press("Enter");
+    await page.locator("dialog.confirm").waitFor();
+    await page.keyboard.press("Tab");
+    assert.equal(await focused(), "Deactivate", "the dialog's action is reached with Tab");
+    await page.keyboard.press("Enter");
+    await page.waitForSelector("#activate");
+    assert.equal((await service.store.findById(plain))?.isActive, false);
   });
 
   test("ADMIN_CONSOLE_REQUIRE_MFA=on: an admin without a second factor is told how to add one", async (t) => {

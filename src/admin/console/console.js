@@ -18,6 +18,12 @@ const main = /** @type {HTMLElement} */ (document.getElementById("main"));
 const top = /** @type {HTMLElement} */ (document.getElementById("top"));
 const redirectUri = `${location.origin}/admin/`;
 
+// The skip link moves the focus itself: its #main would otherwise become a route of the fragment router.
+document.querySelector("a.skip")?.addEventListener("click", (event) => {
+  event.preventDefault();
+  main.focus();
+});
+
 function page(title, ...content) {
   document.title = `${title} · Admin console`;
   fill(main, h("h1", {}, title), ...content);
