@@ -4,14 +4,16 @@
 // every instance and every restart finds the same one. Registered when the
 // service starts listening, because its redirect URI is the address the
 // service is reached at (PUBLIC_URL, or else the listen address, known only
-// then). A loopback redirect URI matches on any port (RFC 8252); the
-// post-logout address is matched exactly, so a restart on another port adds
-// its address (the last few are kept, for instances on different addresses).
+// then). Its addresses match exactly, even on a loopback host (where other
+// public clients' match on any port, RFC 8252): its tokens open the admin
+// API, so no other program on the machine may receive its codes. A restart
+// on another port adds that address (the last few are kept, for instances on
+// different addresses).
 import { clientMetadata, matchRedirectUri } from "../oidc/clients.ts";
 import type { UserStore } from "../store/store.ts";
+import { CONSOLE_CLIENT_ID } from "./console-id.ts";
 
-/** The console's client_id: fixed, so that instances starting together register one client, not two. */
-export const CONSOLE_CLIENT_ID = "00000000-0000-7000-8000-000000000035";
+export { CONSOLE_CLIENT_ID } from "./console-id.ts";
 export const CONSOLE_CLIENT_NAME = "Admin console";
 export const CONSOLE_PATH = "/admin/";
 /** How many addresses the client keeps (instances without PUBLIC_URL listening on different hosts). */

@@ -9,7 +9,7 @@
 // closes). The client registry itself is shared: the token endpoint
 // authenticates clients too.
 import type { FastifyInstance } from "fastify";
-import { CONSOLE_CLIENT_ID } from "../admin/console-client.ts";
+import { CONSOLE_CLIENT_ID } from "../admin/console-id.ts";
 import { clientOf } from "../auth/sessions.ts";
 import { refreshTokenGrant } from "../core/grants/refresh-token.ts";
 import type { Services } from "../platform/services.ts";

@@ -75,15 +75,49 @@ describe("the admin console's client and pages", () => {
     assert.equal(registered?.tokenEndpointAuthMethod, "none");
     assert.equal(registered?.secretHash, null);
     assert.equal(registered?.firstParty, true);
-    // A restart on another loopback port matches already (RFC 8252); another host is added, not swapped.
+    // Another address (a restart on another port, another host) is added, not swapped; five are kept.
     assert.equal(await ensureConsoleClient(store, "http://127.0.0.1:9999"), "updated");
-    assert.deepEqual((await store.findClient(CONSOLE_CLIENT_ID))?.redirectUris, [`${BASE}/admin/`]);
     assert.equal(await ensureConsoleClient(store, "https://id.example.com"), "updated");
     assert.deepEqual((await store.findClient(CONSOLE_CLIENT_ID))?.redirectUris, [
       "https://id.example.com/admin/",
+      "http://127.0.0.1:9999/admin/",
       `${BASE}/admin/`,
     ]);
+    for (const port of [1001, 1002, 1003, 1004]) await ensureConsoleClient(store, `http://127.0.0.1:${port}`);
+    assert.deepEqual((await store.findClient(CONSOLE_CLIENT_ID))?.redirectUris, [
+      "http://127.0.0.1:1004/admin/",
+      "http://127.0.0.1:1003/admin/",
+      "http://127.0.0.1:1002/admin/",
+      "http://127.0.0.1:1001/admin/",
+      "https://id.example.com/admin/",
+    ]);
     assert.equal(await ensureConsoleClient(store, "https://id.example.com"), "kept");
+  });
+
+  test("the console's codes go to its exact callback only, never to another loopback port", async (t) => {
+    const { app } = await consoleService(t);
+    const login = await requestToken(app, { username: "admin@example.com", password: PASSWORD });
+    const opened = await app.inject({
+      method: "POST",
+      url: "/oauth/browser-session",
+      headers: bearer(login.json().access_token),
+    });
+    const cookie = (opened.headers["set-cookie"] as string).split(";")[0] as string;
+    const pkce = pkcePair();
+    for (const redirectUri of ["http://127.0.0.1:4444/admin/", "http://127.0.0.1/admin/", "http://[::1]:8000/admin/"]) {
+      const query = new URLSearchParams({
+        response_type: "code",
+        client_id: CONSOLE_CLIENT_ID,
+        redirect_uri: redirectUri,
+        scope: "openid",
+        state: "s",
+        code_challenge: pkce.challenge,
+        code_challenge_method: "S256",
+      });
+      const answer = await app.inject({ url: `/oauth/authorize?${query}`, headers: { cookie } });
+      assert.equal(answer.statusCode, 400, redirectUri);
+      assert.equal(answer.headers.location, undefined, `${redirectUri}: no redirect, no code`);
+    }
   });
 
   test("the console's code-flow tokens open the admin API; refreshed, still; another public client's never", async (t) => {
