@@ -175,6 +175,12 @@ describe("the admin console at /admin", { skip: skipWithoutChromium("admin conso
     await page.waitForSelector("#register-app");
     await axe("the apps screen");
     await page.getByLabel("client_name").fill("Partner portal");
+    // The API's refusal, in its words (the detail), never raw JSON.
+    await page.getByLabel("redirect_uris", { exact: true }).fill("http://partner.example.com/callback");
+    await page.getByRole("button", { name: "Register the app" }).click();
+    const refusal = page.locator("#register-app .status.error");
+    await refusal.waitFor();
+    assert.match((await refusal.textContent()) ?? "", /^redirect_uris: http is allowed only on a loopback host/);
     await page.getByLabel("redirect_uris", { exact: true }).fill(`${rp.origin}/callback`);
     await page.getByRole("button", { name: "Register the app" }).click();
     const secret = (await page.locator("#shown-secret").textContent()) ?? "";
@@ -310,7 +316,16 @@ describe("the admin console at /admin", { skip: skipWithoutChromium("admin conso
       assert.equal(answer.headers.get("cache-control"), "no-store", path);
     }
     // With the admin's token, the answers the console reads are uncached too.
-    for (const path of ["/users", "/clients", "/webhooks", `/users/${admin.id}/events`]) {
+    for (const path of [
+      "/me",
+      "/me/mfa",
+      "/users",
+      `/users/${admin.id}`,
+      `/users/${admin.id}/events`,
+      "/clients",
+      `/clients/${CONSOLE_CLIENT_ID}`,
+      "/webhooks",
+    ]) {
       const answer = await fetch(`${service.issuer}${path}`, { headers: auth });
       assert.equal(answer.status, 200, path);
       assert.equal(answer.headers.get("cache-control"), "no-store", path);
