@@ -21,6 +21,7 @@ import { CONSOLE_CLIENT_ID, ensureConsoleClient } from "../../src/admin/console-
 import { createUser, requestToken } from "../helpers.ts";
 import { type OidcService, startOidcService, startRelyingParty } from "../oidc/fixture.ts";
 import { codeAt } from "../totp.ts";
+import { WebhookReceiver } from "../webhook-receiver.ts";
 import { ARTIFACTS, launchChromium, STEP_TIMEOUT, skipWithoutChromium } from "./chromium.ts";
 
 const PASSWORD = "correct horse battery";
@@ -368,6 +369,46 @@ describe("the admin console at /admin", { skip: skipWithoutChromium("admin conso
     await page.keyboard.press("Enter");
     await page.waitForSelector("#activate");
     assert.equal((await service.store.findById(plain))?.isActive, false);
+  });
+
+  test("a webhook endpoint hears of a user created in the console; its delivery log redelivers the event", async (t) => {
+    const { service } = await startConsole(t);
+    await makeAdmin(service, "admin@example.com");
+    const receiver = new WebhookReceiver();
+    await receiver.start();
+    t.after(() => receiver.stop());
+    receiver.now = service.clock.read;
+    const { page, axe } = await openPage(t);
+    await page.goto(`${service.issuer}/admin/#/webhooks`);
+    await signIn(page, "admin@example.com");
+    await page.waitForSelector("#create-webhook");
+    await page.getByLabel("Address (url)").fill(receiver.url);
+    await page.getByRole("button", { name: "Add the endpoint" }).click();
+    receiver.secrets = [((await page.locator("#shown-secret").textContent()) ?? "").trim()];
+
+    await page.getByRole("link", { name: "Users" }).click();
+    await page.waitForSelector("#create-user");
+    await page.locator("#new-email").fill("newcomer@example.com");
+    await page.locator("#new-password").fill(PASSWORD);
+    await page.getByRole("button", { name: "Create the user" }).click();
+    await page.getByText("Created newcomer@example.com.").waitFor();
+    await receiver.waitFor(() => receiver.accepted.length === 1);
+    const eventId = receiver.accepted[0]?.id;
+
+    await page.getByRole("link", { name: "Webhooks" }).click();
+    await page.getByRole("link", { name: receiver.url }).click();
+    const row = page.locator("#main table tbody tr").first();
+    await row.waitFor();
+    assert.deepEqual(
+      (await row.locator("td").allTextContents()).slice(1, 4),
+      ["user.created", "1", "204"],
+      "the event, its attempt and the receiver's answer",
+    );
+    await axe("the delivery log");
+    await row.getByRole("button", { name: /^Deliver again/ }).click();
+    await page.getByText("Queued again").waitFor();
+    await receiver.waitFor(() => receiver.accepted.length === 2);
+    assert.equal(receiver.accepted[1]?.id, eventId, "the same event, the same webhook-id");
   });
 
   test("ADMIN_CONSOLE_REQUIRE_MFA=on: an admin without a second factor is told how to add one", async (t) => {

@@ -255,7 +255,7 @@ async function fillDeliveries(api, path, section, status, cursor) {
         ? emptyState("Nothing delivered yet: events of the chosen types are sent as they happen.")
         : table(
             "Delivery attempts, newest first",
-            ["When", "Event", "Attempt", "Answer", "Time", "Error", ""],
+            ["When", "Event", "Attempt", "Answer", "Time", "Error", "Action"],
             answer.items.map((delivery) => [
               when(delivery.created_at),
               delivery.type,
@@ -268,7 +268,7 @@ async function fillDeliveries(api, path, section, status, cursor) {
                 {
                   type: "button",
                   class: "secondary",
-                  "aria-label": `Deliver ${delivery.type} event ${delivery.event_id} again`,
+                  "aria-label": `Deliver again: ${delivery.type} event ${delivery.event_id}`,
                   async onclick() {
                     try {
                       await api.post(`${path}/deliveries`, { event_id: delivery.event_id });
