@@ -7,7 +7,6 @@
 // ConfigError naming the setting; server.ts prints that one line and exits.
 // Nothing else in the code reads process.env (env.ts reads it for server.ts
 // and the CLI).
-
 import { ADMIN_CONSOLE_SETTINGS, type AdminConsoleSettings, readAdminConsoleSettings } from "./admin/settings.ts";
 import { PASSWORD_SETTINGS, type PasswordSettings, readPasswordSettings } from "./auth/password-settings.ts";
 import { RATE_LIMIT_SETTINGS, type RateLimitConfig, readRateLimitSettings } from "./auth/rate-limit-settings.ts";

@@ -6,10 +6,12 @@
 // (RP-initiated logout). Around it: every request stays on the service's
 // origin, the CSP has no unsafe-*, no token in web storage, axe-core finds
 // nothing on any screen, the first load's JS + CSS is under 150 KB gzipped.
-// Then an admin with a second factor signs in with it; a non-admin gets the
-// refusal page; with ADMIN_CONSOLE_REQUIRE_MFA=on an admin without a second
-// factor gets the page saying how to add one. The users screen's screenshot
-// goes to test-artifacts/browser/ (and to docs/images/ with UPDATE_DOCS_IMAGES=1).
+// Then an admin with a second factor signs in with it and walks a deactivation
+// by keyboard alone; a non-admin gets the refusal page; a webhook endpoint
+// hears of a user created in the console and its delivery log redelivers the
+// event; with ADMIN_CONSOLE_REQUIRE_MFA=on an admin without a second factor
+// gets the page saying how to add one. The users screen's screenshot goes to
+// test-artifacts/browser/ (and to docs/images/ with UPDATE_DOCS_IMAGES=1).
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
