@@ -91,6 +91,10 @@ const { metafile } = await build({
 });
 const assets = globSync("src/pages/*.{js,css}", { cwd: ROOT });
 for (const asset of assets) copyFileSync(join(ROOT, asset), join(staging, basename(asset)));
+// The admin console's modules and stylesheet (issue 35), read from console/ beside the bundle.
+const consoleAssets = globSync("src/admin/console/*.{js,css}", { cwd: ROOT });
+mkdirSync(join(staging, "console"));
+for (const asset of consoleAssets) copyFileSync(join(ROOT, asset), join(staging, "console", basename(asset)));
 writeFileSync(join(staging, "README"), "Built by npm run build from src/ (scripts/build.ts); not edited by hand.\n");
 // Library files are covered by npm's record of the installed packages (ALWAYS_CHECKED), which every
 // install rewrites; the project's own inputs are checked one by one.
@@ -99,7 +103,9 @@ const inputs = Object.keys(metafile.inputs)
   .map((input) => relative(ROOT, resolve(process.cwd(), input)))
   .filter((file) => !file.startsWith("node_modules") && !file.startsWith(".."));
 const files = Object.fromEntries(
-  [...new Set([...inputs, ...assets, ...ALWAYS_CHECKED])].sort().map((file) => [file, fileStamp(ROOT, file)]),
+  [...new Set([...inputs, ...assets, ...consoleAssets, ...ALWAYS_CHECKED])]
+    .sort()
+    .map((file) => [file, fileStamp(ROOT, file)]),
 );
 writeFileSync(join(staging, STAMP_FILE), `${JSON.stringify({ files }, null, 1)}\n`);
 

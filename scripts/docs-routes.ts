@@ -18,7 +18,7 @@ export const ROUTES_FILE = join(ROOT, "docs", "reference", "routes.md");
 /** Settings that add routes, each with the words the page uses for it. Example values only. */
 const FEATURES: { when: string; env: Env }[] = [
   {
-    when: "OpenID Connect is on (`PUBLIC_URL` or `OIDC_SIGNING_KEY_FILE` set)",
+    when: "OpenID Connect is on (always on SQLite; on PostgreSQL, with `OIDC_SIGNING_KEY_FILE`)",
     env: { PUBLIC_URL: "https://id.example.com" },
   },
   {
@@ -75,9 +75,14 @@ type Document = {
   components?: { schemas?: Record<string, Schema>; securitySchemes?: Record<string, { description?: string }> };
 };
 
-/** The OpenAPI document of an app built with these settings on an in-memory store. */
+/**
+ * The OpenAPI document of an app built with these settings on an in-memory store. OpenID Connect is on
+ * for every SQLite database since issue 35; without PUBLIC_URL in `env` it is taken off here, as on
+ * PostgreSQL without OIDC_SIGNING_KEY_FILE, so that the page still says which routes depend on it.
+ */
 async function openApiDocument(env: Env): Promise<Document> {
-  const { config } = loadConfig({ DATABASE_URL: "sqlite::memory:", LOG_LEVEL: "silent", ...env });
+  const loaded = loadConfig({ DATABASE_URL: "sqlite::memory:", LOG_LEVEL: "silent", ...env }).config;
+  const config = env.PUBLIC_URL === undefined ? { ...loaded, oidcSigningKeys: [] } : loaded;
   const store = await openStore(config.database);
   try {
     const app = await buildApp({ config, store });

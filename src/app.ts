@@ -13,6 +13,7 @@
 // table (core/grants/registry.ts), and discovery publishes it.
 import type { FastifyInstance } from "fastify";
 import type { DestinationStream } from "pino";
+import { installAdminConsole } from "./admin/install.ts";
 import { installAdminApi } from "./admin-api/install.ts";
 import type { CounterStore } from "./auth/rate-limits.ts";
 import type { Clock } from "./auth/tokens.ts";
@@ -81,6 +82,7 @@ export async function buildApp({
   await installOperations(app, services);
   await installPages(app, services);
   await installDiscovery(app, services);
+  await installAdminConsole(app, services);
 
   await app.register(async function apiRoutes(api) {
     documentCommonResponses(api);

@@ -7,6 +7,7 @@
 // ConfigError naming the setting; server.ts prints that one line and exits.
 // Nothing else in the code reads process.env (env.ts reads it for server.ts
 // and the CLI).
+import { ADMIN_CONSOLE_SETTINGS, type AdminConsoleSettings, readAdminConsoleSettings } from "./admin/settings.ts";
 import { PASSWORD_SETTINGS, type PasswordSettings, readPasswordSettings } from "./auth/password-settings.ts";
 import { RATE_LIMIT_SETTINGS, type RateLimitConfig, readRateLimitSettings } from "./auth/rate-limit-settings.ts";
 import { readTokenSettings, TOKEN_SETTINGS, type TokenSettings } from "./auth/token-settings.ts";
@@ -51,6 +52,7 @@ export const SETTINGS_SECTIONS: readonly SettingsSection[] = [
   UPSTREAM_SETTINGS,
   WEBHOOK_SETTINGS,
   OPERATIONS_SETTINGS,
+  ADMIN_CONSOLE_SETTINGS,
 ];
 
 export interface Config {
@@ -147,6 +149,8 @@ export interface Config {
    * included; GET /admin/settings shows a secret's only as set or unset. Absent in configs built by hand.
    */
   settingsGiven?: Readonly<Record<string, string>>;
+  /** The admin console (issue 35): src/admin/settings.ts; absent (tests' configs), no console. */
+  adminConsole?: AdminConsoleSettings;
 }
 
 export interface LoadedConfig {
@@ -221,6 +225,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): LoadedConfig 
     device: readDeviceSettings(env),
     dpop: readDpopSettings(env),
     settingsGiven: settingsGiven(env),
+    adminConsole: readAdminConsoleSettings(env),
   };
   // The rules between sections.
   if (config.upstream?.keepTokens && config.mfa.encryptionKeys.length === 0)

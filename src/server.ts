@@ -9,6 +9,7 @@
 // does a second signal.
 import { once } from "node:events";
 import { createServer, type Server } from "node:http";
+import type { FastifyInstance } from "fastify";
 import type { DestinationStream } from "pino";
 import { buildApp } from "./app.ts";
 import { loadCommonPasswords } from "./auth/password-policy.ts";
@@ -18,6 +19,7 @@ import { type Config, loadConfig } from "./config.ts";
 import { readEnvironment } from "./env.ts";
 import { ConfigError } from "./errors.ts";
 import { BatchedLogDestination } from "./log-destination.ts";
+import { OIDC_WITHOUT_PUBLIC_URL } from "./oidc/settings.ts";
 import type { Metrics } from "./operations/metrics.ts";
 import { openStore } from "./store/open.ts";
 import type { UserStore } from "./store/store.ts";
@@ -83,6 +85,23 @@ async function openStores(config: Config): Promise<{ store: UserStore; counters?
   return { store, counters };
 }
 
+/** Issue 35: one line that tells a newcomer where the admin console, the docs and the sign-in page are. */
+function logWhereToGo(app: FastifyInstance, config: Config): void {
+  const address = app.server.address();
+  const listening =
+    address !== null && typeof address === "object"
+      ? `http://${address.address.includes(":") ? `[${address.address}]` : address.address}:${address.port}`
+      : `http://${config.host}:${config.port}`;
+  const base = config.publicUrl ?? listening;
+  const consoleOn = config.adminConsole?.enabled === true && (config.oidcSigningKeys?.length ?? 0) > 0;
+  app.log.info(
+    { ...(consoleOn ? { adminConsole: `${base}/admin/` } : {}), docs: `${base}/docs`, signIn: `${base}/sign-in` },
+    consoleOn
+      ? `admin console at ${base}/admin/, API docs at ${base}/docs, sign-in page at ${base}/sign-in`
+      : `API docs at ${base}/docs, sign-in page at ${base}/sign-in`,
+  );
+}
+
 async function main(): Promise<void> {
   let loaded: ReturnType<typeof loadConfig>;
   try {
@@ -107,7 +126,10 @@ async function main(): Promise<void> {
   });
   const metricsServer = metrics && config.metrics ? await serveMetrics(metrics, config.metrics) : undefined;
   if (metricsServer) app.log.info({ address: metricsServer.address() }, "metrics served on their own port at /metrics");
-  for (const notice of notices) app.log.info(notice);
+  for (const notice of notices) {
+    if (notice === OIDC_WITHOUT_PUBLIC_URL) app.log.warn(notice);
+    else app.log.info(notice);
+  }
   if (!config.rateLimit.enabled) app.log.warn("RATE_LIMIT is off: logins and sign-ups are not rate limited");
   if (config.firstAdmin) {
     const outcome = await ensureFirstAdmin(store, createPasswordHasher(config.argon2), config.firstAdmin);
@@ -156,6 +178,7 @@ async function main(): Promise<void> {
   process.on("SIGINT", () => void stop("SIGINT"));
 
   await app.listen({ host: config.host, port: config.port, backlog: config.connections.listenBacklog });
+  logWhereToGo(app, config);
   // Unpacked once the service answers, so that neither start-up nor the first sign-up waits for it.
   if (config.passwordListCheck) setTimeout(loadCommonPasswords, 1000).unref();
 }

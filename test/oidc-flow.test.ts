@@ -9,6 +9,7 @@ import assert from "node:assert/strict";
 import { describe, type TestContext, test } from "node:test";
 import { buildApp } from "../src/app.ts";
 import { loadConfig } from "../src/config.ts";
+import { OIDC_WITHOUT_PUBLIC_URL } from "../src/oidc/settings.ts";
 import { openPostgresStore } from "../src/store/postgres.ts";
 import {
   bearer,
@@ -650,10 +651,15 @@ describe("discovery and keys", () => {
     assert.deepEqual((await app.inject({ url: "/.well-known/jwks.json" })).json(), { keys: [] });
   });
 
-  test("OIDC_SIGNING_KEY_FILE: a generated key on SQLite with PUBLIC_URL, off on PostgreSQL without it, a bad key named", () => {
-    assert.deepEqual(loadConfig({ DATABASE_URL: "sqlite::memory:" }).config.oidcSigningKeys, [], "no PUBLIC_URL: off");
+  test("OIDC_SIGNING_KEY_FILE: a generated key on SQLite (without PUBLIC_URL too, with a warning), off on PostgreSQL without it, a bad key named", () => {
+    // Issue 35: without PUBLIC_URL the provider runs with the listen address as its issuer, so that the
+    // admin console signs in right after `npm start`; one notice says production needs PUBLIC_URL.
+    const bare = loadConfig({ DATABASE_URL: "sqlite::memory:" });
+    assert.equal(bare.config.oidcSigningKeys?.length, 1, "no PUBLIC_URL: a per-process key");
+    assert.ok(bare.notices.includes(OIDC_WITHOUT_PUBLIC_URL));
     const memory = loadConfig({ DATABASE_URL: "sqlite::memory:", PUBLIC_URL: "https://id.example.com" });
     assert.equal(memory.config.oidcSigningKeys?.length, 1);
+    assert.ok(!memory.notices.includes(OIDC_WITHOUT_PUBLIC_URL));
     const postgres = loadConfig({
       DATABASE_URL: "postgres://db/users",
       SIGNING_SECRET: "s".repeat(32),

@@ -11,6 +11,7 @@
 // cache that every change made through this registry empties at once; a
 // change made by another instance (or the CLI) is seen within CACHE_TTL_MS.
 import { hash, randomBytes, timingSafeEqual } from "node:crypto";
+import { CONSOLE_CLIENT_ID } from "../admin/console-id.ts";
 import { HttpError } from "../errors.ts";
 import type { Resolve } from "../outbound/guard.ts";
 import type { AuditEntry, ClientAuthMethod, ClientMetadataRecord, ClientRecord, UserStore } from "../store/store.ts";
@@ -164,11 +165,14 @@ export function usableRedirectUri(uri: string): boolean {
  * normalised: a URI that differs in any other way is not the client's.
  */
 export function matchRedirectUri(
-  client: Pick<ClientMetadataRecord, "redirectUris" | "tokenEndpointAuthMethod">,
+  client: Pick<ClientMetadataRecord, "redirectUris" | "tokenEndpointAuthMethod"> & { id?: string },
   presented: string,
 ): boolean {
   if (client.redirectUris.includes(presented)) return true;
   if (client.tokenEndpointAuthMethod !== "none") return false;
+  // Issue 35: the admin console's codes become tokens that open the admin API; only its own exact
+  // callback may receive them, never a program listening on another loopback port.
+  if (client.id === CONSOLE_CLIENT_ID) return false;
   const asked = LOOPBACK.exec(presented);
   if (asked === null || Number(asked[2] ?? "80") > MAX_PORT) return false;
   return client.redirectUris.some((uri) => {

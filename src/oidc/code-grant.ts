@@ -80,8 +80,15 @@ export function createOidcGrants(options: {
   clientInfo: (request: FastifyRequest) => ClientInfo;
   /** The userinfo endpoint's absolute URL: the audience of a token granted `openid`. */
   userinfoUrl: () => string;
+  /**
+   * Issue 35: the service's own apps (the admin console's client, while it is on), whose access tokens
+   * are the service's first-party user tokens, as the sign-in page's password grant issues, so that they
+   * open the account and admin API; every other client's are RFC 9068 tokens for their resources.
+   */
+  serviceApps?: ReadonlySet<string>;
 }): OidcGrants {
   const { store, sessions, tokens, idTokens, clients, audit, clock, clientInfo, userinfoUrl } = options;
+  const serviceApps = options.serviceApps ?? new Set<string>();
   const iso = () => new Date(clock()).toISOString();
 
   return {
@@ -138,15 +145,17 @@ export function createOidcGrants(options: {
       );
       await store.recordCodeIssue(stored.codeHash, issued.session.id);
       const scopes = stored.scope.split(" ");
-      const accessToken = tokens.issueDelegatedAccessToken({
-        userId: user.id,
-        clientId: client.id,
-        scope: stored.scope,
-        sessionId: issued.session.id,
-        amr: browser.amr,
-        audience: delegatedAudience(resources, userinfoUrl()),
-        jkt,
-      });
+      const accessToken = serviceApps.has(client.id)
+        ? tokens.issueAccessToken(user, issued.session.id, browser.amr, jkt)
+        : tokens.issueDelegatedAccessToken({
+            userId: user.id,
+            clientId: client.id,
+            scope: stored.scope,
+            sessionId: issued.session.id,
+            amr: browser.amr,
+            audience: delegatedAudience(resources, userinfoUrl()),
+            jkt,
+          });
       const { sub: _sub, ...profile } = userClaims(user, scopes);
       return {
         access_token: accessToken,
@@ -189,15 +198,17 @@ export function createOidcGrants(options: {
       if (!rotated.user.isActive) throw invalidGrant(INVALID_CLIENT_REFRESH);
       const jkt = proofKeyOf(request);
       return {
-        access_token: tokens.issueDelegatedAccessToken({
-          userId: rotated.user.id,
-          clientId: client.id,
-          scope: binding.scope,
-          sessionId: rotated.session.id,
-          amr: rotated.session.amr,
-          audience,
-          jkt,
-        }),
+        access_token: serviceApps.has(client.id)
+          ? tokens.issueAccessToken(rotated.user, rotated.session.id, rotated.session.amr, jkt)
+          : tokens.issueDelegatedAccessToken({
+              userId: rotated.user.id,
+              clientId: client.id,
+              scope: binding.scope,
+              sessionId: rotated.session.id,
+              amr: rotated.session.amr,
+              audience,
+              jkt,
+            }),
         token_type: jkt === undefined ? "bearer" : "DPoP",
         expires_in: ACCESS_TOKEN_LIFETIME_SECONDS,
         refresh_token: rotated.refreshToken,

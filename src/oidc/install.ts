@@ -9,6 +9,7 @@
 // closes). The client registry itself is shared: the token endpoint
 // authenticates clients too.
 import type { FastifyInstance } from "fastify";
+import { CONSOLE_CLIENT_ID } from "../admin/console-id.ts";
 import { clientOf } from "../auth/sessions.ts";
 import { refreshTokenGrant } from "../core/grants/refresh-token.ts";
 import type { Services } from "../platform/services.ts";
@@ -99,6 +100,8 @@ async function installProvider(
     clock,
     clientInfo: clientOf,
     userinfoUrl,
+    // Issue 35: the admin console's tokens open the admin API (admin/console-client.ts).
+    ...(config.adminConsole?.enabled ? { serviceApps: new Set([CONSOLE_CLIENT_ID]) } : {}),
   });
   // The refresh grant, in its place in the table, refreshes the sessions clients started as well.
   grants.add(refreshTokenGrant({ ...grantDeps, oidc }));

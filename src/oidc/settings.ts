@@ -1,6 +1,6 @@
 // The settings of OAuth clients and OpenID Connect: the RSA keys that sign ID
-// tokens (generated on SQLite once PUBLIC_URL names the issuer; without them
-// OpenID Connect is off), the resource servers that may introspect every
+// tokens (generated on SQLite, where PUBLIC_URL or else the listen address
+// names the issuer; without them OpenID Connect is off), the resource servers that may introspect every
 // token, and dynamic client registration (RFC 7591) with what a registrant
 // may ask for (oidc/registration-policy.ts). Declared here, beside the
 // clients; config.ts composes them.
@@ -28,12 +28,13 @@ export interface OidcSettings {
  */
 const OIDC_SIGNING_KEY_FILE = text({
   name: "OIDC_SIGNING_KEY_FILE",
-  default: "generated (SQLite, with `PUBLIC_URL`)",
+  default: "generated (SQLite)",
   meaning:
     "RSA private key file(s) (PEM, at least 2048 bits) that sign ID tokens (RS256), separated by commas for " +
-    "rotation (the first signs, all are published in the JWK Set). Unset and `PUBLIC_URL` unset too: OpenID " +
-    "Connect is off. Unset with `PUBLIC_URL` and an SQLite file: generated in `oidc-signing-key-rs256.pem` " +
-    "beside the database, owner-only; with `sqlite::memory:` a per-process key; unset with PostgreSQL, OpenID " +
+    "rotation (the first signs, all are published in the JWK Set). Unset with an SQLite file: generated in " +
+    "`oidc-signing-key-rs256.pem` beside the database, owner-only (without `PUBLIC_URL` the issuer is the listen " +
+    "address, and a start-up line says production needs `PUBLIC_URL`); with `sqlite::memory:` a per-process " +
+    "key; unset with PostgreSQL, OpenID " +
     "Connect is off (no authorization endpoint, no discovery) and a notice says so. `openssl genpkey " +
     "-algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out oidc.pem`.",
 });
@@ -149,9 +150,9 @@ export function readOidcSettings(
 }
 
 /**
- * OIDC_SIGNING_KEY_FILE, or a generated key on SQLite once PUBLIC_URL names the issuer that relying
- * parties reach (without either, OpenID Connect is off and nothing changes: no key is made, the JWK
- * Set stays as it was). With PostgreSQL and no file, OpenID Connect is off (one notice): every
+ * OIDC_SIGNING_KEY_FILE, or a generated key on SQLite. Without PUBLIC_URL the issuer is the listen
+ * address (issue 35: the admin console signs in through OpenID Connect right after `npm start`), and
+ * one notice says that relying parties elsewhere need PUBLIC_URL. With PostgreSQL and no file, OpenID Connect is off (one notice): every
  * instance must sign ID tokens with one key, and a key kept in the database would be readable by
  * anyone who can read a backup of it.
  */
@@ -165,15 +166,22 @@ function resolveOidcSigningKeys(
   }: { database: DatabaseLocation; cwd: string; publicUrl?: string; notices: string[] },
 ): string[] {
   const raw = OIDC_SIGNING_KEY_FILE.raw(env);
-  if (raw === undefined && publicUrl === undefined) return [];
   const keys = resolvePrivateKeys(OIDC_SIGNING_KEY, "RS256", raw, database, cwd, notices);
-  if (keys !== undefined) return keys;
+  if (keys !== undefined) {
+    if (publicUrl === undefined) notices.push(OIDC_WITHOUT_PUBLIC_URL);
+    return keys;
+  }
   notices.push(
     "OIDC_SIGNING_KEY_FILE is unset: OpenID Connect (authorization endpoint, ID tokens) is off until it names an " +
       "RSA key shared by every instance",
   );
   return [];
 }
+
+/** The start-up warning of an OpenID Provider whose issuer is only the listen address. */
+export const OIDC_WITHOUT_PUBLIC_URL =
+  "PUBLIC_URL is unset: OpenID Connect names the listen address as its issuer, which only this machine reaches; " +
+  "production needs PUBLIC_URL (the address users and apps reach)";
 
 /**
  * Dynamic client registration is off unless DYNAMIC_CLIENT_REGISTRATION is on, and then needs its

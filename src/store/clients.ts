@@ -64,7 +64,11 @@ export type ClientMetadataRecord = Pick<
   | "dpopBoundAccessTokens"
 >;
 
-export type NewClient = ClientMetadataRecord & Pick<ClientRecord, "registeredBy" | "secretHash">;
+export type NewClient = ClientMetadataRecord &
+  Pick<ClientRecord, "registeredBy" | "secretHash"> & {
+    /** Issue 35: a fixed client_id (the admin console's, registered once by every instance); else a new UUIDv7. */
+    id?: string;
+  };
 
 /** An authorization code as stored (its hash only), bound to everything the token request must match. */
 export interface AuthorizationCodeRecord {

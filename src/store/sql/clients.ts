@@ -80,7 +80,13 @@ export function clientVerbs({ db, d, clock, now, find, record, eventful, session
     // The registry
     async createClient(client, events = []) {
       const at = clock();
-      const values = [newId(at), ...clientColumns(client), client.registeredBy, client.secretHash, iso(at)];
+      const values = [
+        client.id ?? newId(at),
+        ...clientColumns(client),
+        client.registeredBy,
+        client.secretHash,
+        iso(at),
+      ];
       // Issue 36 (DPoP): its column after the others, so that the numbering above stays as it was.
       values.push(client.dpopBoundAccessTokens);
       return db.transaction(async (tx) => {

@@ -1,0 +1,74 @@
+// The console's only way to the service: the documented admin API, with the
+// access token held in memory (never in web storage). An answer of 401 gets
+// one refresh and one retry; every refusal becomes an ApiError carrying the
+// API's `detail`, which the screens show in words.
+
+export class ApiError extends Error {
+  /** @param {number} status @param {string} detail */
+  constructor(status, detail) {
+    super(detail);
+    this.status = status;
+    this.detail = detail;
+  }
+}
+
+/**
+ * @param {{ accessToken(): string | undefined, refresh(): Promise<boolean> }} session
+ */
+export function createApi(session) {
+  async function send(method, path, body) {
+    const headers = { accept: "application/json" };
+    const token = session.accessToken();
+    if (token) headers.authorization = `Bearer ${token}`;
+    if (body !== undefined) headers["content-type"] = "application/json";
+    return fetch(path, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      cache: "no-store",
+      credentials: "omit",
+    });
+  }
+
+  /**
+   * @param {string} method
+   * @param {string} path
+   * @param {unknown} [body]
+   */
+  async function request(method, path, body) {
+    let answer = await send(method, path, body);
+    if (answer.status === 401 && (await session.refresh())) answer = await send(method, path, body);
+    if (answer.status === 204) return undefined;
+    const text = await answer.text();
+    let parsed;
+    try {
+      parsed = text === "" ? undefined : JSON.parse(text);
+    } catch {
+      parsed = undefined;
+    }
+    if (!answer.ok) {
+      const detail =
+        parsed && typeof parsed.detail === "string"
+          ? parsed.detail
+          : Array.isArray(parsed?.detail)
+            ? parsed.detail.map((item) => item.msg ?? String(item)).join("; ")
+            : `The service answered ${answer.status}.`;
+      throw new ApiError(answer.status, detail);
+    }
+    return parsed;
+  }
+
+  return {
+    get: (path) => request("GET", path),
+    post: (path, body) => request("POST", path, body ?? {}),
+    patch: (path, body) => request("PATCH", path, body),
+    put: (path, body) => request("PUT", path, body),
+    delete: (path) => request("DELETE", path),
+  };
+}
+
+/** A query string from the values that are set. */
+export function query(values) {
+  const entries = Object.entries(values).filter(([, value]) => value !== undefined && value !== null && value !== "");
+  return entries.length === 0 ? "" : `?${new URLSearchParams(entries.map(([k, v]) => [k, String(v)]))}`;
+}
