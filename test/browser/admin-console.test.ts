@@ -13,21 +13,24 @@
 // gets the page saying how to add one. The users screen's screenshot goes to
 // test-artifacts/browser/ (and to docs/images/ with UPDATE_DOCS_IMAGES=1).
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
-import { createRequire } from "node:module";
 import { after, before, describe, type TestContext, test } from "node:test";
 import { gzipSync } from "node:zlib";
 import * as client from "openid-client";
-import type { Browser, BrowserContext, Page, Response } from "playwright-core";
-import { CONSOLE_CLIENT_ID, ensureConsoleClient } from "../../src/admin/console-client.ts";
+import type { Browser, Response } from "playwright-core";
+import { CONSOLE_CLIENT_ID } from "../../src/admin/console-client.ts";
 import { createUser, requestToken } from "../helpers.ts";
-import { type OidcService, startOidcService, startRelyingParty } from "../oidc/fixture.ts";
 import { codeAt } from "../totp.ts";
 import { WebhookReceiver } from "../webhook-receiver.ts";
-import { ARTIFACTS, launchChromium, STEP_TIMEOUT, skipWithoutChromium } from "./chromium.ts";
+import {
+  confirm,
+  makeAdmin,
+  openPage as openConsolePage,
+  PASSWORD,
+  signIn,
+  startConsole,
+} from "./admin-console-fixture.ts";
+import { ARTIFACTS, launchChromium, skipWithoutChromium } from "./chromium.ts";
 
-const PASSWORD = "correct horse battery";
-const axeSource = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
 const MAX_FIRST_LOAD_GZIP_BYTES = 150 * 1024;
 
 describe("the admin console at /admin", { skip: skipWithoutChromium("admin console") }, () => {
@@ -39,58 +42,7 @@ describe("the admin console at /admin", { skip: skipWithoutChromium("admin conso
     await browser?.close();
   });
 
-  async function startConsole(t: TestContext, requireMfa = false) {
-    const rp = await startRelyingParty(t);
-    const service = await startOidcService(t, rp.origin, { adminConsole: { enabled: true, requireMfa } });
-    // Registered when the service starts listening; once more here, so the test does not race that hook.
-    await ensureConsoleClient(service.store, service.issuer);
-    return { rp, service };
-  }
-
-  async function makeAdmin(service: OidcService, email: string) {
-    const user = await createUser(service.store, email, PASSWORD);
-    await service.store.update(user.id, { isAdmin: true });
-    return user;
-  }
-
-  /** A fresh browser context (no cookies) whose every request is recorded, with CSP complaints. */
-  async function openPage(t: TestContext) {
-    const context: BrowserContext = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    t.after(() => context.close());
-    const page = await context.newPage();
-    page.setDefaultTimeout(STEP_TIMEOUT);
-    const requests: string[] = [];
-    const complaints: string[] = [];
-    page.on("request", (request) => requests.push(request.url()));
-    page.on("console", (message) => {
-      if (/Content Security Policy|Refused to/i.test(message.text())) complaints.push(message.text());
-    });
-    const cdp = await context.newCDPSession(page);
-    async function axe(what: string) {
-      await cdp.send("Runtime.evaluate", { expression: axeSource });
-      const { result } = await cdp.send("Runtime.evaluate", {
-        expression:
-          "axe.run(document).then((r) => r.violations.map((v) => ({ id: v.id, nodes: v.nodes.map((n) => n.target.join(' ')) })))",
-        awaitPromise: true,
-        returnByValue: true,
-      });
-      assert.deepEqual(result.value, [], `axe-core found violations on ${what}`);
-    }
-    return { page, requests, complaints, axe };
-  }
-
-  async function signIn(page: Page, email: string) {
-    await page.waitForURL(/\/sign-in\?/);
-    await page.fill("#email", email);
-    await page.fill("#password", PASSWORD);
-    await page.click("#password-form button");
-  }
-
-  async function confirm(page: Page, label: string) {
-    const dialog = page.locator("dialog.confirm");
-    await dialog.waitFor();
-    await dialog.getByRole("button", { name: label }).click();
-  }
+  const openPage = (t: TestContext) => openConsolePage(browser, t);
 
   test("an admin manages users, apps and webhooks, and signs out", async (t) => {
     const { rp, service } = await startConsole(t);
