@@ -66,6 +66,9 @@ describe("the admin console at /admin", { skip: skipWithoutChromium("admin conso
     // The console's page: the hosted pages' policy, nothing unsafe, never cached.
     const first = await page.goto(`${service.issuer}/admin`);
     await signIn(page, "admin@example.com");
+    // The overview is the first screen; the users screen is one link away.
+    await page.waitForSelector("#overview-users");
+    await page.getByRole("link", { name: "Users" }).click();
     await page.waitForSelector("#user-results table");
     const shell = await fetch(`${service.issuer}/admin/`);
     const policy = shell.headers.get("content-security-policy") ?? "";
@@ -241,7 +244,7 @@ describe("the admin console at /admin", { skip: skipWithoutChromium("admin conso
     service.clock.advanceSeconds(60);
 
     const { page, axe } = await openPage(t);
-    await page.goto(`${service.issuer}/admin/`);
+    await page.goto(`${service.issuer}/admin/#/users`);
     await signIn(page, admin.email);
     await page.waitForSelector("#otp-form:not([hidden])");
     await page.fill("#otp", codeAt(secret, service.clock.now));
