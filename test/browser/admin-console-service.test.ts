@@ -190,6 +190,18 @@ describe("the admin console's overview, audit log and settings", { skip: skipWit
     await links.first().click();
     await page.getByRole("heading", { name: grace.email }).waitFor();
 
+    // A user the service does not know: said in words; a filter nothing matches: the empty state.
+    await page.getByRole("link", { name: "Audit log", exact: true }).click();
+    await page.waitForSelector("#audit-results table");
+    await page.locator("#audit-user").fill("nobody-here@example.com");
+    await page.getByRole("button", { name: "Filter" }).click();
+    await page.getByText("No user has the e-mail address nobody-here@example.com.").waitFor();
+    await page.locator("#audit-user").fill("");
+    await page.locator("#audit-outcome").fill("no_such_outcome");
+    await page.getByRole("button", { name: "Filter" }).click();
+    await page.getByText("No event matches these filters").waitFor();
+    await axe("the audit log's empty state");
+
     // Settings: secrets as set or unset only; the signing secret nowhere in the page.
     await page.getByRole("link", { name: "Settings" }).click();
     await page.waitForSelector("#features");
