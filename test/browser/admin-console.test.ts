@@ -13,21 +13,24 @@
 // gets the page saying how to add one. The users screen's screenshot goes to
 // test-artifacts/browser/ (and to docs/images/ with UPDATE_DOCS_IMAGES=1).
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
-import { createRequire } from "node:module";
 import { after, before, describe, type TestContext, test } from "node:test";
 import { gzipSync } from "node:zlib";
 import * as client from "openid-client";
-import type { Browser, BrowserContext, Page, Response } from "playwright-core";
-import { CONSOLE_CLIENT_ID, ensureConsoleClient } from "../../src/admin/console-client.ts";
+import type { Browser, Response } from "playwright-core";
+import { CONSOLE_CLIENT_ID } from "../../src/admin/console-client.ts";
 import { createUser, requestToken } from "../helpers.ts";
-import { type OidcService, startOidcService, startRelyingParty } from "../oidc/fixture.ts";
 import { codeAt } from "../totp.ts";
 import { WebhookReceiver } from "../webhook-receiver.ts";
-import { ARTIFACTS, launchChromium, STEP_TIMEOUT, skipWithoutChromium } from "./chromium.ts";
+import {
+  confirm,
+  makeAdmin,
+  openPage as openConsolePage,
+  PASSWORD,
+  signIn,
+  startConsole,
+} from "./admin-console-fixture.ts";
+import { ARTIFACTS, launchChromium, skipWithoutChromium } from "./chromium.ts";
 
-const PASSWORD = "correct horse battery";
-const axeSource = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
 const MAX_FIRST_LOAD_GZIP_BYTES = 150 * 1024;
 
 describe("the admin console at /admin", { skip: skipWithoutChromium("admin console") }, () => {
@@ -39,58 +42,7 @@ describe("the admin console at /admin", { skip: skipWithoutChromium("admin conso
     await browser?.close();
   });
 
-  async function startConsole(t: TestContext, requireMfa = false) {
-    const rp = await startRelyingParty(t);
-    const service = await startOidcService(t, rp.origin, { adminConsole: { enabled: true, requireMfa } });
-    // Registered when the service starts listening; once more here, so the test does not race that hook.
-    await ensureConsoleClient(service.store, service.issuer);
-    return { rp, service };
-  }
-
-  async function makeAdmin(service: OidcService, email: string) {
-    const user = await createUser(service.store, email, PASSWORD);
-    await service.store.update(user.id, { isAdmin: true });
-    return user;
-  }
-
-  /** A fresh browser context (no cookies) whose every request is recorded, with CSP complaints. */
-  async function openPage(t: TestContext) {
-    const context: BrowserContext = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    t.after(() => context.close());
-    const page = await context.newPage();
-    page.setDefaultTimeout(STEP_TIMEOUT);
-    const requests: string[] = [];
-    const complaints: string[] = [];
-    page.on("request", (request) => requests.push(request.url()));
-    page.on("console", (message) => {
-      if (/Content Security Policy|Refused to/i.test(message.text())) complaints.push(message.text());
-    });
-    const cdp = await context.newCDPSession(page);
-    async function axe(what: string) {
-      await cdp.send("Runtime.evaluate", { expression: axeSource });
-      const { result } = await cdp.send("Runtime.evaluate", {
-        expression:
-          "axe.run(document).then((r) => r.violations.map((v) => ({ id: v.id, nodes: v.nodes.map((n) => n.target.join(' ')) })))",
-        awaitPromise: true,
-        returnByValue: true,
-      });
-      assert.deepEqual(result.value, [], `axe-core found violations on ${what}`);
-    }
-    return { page, requests, complaints, axe };
-  }
-
-  async function signIn(page: Page, email: string) {
-    await page.waitForURL(/\/sign-in\?/);
-    await page.fill("#email", email);
-    await page.fill("#password", PASSWORD);
-    await page.click("#password-form button");
-  }
-
-  async function confirm(page: Page, label: string) {
-    const dialog = page.locator("dialog.confirm");
-    await dialog.waitFor();
-    await dialog.getByRole("button", { name: label }).click();
-  }
+  const openPage = (t: TestContext) => openConsolePage(browser, t);
 
   test("an admin manages users, apps and webhooks, and signs out", async (t) => {
     const { rp, service } = await startConsole(t);
@@ -114,6 +66,9 @@ describe("the admin console at /admin", { skip: skipWithoutChromium("admin conso
     // The console's page: the hosted pages' policy, nothing unsafe, never cached.
     const first = await page.goto(`${service.issuer}/admin`);
     await signIn(page, "admin@example.com");
+    // The overview is the first screen; the users screen is one link away.
+    await page.waitForSelector("#overview-users");
+    await page.getByRole("link", { name: "Users" }).click();
     await page.waitForSelector("#user-results table");
     const shell = await fetch(`${service.issuer}/admin/`);
     const policy = shell.headers.get("content-security-policy") ?? "";
@@ -289,7 +244,7 @@ describe("the admin console at /admin", { skip: skipWithoutChromium("admin conso
     service.clock.advanceSeconds(60);
 
     const { page, axe } = await openPage(t);
-    await page.goto(`${service.issuer}/admin/`);
+    await page.goto(`${service.issuer}/admin/#/users`);
     await signIn(page, admin.email);
     await page.waitForSelector("#otp-form:not([hidden])");
     await page.fill("#otp", codeAt(secret, service.clock.now));

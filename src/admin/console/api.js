@@ -16,8 +16,8 @@ export class ApiError extends Error {
  * @param {{ accessToken(): string | undefined, refresh(): Promise<boolean> }} session
  */
 export function createApi(session) {
-  async function send(method, path, body) {
-    const headers = { accept: "application/json" };
+  async function send(method, path, body, accept = "application/json") {
+    const headers = { accept };
     const token = session.accessToken();
     if (token) headers.authorization = `Bearer ${token}`;
     if (body !== undefined) headers["content-type"] = "application/json";
@@ -58,7 +58,26 @@ export function createApi(session) {
     return parsed;
   }
 
+  /**
+   * A file answer (an export) as a Blob, fetched with the Authorization header: a download link
+   * carrying the token in its URL would leave it in history and logs.
+   * @param {string} path
+   */
+  async function download(path) {
+    let answer = await send("GET", path, undefined, "*/*");
+    if (answer.status === 401 && (await session.refresh())) answer = await send("GET", path, undefined, "*/*");
+    if (!answer.ok) {
+      const parsed = await answer.json().catch(() => undefined);
+      throw new ApiError(
+        answer.status,
+        typeof parsed?.detail === "string" ? parsed.detail : `The service answered ${answer.status}.`,
+      );
+    }
+    return { blob: await answer.blob(), disposition: answer.headers.get("content-disposition") };
+  }
+
   return {
+    download,
     get: (path) => request("GET", path),
     post: (path, body) => request("POST", path, body ?? {}),
     patch: (path, body) => request("PATCH", path, body),

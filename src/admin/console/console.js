@@ -1,17 +1,20 @@
 // The admin console's entry: signs in (oidc.js), checks that the person is an
 // admin (and, with ADMIN_CONSOLE_REQUIRE_MFA, has a second factor), then
 // draws the navigation and routes the fragment (#/users/...) to one screen
-// module. A screen is a module exporting { title, nav, routes }; adding the
-// overview, audit log or settings later is one import in SCREENS below.
+// module. A screen is a module exporting { path, title, nav, render }; adding
+// one is one import in SCREENS below.
 import { createApi } from "./api.js";
 import { apps } from "./apps.js";
+import { audit } from "./audit.js";
 import { createSession } from "./oidc.js";
+import { overview } from "./overview.js";
+import { settings as settingsScreen } from "./settings.js";
 import { describeError, fill, h } from "./ui.js";
 import { users } from "./users.js";
 import { webhooks } from "./webhooks.js";
 
-/** The screens, in the navigation's order. */
-const SCREENS = [users, apps, webhooks];
+/** The screens, in the navigation's order; the first is the default route (the overview, after sign-in). */
+const SCREENS = [overview, users, apps, webhooks, audit, settingsScreen];
 
 const settings = document.querySelector('meta[name="admin-console"]')?.dataset ?? {};
 const main = /** @type {HTMLElement} */ (document.getElementById("main"));
@@ -140,7 +143,11 @@ async function route(context) {
     if (link.dataset.screen === parts[0]) link.setAttribute("aria-current", "page");
     else link.removeAttribute("aria-current");
   if (!screen) {
-    context.page("Not found", h("p", {}, "The console has no such screen."), h("a", { href: "#/users" }, "Users"));
+    context.page(
+      "Not found",
+      h("p", {}, "The console has no such screen."),
+      h("a", { href: `#/${SCREENS[0].path}` }, SCREENS[0].title),
+    );
     return;
   }
   main.focus();
