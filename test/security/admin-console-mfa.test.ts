@@ -14,7 +14,7 @@ import { buildApp } from "../../src/app.ts";
 import type { Config } from "../../src/config.ts";
 import { MFA_OTP_GRANT } from "../../src/core/schemas.ts";
 import { INVALID_CLIENT_REFRESH } from "../../src/oidc/code-grant.ts";
-import { SECOND_FACTOR_REQUIRED } from "../../src/oidc/second-factor-rule.ts";
+import { SECOND_FACTOR_REQUIRED, signedInWithSecondFactor } from "../../src/oidc/second-factor-rule.ts";
 import { bearer, buildTestApp, createUser, requestToken, type TestApp, testConfig } from "../helpers.ts";
 import { OIDC_KEY, pkcePair } from "../oidc/fixture.ts";
 import { codeAt } from "../totp.ts";
@@ -147,6 +147,18 @@ async function auditOutcomes(testApp: TestApp, userId: string): Promise<string[]
 }
 
 describe("ADMIN_CONSOLE_REQUIRE_MFA on the server", () => {
+  test("a second factor, by the session's amr: a password and a factor, or a passkey that verified the user", () => {
+    for (const amr of [
+      ["pwd", "otp", "mfa"],
+      ["pwd", "mfa"],
+      ["pwd", "hwk", "mfa"],
+      ["hwk", "user"],
+    ])
+      assert.equal(signedInWithSecondFactor(amr), true, amr.join());
+    for (const amr of [["pwd"], ["hwk"], ["user"], [], ["pwd", "otp"]])
+      assert.equal(signedInWithSecondFactor(amr), false, amr.join());
+  });
+
   test("on: an admin without a second factor signs in again, then gets no console token; audited", async (t) => {
     const service = await consoleService(t, true);
     const cookie = await browserCookie(service.app, await signIn(service));
