@@ -1,4 +1,4 @@
-// npm run bench [-- --quick] [-- --postgres URL] [-- --only dpop|device]
+// npm run bench [-- --quick] [-- --postgres URL] [-- --only dpop|device|console]
 //
 // Measures the service against ceilings taken in the same run, on this
 // machine, over loopback: a bare Fastify server for GET /me, bare Argon2id
@@ -9,8 +9,9 @@
 // --postgres URL, GET /me and POST /auth/token are measured on PostgreSQL
 // too. Results also go to bench/results/latest.json. --only dpop runs only
 // the DPoP group (bench/dpop.ts: DPoP-bound GET /me against bearer GET /me),
-// --only device only the device grant's polls (bench/device-poll.ts), and
-// write bench/results/<group>.json.
+// --only device only the device grant's polls (bench/device-poll.ts),
+// --only console only the admin console's first screen and GET /me with the
+// console on and off (bench/console.ts), and write bench/results/<group>.json.
 import { spawn } from "node:child_process";
 import { createHash, generateKeyPairSync, randomBytes } from "node:crypto";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -20,6 +21,7 @@ import autocannon from "autocannon";
 import pg from "pg";
 import { DEFAULT_HASH_QUEUE_LIMIT } from "../src/auth/hash-capacity.ts";
 import { createPasswordHasher } from "../src/auth/passwords.ts";
+import { firstScreens } from "./console.ts";
 import { measureDevicePolls } from "./device-poll.ts";
 import { measureDpopMe } from "./dpop.ts";
 import { type Child, cpuTimes, freePort, nodeArguments, ROOT, SERVICE, sampleMemory, startChild } from "./processes.ts";
@@ -29,8 +31,9 @@ const argv = process.argv.slice(2);
 const quick = argv.includes("--quick");
 const postgresUrl = argv.includes("--postgres") ? argv[argv.indexOf("--postgres") + 1] : undefined;
 const only = argv.includes("--only") ? argv[argv.indexOf("--only") + 1] : undefined;
-if (only !== undefined && only !== "dpop" && only !== "device")
-  throw new Error(`--only: unknown group '${only}' (dpop, device)`);
+const GROUPS = ["dpop", "device", "console"];
+if (only !== undefined && !GROUPS.includes(only))
+  throw new Error(`--only: unknown group '${only}' (${GROUPS.join(", ")})`);
 const plan = quick
   ? {
       rounds: 1,
@@ -42,6 +45,7 @@ const plan = quick
       timingAttempts: 30,
       starts: 2,
       hashSeconds: 2,
+      consoleScreens: 20,
     }
   : {
       rounds: 3,
@@ -53,6 +57,8 @@ const plan = quick
       timingAttempts: 200,
       starts: 5,
       hashSeconds: 8,
+      /** The admin console's cold first screens per round (of meRounds). */
+      consoleScreens: 100,
     };
 
 const SECRET = "bench-signing-secret-0123456789abcdefghij";
@@ -340,7 +346,12 @@ async function main(): Promise<void> {
   log(`${quick ? "quick" : "full"} run in ${work}`);
   const smallDb = `sqlite:${join(work, "small.db")}`;
   if (only !== undefined) {
-    await (only === "dpop" ? measureDpop(smallDb) : measureDevice(smallDb));
+    const groups: Record<string, (databaseUrl: string) => Promise<void>> = {
+      dpop: measureDpop,
+      device: measureDevice,
+      console: measureConsole,
+    };
+    await (groups[only] as (databaseUrl: string) => Promise<void>)(smallDb);
     printTable();
     mkdirSync(join(ROOT, "bench/results"), { recursive: true });
     writeFileSync(join(ROOT, `bench/results/${only}.json`), `${JSON.stringify({ ...record, rows }, null, 2)}\n`);
@@ -825,6 +836,7 @@ async function main(): Promise<void> {
   if (postgresUrl) await measurePostgres(postgresUrl, meRps, loginRps);
   await measureDpop(smallDb);
   await measureDevice(smallDb);
+  await measureConsole(smallDb);
 
   rows.sort((a, b) => a.figure.localeCompare(b.figure, "en", { numeric: true }));
   printTable();
@@ -1183,6 +1195,107 @@ async function measureDevice(databaseUrl: string): Promise<void> {
     value: `${median(result.polls.map((run) => run.cpuMs)).toFixed(3)} ms`,
     reference: `${median(result.refusedIntrospections.map((run) => run.cpuMs)).toFixed(3)} ms (refused introspection)`,
     ratio: `${(median(result.polls.map((run) => run.cpuMs)) / median(result.refusedIntrospections.map((run) => run.cpuMs))).toFixed(2)}x`,
+    target: "(reported)",
+    holds: true,
+  });
+}
+
+/**
+ * 12 (issue 35): the admin console's time to first screen as a server cost (bench/console.ts: its page
+ * and every file the page loads before it can draw, cold, over keep-alive HTTP), on the service as
+ * shipped (the console on: SQLite, a generated OpenID Connect key, the console's client registered at
+ * start); and GET /me on that service against the same service with ADMIN_CONSOLE=off, alternating in
+ * the same rounds, with a batch of first screens in each round; and the start of each, alternating.
+ */
+async function measureConsole(databaseUrl: string): Promise<void> {
+  const withConsole = await startService(databaseUrl);
+  const withoutConsole = await startChild(
+    SERVICE,
+    { ...serviceEnv(databaseUrl), ADMIN_CONSOLE: "off" },
+    work,
+    "/healthz",
+  );
+  children.push(withoutConsole);
+  if ((await fetch(`${withoutConsole.url}/admin/`)).status !== 404) throw new Error("ADMIN_CONSOLE=off serves /admin/");
+  const onAuth = { authorization: `Bearer ${await tokenFor(withConsole.url)}` };
+  const offAuth = { authorization: `Bearer ${await tokenFor(withoutConsole.url)}` };
+  // Warm-ups: the service's first answers of each route, and the JIT, are no first screen of a user's.
+  await firstScreens(withConsole.url, quick ? 2 : 20);
+  await load(`${withConsole.url}/me`, { connections: 64, seconds: 1, headers: onAuth });
+  await load(`${withoutConsole.url}/me`, { connections: 64, seconds: 1, headers: offAuth });
+  const screenMs: number[] = [];
+  let files: Awaited<ReturnType<typeof firstScreens>>["files"] = [];
+  const on: Load[] = [];
+  const off: Load[] = [];
+  const sides = [
+    { runs: on, url: `${withConsole.url}/me`, headers: onAuth },
+    { runs: off, url: `${withoutConsole.url}/me`, headers: offAuth },
+  ];
+  for (let round = 0; round < plan.meRounds; round++) {
+    log(`admin console: ${plan.consoleScreens} first screens, GET /me with and without it, round ${round + 1}`);
+    const screens = await firstScreens(withConsole.url, plan.consoleScreens);
+    screenMs.push(...screens.ms);
+    files = screens.files;
+    for (const { runs, url, headers } of round % 2 === 0 ? sides : [...sides].reverse())
+      runs.push(await load(url, { connections: 64, seconds: plan.meSeconds, headers }));
+  }
+  await withConsole.stop();
+  await withoutConsole.stop();
+  // Start-up with and without the console (its pages read, its client kept at listen), alternating.
+  const starts = { on: [] as number[], off: [] as number[] };
+  for (let i = 0; i < plan.starts; i++) {
+    starts.on.push(await timeToFirstAnswer(SERVICE, "/healthz", serviceEnv(databaseUrl)));
+    starts.off.push(await timeToFirstAnswer(SERVICE, "/healthz", { ...serviceEnv(databaseUrl), ADMIN_CONSOLE: "off" }));
+  }
+  const sum = (list: number[]) => list.reduce((total, value) => total + value, 0);
+  const scriptsAndStyles = files.filter((file) => /\.(js|css)$/.test(file.path));
+  const assetsGzip = sum(scriptsAndStyles.map((file) => file.gzipBytes));
+  record.console = {
+    firstScreenMs: screenMs,
+    files,
+    me: { on, off, ratioOfMedians: median(rates(on)) / median(rates(off)) },
+    startMs: starts,
+  };
+  rows.push({
+    figure: `12. admin console first screen, cold over keep-alive HTTP (page + ${files.length - 1} files)`,
+    value: `${median(screenMs).toFixed(2)} ms median`,
+    reference: `${percentile(screenMs, 0.99).toFixed(2)} ms p99, of ${screenMs.length}`,
+    ratio: "",
+    target: "(reported)",
+    holds: true,
+  });
+  rows.push({
+    figure: "12. admin console first screen, bytes",
+    value: `${sum(files.map((file) => file.gzipBytes))} B gzipped`,
+    reference: `${sum(files.map((file) => file.bytes))} B as served; JS + CSS ${assetsGzip} B gzipped`,
+    ratio: "",
+    target: "JS + CSS < 150 KB gzipped",
+    holds: assetsGzip < 150 * 1024,
+  });
+  rows.push({
+    figure: "12. GET /me req/s, 64 connections, console on (as shipped)",
+    value: median(rates(on)).toFixed(0),
+    reference: `${median(rates(off)).toFixed(0)} (ADMIN_CONSOLE=off)`,
+    ratio: pct(pairedRatio(rates(on), rates(off))),
+    target: "(reported)",
+    holds: [...on, ...off].every((run) => run.errors === 0),
+  });
+  rows.push({
+    figure: "12. GET /me p99 latency, console on",
+    value: `${median(on.map((run) => run.p99)).toFixed(2)} ms`,
+    reference: `${median(off.map((run) => run.p99)).toFixed(2)} ms (ADMIN_CONSOLE=off)`,
+    ratio: `${pairedRatio(
+      on.map((run) => run.p99),
+      off.map((run) => run.p99),
+    ).toFixed(2)}x`,
+    target: "(reported)",
+    holds: true,
+  });
+  rows.push({
+    figure: "12. process start to first answered request, console on",
+    value: `${median(starts.on).toFixed(0)} ms`,
+    reference: `${median(starts.off).toFixed(0)} ms (ADMIN_CONSOLE=off), medians of ${plan.starts}`,
+    ratio: `${(median(starts.on) / median(starts.off)).toFixed(2)}x`,
     target: "(reported)",
     holds: true,
   });

@@ -7,7 +7,7 @@ import { type Env, flag, section } from "../settings/declare.ts";
 export interface AdminConsoleSettings {
   /** ADMIN_CONSOLE: the console at /admin and its client; on by default. */
   enabled: boolean;
-  /** ADMIN_CONSOLE_REQUIRE_MFA: an admin without a second factor gets a page saying how to add one. */
+  /** ADMIN_CONSOLE_REQUIRE_MFA: no console token without a second factor (oidc/second-factor-rule.ts). */
   requireMfa: boolean;
 }
 
@@ -26,8 +26,10 @@ const ADMIN_CONSOLE_REQUIRE_MFA = flag({
   name: "ADMIN_CONSOLE_REQUIRE_MFA",
   fallback: "off",
   meaning:
-    "`on`: the admin console refuses an admin who has no second factor (authenticator app or passkey) with a " +
-    "page that says how to add one on the security page (`/account/security`). The admin API itself is unchanged.",
+    "`on`: the console's client gets tokens only for a sign-in with a second factor (authenticator app, recovery " +
+    "code or passkey) by a user who has one: its authorization request sends a session without one to sign in " +
+    "again, and the token endpoint refuses its code and refresh grants otherwise (`invalid_grant`, saying to add " +
+    "one on the security page, `/account/security`). The admin API is unchanged for every other token.",
 });
 
 export const ADMIN_CONSOLE_SETTINGS = section("Admin console", "src/admin/settings.ts", [

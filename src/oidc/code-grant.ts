@@ -28,6 +28,7 @@ import { userClaims } from "./claims.ts";
 import { authenticateClient } from "./client-auth.ts";
 import type { Client, ClientRegistry } from "./clients.ts";
 import type { IdTokens } from "./id-tokens.ts";
+import { meetsSecondFactorRule, SECOND_FACTOR_REQUIRED } from "./second-factor-rule.ts";
 
 export const INVALID_CODE = "The authorization code is invalid, expired, already used or not for this request";
 export const INVALID_CLIENT_REFRESH = "Invalid or expired refresh token";
@@ -86,9 +87,15 @@ export function createOidcGrants(options: {
    * open the account and admin API; every other client's are RFC 9068 tokens for their resources.
    */
   serviceApps?: ReadonlySet<string>;
+  /**
+   * Issue 35, ADMIN_CONSOLE_REQUIRE_MFA: clients (the console's) whose code and refresh grants are refused
+   * (invalid_grant) for a sign-in without a second factor or a user without one (second-factor-rule.ts).
+   */
+  secondFactorRequired?: ReadonlySet<string>;
 }): OidcGrants {
   const { store, sessions, tokens, idTokens, clients, audit, clock, clientInfo, userinfoUrl } = options;
   const serviceApps = options.serviceApps ?? new Set<string>();
+  const secondFactorRequired = options.secondFactorRequired ?? new Set<string>();
   const iso = () => new Date(clock()).toISOString();
 
   return {
@@ -134,6 +141,11 @@ export function createOidcGrants(options: {
       const user = await store.findById(stored.userId);
       if (!browser || browser.revokedAt !== null || browser.expiresAt <= now || !user?.isActive)
         throw invalidGrant(INVALID_CODE);
+      // The code is spent already: the person signs in again, with a second factor, for a new one.
+      if (secondFactorRequired.has(client.id) && !(await meetsSecondFactorRule(store, user.id, browser.amr))) {
+        await audit.record("oidc", user.id, "second_factor_required", request.ip);
+        throw invalidGrant(SECOND_FACTOR_REQUIRED);
+      }
       const jkt = proofKeyOf(request);
       const issued = await sessions.startForClient(
         user.id,
@@ -196,6 +208,16 @@ export function createOidcGrants(options: {
         throw error;
       }
       if (!rotated.user.isActive) throw invalidGrant(INVALID_CLIENT_REFRESH);
+      // A session from before the setting was on, or whose user has since lost every factor, ends here.
+      if (
+        secondFactorRequired.has(client.id) &&
+        !(await meetsSecondFactorRule(store, rotated.user.id, rotated.session.amr))
+      ) {
+        await sessions.revoke(rotated.session.id, [
+          { type: "oidc", outcome: "second_factor_required", clientAddress: request.ip },
+        ]);
+        throw invalidGrant(SECOND_FACTOR_REQUIRED);
+      }
       const jkt = proofKeyOf(request);
       return {
         access_token: serviceApps.has(client.id)

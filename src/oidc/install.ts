@@ -90,6 +90,12 @@ async function installProvider(
     await logoutSender.stop();
   });
   const userinfoUrl = () => `${addresses.baseUrl()}${USERINFO_PATH}`;
+  // ADMIN_CONSOLE_REQUIRE_MFA (issue 35): the console's tokens only for a sign-in with a second factor, and
+  // its authorization requests send a session without one to sign in again (oidc/second-factor-rule.ts).
+  const secondFactorRule =
+    config.adminConsole?.enabled && config.adminConsole.requireMfa
+      ? { secondFactorRequired: new Set([CONSOLE_CLIENT_ID]) }
+      : {};
   const oidc = createOidcGrants({
     store,
     sessions,
@@ -102,6 +108,7 @@ async function installProvider(
     userinfoUrl,
     // Issue 35: the admin console's tokens open the admin API (admin/console-client.ts).
     ...(config.adminConsole?.enabled ? { serviceApps: new Set([CONSOLE_CLIENT_ID]) } : {}),
+    ...secondFactorRule,
   });
   // The refresh grant, in its place in the table, refreshes the sessions clients started as well.
   grants.add(refreshTokenGrant({ ...grantDeps, oidc }));
@@ -143,5 +150,6 @@ async function installProvider(
     cors: clientCors,
     pushedRequests,
     dpop,
+    ...secondFactorRule,
   });
 }

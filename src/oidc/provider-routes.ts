@@ -35,6 +35,7 @@ import { ACR_MULTI_FACTOR, type IdTokens } from "./id-tokens.ts";
 import { AUTHORIZE_PATH, BROWSER_SESSION_PATH, CONSENT_PATH, END_SESSION_PATH, USERINFO_PATH } from "./paths.ts";
 import { PAR_REQUIRED, type PushedRequests, SEAL_BROKEN, SEAL_PARAMETER } from "./pushed-requests.ts";
 import { type Reauthentication, requestDigest } from "./reauthentication.ts";
+import { signedInWithSecondFactor } from "./second-factor-rule.ts";
 
 export interface ProviderRouteOptions {
   store: UserStore;
@@ -55,6 +56,8 @@ export interface ProviderRouteOptions {
   pushedRequests: PushedRequests;
   /** DPoP (RFC 9449): a DPoP-bound token opens userinfo only with `Authorization: DPoP` and its proof. */
   dpop?: Dpop;
+  /** ADMIN_CONSOLE_REQUIRE_MFA (issue 35): clients sent to sign in again while the session lacks a second factor. */
+  secondFactorRequired?: ReadonlySet<string>;
 }
 
 export const APP_NOT_FOUND = "No application has access to your account under this id";
@@ -131,6 +134,7 @@ export const providerRoutes: FastifyPluginAsyncTypebox<ProviderRouteOptions> = a
     cors,
     pushedRequests,
     dpop,
+    secondFactorRequired = new Set<string>(),
   },
 ) => {
   acceptFormBodies(app);
@@ -168,7 +172,12 @@ export const providerRoutes: FastifyPluginAsyncTypebox<ProviderRouteOptions> = a
 
   /** Whether the request asks for a sign-in that a browser session may not meet by merely existing. */
   function asksFreshSignIn(request: AuthorizationRequest): boolean {
-    return request.prompt.has("login") || request.maxAge !== undefined || request.acrValues.includes(ACR_MULTI_FACTOR);
+    return (
+      request.prompt.has("login") ||
+      request.maxAge !== undefined ||
+      request.acrValues.includes(ACR_MULTI_FACTOR) ||
+      secondFactorRequired.has(request.client.id)
+    );
   }
 
   /**
@@ -185,6 +194,8 @@ export const providerRoutes: FastifyPluginAsyncTypebox<ProviderRouteOptions> = a
     if (signedInSince !== undefined && browser.authTime >= signedInSince) return false;
     if (request.prompt.has("login")) return true;
     if (request.maxAge !== undefined && seconds() - browser.authTime > request.maxAge) return true;
+    // A session without a second factor signs in again (its token request would be refused), once.
+    if (secondFactorRequired.has(request.client.id) && !signedInWithSecondFactor(browser.session.amr)) return true;
     return request.acrValues.includes(ACR_MULTI_FACTOR) && !browser.session.amr.includes("mfa");
   }
 

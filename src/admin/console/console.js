@@ -54,6 +54,11 @@ async function start() {
   try {
     back = await session.completeSignIn();
   } catch (error) {
+    // ADMIN_CONSOLE_REQUIRE_MFA: the server refuses the console's tokens to a sign-in without a second factor.
+    if (settings.requireMfa === "on" && error?.oauthError === "invalid_grant") {
+      secondFactorPage(session);
+      return;
+    }
     page(
       "Sign-in failed",
       h("p", { class: "error", role: "alert" }, describeError(error)),
@@ -88,18 +93,7 @@ async function start() {
   if (settings.requireMfa === "on") {
     const factors = await api.get("/me/mfa").catch(() => undefined);
     if (!factors || (!factors.totp_enabled && !(factors.passkeys > 0))) {
-      page(
-        "Add a second factor first",
-        h("p", {}, "This service's admin console is only for admins who sign in with a second factor."),
-        h(
-          "p",
-          {},
-          "Open your ",
-          h("a", { href: settings.securityPage ?? "/account/security" }, "security page"),
-          ", set up an authenticator app or add a passkey, then sign out and sign in to the console again.",
-        ),
-        signOutButton(),
-      );
+      secondFactorPage(session);
       return;
     }
   }
@@ -107,6 +101,22 @@ async function start() {
   const context = { api, me, page, navigate };
   window.addEventListener("hashchange", () => route(context));
   await route(context);
+}
+
+/** ADMIN_CONSOLE_REQUIRE_MFA's refusal: where to add a second factor. */
+function secondFactorPage(session) {
+  page(
+    "Add a second factor first",
+    h("p", {}, "This service's admin console is only for admins who sign in with a second factor."),
+    h(
+      "p",
+      {},
+      "Open your ",
+      h("a", { href: settings.securityPage ?? "/account/security" }, "security page"),
+      ", set up an authenticator app or add a passkey, then sign out and sign in to the console again.",
+    ),
+    h("button", { type: "button", class: "secondary", id: "sign-out", onclick: () => session.signOut() }, "Sign out"),
+  );
 }
 
 function navigate(hash) {

@@ -61,7 +61,11 @@ export async function createSession({ clientId, redirectUri }) {
       credentials: "omit",
     });
     const body = await response.json().catch(() => ({}));
-    if (!response.ok) throw new Error(body.error_description ?? body.detail ?? "The sign-in could not be completed.");
+    if (!response.ok) {
+      const error = new Error(body.error_description ?? body.detail ?? "The sign-in could not be completed.");
+      // RFC 6749 5.2's code (console.js tells ADMIN_CONSOLE_REQUIRE_MFA's invalid_grant by it).
+      throw Object.assign(error, { oauthError: body.error });
+    }
     return body;
   }
 
