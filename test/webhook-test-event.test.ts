@@ -52,7 +52,8 @@ describe("a webhook test event", () => {
     });
 
     await tested.waitFor(() => tested.accepted.length === 1);
-    const [delivery] = tested.accepted;
+    const delivery = tested.accepted[0];
+    assert.ok(delivery);
     assert.equal(delivery.id, answer.event_id);
     assert.deepEqual(delivery.verified, {
       type: "webhook.test",
