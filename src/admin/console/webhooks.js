@@ -162,6 +162,27 @@ async function endpointPage({ api, page }, id) {
       },
       endpoint.enabled ? "Turn off" : "Turn on",
     ),
+    // Issue 35: POST /webhooks/{id}/test, a signed webhook.test event to this endpoint only.
+    h(
+      "button",
+      {
+        type: "button",
+        class: "secondary",
+        id: "send-test-event",
+        disabled: !endpoint.enabled,
+        async onclick() {
+          try {
+            const sent = await api.post(`${path}/test`);
+            status.say(
+              `A test event (webhook-id ${sent.event_id}) is queued; it arrives within seconds and shows in the delivery log below (reload it with "Refresh the log").`,
+            );
+          } catch (error) {
+            status.fail(error);
+          }
+        },
+      },
+      "Send a test event",
+    ),
     h(
       "button",
       {
@@ -216,6 +237,19 @@ async function endpointPage({ api, page }, id) {
     "section",
     { "aria-labelledby": "deliveries-heading" },
     h("h2", { id: "deliveries-heading" }, "Delivery log"),
+    h(
+      "button",
+      {
+        type: "button",
+        class: "secondary",
+        id: "refresh-deliveries",
+        onclick() {
+          for (const old of deliveries.querySelectorAll(".delivery-page")) old.remove();
+          fillDeliveries(api, path, deliveries, status);
+        },
+      },
+      "Refresh the log",
+    ),
   );
   page(
     endpoint.url,
@@ -245,7 +279,7 @@ async function endpointPage({ api, page }, id) {
 }
 
 async function fillDeliveries(api, path, section, status, cursor) {
-  const holder = h("div", {});
+  const holder = h("div", { class: "delivery-page" });
   section.append(holder);
   try {
     const answer = await api.get(`${path}/deliveries${query({ limit: 20, cursor })}`);
