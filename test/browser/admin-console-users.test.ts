@@ -15,6 +15,7 @@ import { createRequire } from "node:module";
 import { after, before, describe, type TestContext, test } from "node:test";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { ensureConsoleClient } from "../../src/admin/console-client.ts";
+import type { Config } from "../../src/config.ts";
 import { createUser, requestToken, testConfig } from "../helpers.ts";
 import { MailServer } from "../mail-server.ts";
 import { type OidcService, startOidcService, startRelyingParty } from "../oidc/fixture.ts";
@@ -36,10 +37,11 @@ describe("the admin console's user page and webhook test event", { skip: skipWit
     await smtp.stop();
   });
 
-  async function startConsole(t: TestContext) {
+  async function startConsole(t: TestContext, overrides: Partial<Config> = {}) {
     const rp = await startRelyingParty(t);
     const base = testConfig();
     const service = await startOidcService(t, rp.origin, {
+      ...overrides,
       adminConsole: { enabled: true, requireMfa: false },
       mail: { ...base.mail, transport: { kind: "smtp", url: smtp.url }, pollIntervalMs: 100 },
       webhooks: { ...base.webhooks, refusePrivateAddresses: false, pollIntervalMs: 100 },
@@ -190,6 +192,85 @@ describe("the admin console's user page and webhook test event", { skip: skipWit
     await row.waitFor();
     assert.deepEqual((await row.locator("td").allTextContents()).slice(1, 4), ["webhook.test", "1", "204"]);
     await axe("a webhook's page after a test event");
+
+    const foreign = requests.filter((url) => new URL(url).origin !== service.issuer);
+    assert.deepEqual(foreign, [], "no request to another host");
+    assert.deepEqual(complaints, []);
+  });
+
+  test("with an upstream provider: the provider filter, and unlinking the last way in is refused in words; readable at 360 px", async (t) => {
+    // A GitHub provider in the settings is enough: the console lists providers and unlinks, it never calls GitHub.
+    const { service } = await startConsole(t, {
+      upstream: {
+        providers: [
+          {
+            kind: "github",
+            name: "github",
+            label: "GitHub",
+            webUrl: "http://127.0.0.1:9",
+            apiUrl: "http://127.0.0.1:9",
+            scopes: "read:user user:email",
+            clientId: "console-test",
+            clientSecret: "console-test-secret",
+            allowedDomains: [],
+          },
+        ],
+        autoLink: false,
+        keepTokens: false,
+        timeoutMs: 3000,
+      },
+    });
+    await makeAdmin(service, "admin@example.com");
+    await createUser(service.store, "grace@example.com", PASSWORD);
+    // Signed up through GitHub: no password, so the linked identity is the account's only way in.
+    const octo = await service.store.create({ email: "octo@example.com", hashedPassword: "" });
+    const linked = await service.store.linkIdentity({
+      id: "01900000-0000-7000-8000-0000000000bb",
+      userId: octo.id,
+      provider: "github",
+      issuer: "https://github.com",
+      subject: "4242",
+      email: "octo@example.com",
+      createdAt: new Date().toISOString(),
+      sealedTokens: null,
+    });
+    assert.ok(linked);
+
+    const { page, requests, complaints, axe } = await openPage(t);
+    await page.goto(`${service.issuer}/admin/`);
+    await signIn(page, "admin@example.com");
+    await page.waitForSelector("#user-results table");
+    await page.waitForSelector("#filter-provider");
+    await page.selectOption("#filter-provider", "github");
+    await page.getByRole("button", { name: "Find" }).click();
+    await until(async () => (await page.locator("#user-results tbody tr").count()) === 1);
+    assert.deepEqual(await page.locator("#user-results tbody tr td:first-child").allTextContents(), [octo.email]);
+    await axe("the users screen with the provider filter");
+
+    await page.getByRole("link", { name: octo.email }).click();
+    await page.waitForSelector("#identities-list table");
+    await page.getByRole("button", { name: "Unlink GitHub" }).click();
+    await confirm(page, "Unlink");
+    const refusal = page.locator(".status.error");
+    await refusal.waitFor();
+    assert.match((await refusal.textContent()) ?? "", /^GitHub is octo@example\.com's last way to sign in/);
+    assert.equal((await service.store.listIdentities(octo.id)).length, 1, "still linked");
+    await axe("a user's page with a refusal");
+
+    // A deactivated user: the reset mail is not sent, and the page says why.
+    await service.store.update(octo.id, { isActive: false });
+    await page.reload();
+    await page.waitForSelector("#send-password-reset");
+    await page.click("#send-password-reset");
+    await page.getByText("is deactivated and cannot sign in, so no reset mail is sent").waitFor();
+
+    // A phone's width: the user's page stays readable (its tables scroll inside their frame).
+    await page.setViewportSize({ width: 360, height: 800 });
+    const overflow = Number(
+      await page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth"),
+    );
+    assert.ok(overflow <= 0, `the page scrolls sideways by ${overflow} px at 360 px`);
+    await axe("a user's page at 360 px");
 
     const foreign = requests.filter((url) => new URL(url).origin !== service.issuer);
     assert.deepEqual(foreign, [], "no request to another host");
