@@ -35,7 +35,10 @@ describe("POST /webhooks/{id}/test refuses what it must", () => {
     assert.deepEqual(user.json(), { detail: NOT_ENOUGH_PRIVILEGES });
     const log = await call("GET", `/webhooks/${id}/deliveries`, admin.token);
     assert.deepEqual(log.json().items, []);
-    assert.equal((await store.claimWebhookMessages("probe", new Date().toISOString(), "9999", 10)).length, 0);
+    // Nothing in the outbox for anyone to deliver (the endpoint's poll interval is a minute: nothing claimed it).
+    const now = new Date();
+    const lease = new Date(now.getTime() + 60_000).toISOString();
+    assert.equal((await store.claimWebhookMessages("probe", now.toISOString(), lease, 10)).length, 0);
 
     const missing = await call("POST", `/webhooks/${MISSING_ID}/test`, admin.token);
     assert.equal(missing.statusCode, 404);
