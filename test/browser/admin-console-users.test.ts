@@ -239,6 +239,12 @@ describe("the admin console's user page and webhook test event", { skip: skipWit
     await row.waitFor();
     assert.deepEqual((await row.locator("td").allTextContents()).slice(1, 4), ["webhook.test", "1", "204"]);
     await axe("a webhook's page after a test event");
+    // Turned off, the endpoint takes no test event: the button is off and the page says why.
+    await page.click("#toggle-webhook");
+    await confirm(page, "Turn off");
+    await page.getByText("Turn the endpoint on to send it a test event").waitFor();
+    assert.equal(await page.locator("#send-test-event").isDisabled(), true);
+    await axe("a turned-off webhook's page");
 
     const foreign = requests.filter((url) => new URL(url).origin !== service.issuer);
     assert.deepEqual(foreign, [], "no request to another host");

@@ -183,6 +183,13 @@ async function endpointPage({ api, page }, id) {
       },
       "Send a test event",
     ),
+    endpoint.enabled
+      ? null
+      : h(
+          "p",
+          { class: "hint" },
+          "Turn the endpoint on to send it a test event: an endpoint that is off receives nothing.",
+        ),
     h(
       "button",
       {
