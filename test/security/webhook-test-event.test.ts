@@ -52,6 +52,21 @@ describe("POST /webhooks/{id}/test refuses what it must", () => {
     const withBody = await call("POST", `/webhooks/${id}/test`, admin.token, { event_type: "user.deleted" });
     assert.ok(withBody.statusCode === 202 || withBody.statusCode === 422, withBody.body);
 
+    // Bodies it does not take: refused in the service's shape, never a 500.
+    for (const [type, payload] of [
+      ["text/plain", "hello"],
+      ["application/json", "{not json"],
+      ["application/json", "x".repeat(20_000)],
+    ]) {
+      const odd = await app.inject({
+        method: "POST",
+        url: `/webhooks/${id}/test`,
+        headers: { authorization: `Bearer ${admin.token}`, "content-type": type as string },
+        payload: payload as string,
+      });
+      assert.ok(odd.statusCode >= 400 && odd.statusCode < 500, `${type}: ${odd.statusCode}`);
+      assert.deepEqual(Object.keys(odd.json()), ["detail"], odd.body);
+    }
     const sent = await call("POST", `/webhooks/${id}/test`, admin.token);
     assert.equal(sent.statusCode, 202, sent.body);
     assert.ok(!sent.body.includes(secret) && !sent.body.includes("whsec_"));
