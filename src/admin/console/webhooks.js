@@ -1,6 +1,7 @@
 // Webhooks: the endpoints (/webhooks), their event types, enable/disable,
 // the signing secret (shown once at creation and rotation), the delivery log
-// with the receiver's status codes, and delivering one event again.
+// with the receiver's status codes, delivering one event again, and sending a
+// test event (POST /webhooks/{id}/test).
 import { query } from "./api.js";
 import { checkbox, confirmAction, emptyState, field, fill, h, secretOnce, statusLine, table, when } from "./ui.js";
 
