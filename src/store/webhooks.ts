@@ -115,6 +115,15 @@ export interface WebhookVerbs {
   listWebhookAttempts(endpointId: string, page: { limit: number; before?: string }): Promise<WebhookAttempt[]>;
   /** Puts one event back in the endpoint's queue, due now, with its attempts reset; undefined when unknown. */
   redeliverWebhookEvent(endpointId: string, eventId: string, now: string): Promise<WebhookMessage | undefined>;
+  /**
+   * Issue 35: queues `event` for this one endpoint only (whatever its types), due now, with `events` (the
+   * admin's audit entry) in the same transaction; undefined when no such endpoint.
+   */
+  queueWebhookTestEvent(
+    endpointId: string,
+    event: WebhookEvent,
+    events?: readonly AuditEntry[],
+  ): Promise<WebhookMessage | undefined>;
   /** Deletes up to `limit` delivered messages and attempts older than `before`; answers how many. */
   pruneWebhookRecords(before: string, limit: number): Promise<number>;
 }

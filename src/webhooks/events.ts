@@ -27,6 +27,15 @@ export const WEBHOOK_EVENT_TYPES = [
 ] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 
+/**
+ * Issue 35: the event an admin sends to one endpoint to try it (POST /webhooks/{id}/test). Not in the
+ * catalogue an endpoint subscribes to: it goes only to the endpoint asked for, whatever its types.
+ */
+export const WEBHOOK_TEST_EVENT = "webhook.test" as const;
+/** Every type a delivery (and so the delivery log) can carry. */
+export const DELIVERED_EVENT_TYPES = [...WEBHOOK_EVENT_TYPES, WEBHOOK_TEST_EVENT] as const;
+export type DeliveredEventType = (typeof DELIVERED_EVENT_TYPES)[number];
+
 /** What a write knows beyond its audit entries, for the events' data. */
 export interface EventFacts {
   email?: string;

@@ -11,6 +11,7 @@ import { createWebhookEndpoints } from "./endpoints.ts";
 import { webhookRoutes } from "./routes.ts";
 import { webhookSecretSealer } from "./secrets.ts";
 import { createWebhookSender } from "./sender.ts";
+import { webhookTestRoutes } from "./test-event.ts";
 
 export async function installWebhooks(
   api: FastifyInstance,
@@ -37,4 +38,6 @@ export async function installWebhooks(
     clock,
     wake: webhookSender.wake,
   });
+  // Issue 35: POST /webhooks/{id}/test, through the same outbox and worker.
+  await api.register(webhookTestRoutes, { store, guards, clock, wake: webhookSender.wake });
 }

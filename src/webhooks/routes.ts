@@ -10,6 +10,7 @@ import { NOT_ENOUGH_PRIVILEGES, notFound } from "../errors.ts";
 import { BEARER_SECURITY, errorResponse, UnauthorizedResponse } from "../platform/openapi.ts";
 import type { UserStore, WebhookEndpointRecord } from "../store/store.ts";
 import { EVENT_NOT_FOUND, PRIVATE_URL, WEBHOOK_NOT_FOUND, type WebhookEndpoints, webhookAudit } from "./endpoints.ts";
+import type { DeliveredEventType } from "./events.ts";
 import {
   DeliveryPage,
   PageQuery,
@@ -305,7 +306,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRouteOptions> = asy
         items: items.map((attempt) => ({
           id: attempt.id,
           event_id: attempt.eventId,
-          type: attempt.type as WebhookOut["event_types"][number],
+          type: attempt.type as DeliveredEventType,
           attempt: attempt.attempt,
           status_code: attempt.statusCode,
           duration_ms: attempt.durationMs,
@@ -351,7 +352,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRouteOptions> = asy
       reply.code(201);
       return {
         event_id: message.eventId,
-        type: message.type as WebhookOut["event_types"][number],
+        type: message.type as DeliveredEventType,
         status: "pending" as const,
         next_attempt_at: message.nextAttemptAt,
       };

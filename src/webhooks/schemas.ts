@@ -2,7 +2,12 @@
 // inputs and outputs, and the events' bodies, which the OpenAPI document
 // lists in its top-level `webhooks` section (operations/docs.ts).
 import { type Static, Type } from "typebox";
-import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from "./events.ts";
+import {
+  DELIVERED_EVENT_TYPES,
+  type DeliveredEventType,
+  WEBHOOK_EVENT_TYPES,
+  type WebhookEventType,
+} from "./events.ts";
 
 export const WEBHOOKS_PAGE_DEFAULT = 20;
 export const WEBHOOKS_PAGE_MAX = 100;
@@ -13,6 +18,13 @@ export const WebhookEventName = Type.Unsafe<WebhookEventType>({
   type: "string",
   enum: [...WEBHOOK_EVENT_TYPES],
   description: "An event type.",
+});
+
+/** A delivered event's type: any subscribable type, or the test event an admin sent (issue 35). */
+export const DeliveredEventName = Type.Unsafe<DeliveredEventType>({
+  type: "string",
+  enum: [...DELIVERED_EVENT_TYPES],
+  description: "An event type, or `webhook.test` (POST /webhooks/{id}/test).",
 });
 
 const Url = Type.String({
@@ -137,7 +149,7 @@ export const DeliveryOut = Type.Object(
   {
     id: Type.String({ format: "uuid" }),
     event_id: Type.String({ format: "uuid", description: "The event's id: the `webhook-id` header." }),
-    type: WebhookEventName,
+    type: DeliveredEventName,
     attempt: Type.Integer({ description: "1 for the first attempt of this event, 2 for its first retry, ..." }),
     status_code: Type.Union([Type.Integer(), Type.Null()], {
       description: "The receiver's status; null when no answer came.",
@@ -166,12 +178,40 @@ export const RedeliveryCreate = Type.Object(
 export const RedeliveryOut = Type.Object(
   {
     event_id: Type.String({ format: "uuid" }),
-    type: WebhookEventName,
+    type: DeliveredEventName,
     status: Type.Literal("pending"),
     next_attempt_at: Type.String({ format: "date-time" }),
   },
   { $id: "WebhookRedelivery", description: "The event is queued again, due now, with its attempts counted afresh." },
 );
+
+export const WebhookTestOut = Type.Object(
+  {
+    event_id: Type.String({ format: "uuid", description: "The test event's id: its `webhook-id` header." }),
+    type: Type.Literal("webhook.test"),
+    status: Type.Literal("pending"),
+    next_attempt_at: Type.String({ format: "date-time" }),
+  },
+  {
+    $id: "WebhookTest",
+    description: "The test event is queued for this endpoint, due now; its attempts show in the delivery log.",
+  },
+);
+
+/** The test event's body (issue 35): who asked, and which endpoint; no account's data. */
+export function testEventBody() {
+  return Type.Object(
+    {
+      type: Type.Literal("webhook.test"),
+      timestamp: Type.String({ format: "date-time", description: "When the admin asked for it." }),
+      data: Type.Object({
+        user_id: Type.String({ format: "uuid", description: "The admin who sent the test event." }),
+        endpoint_id: Type.String({ format: "uuid", description: "The endpoint it was sent to." }),
+      }),
+    },
+    { description: "Signed like every event: `webhook-id`, `webhook-timestamp`, `webhook-signature`." },
+  );
+}
 
 /** Every `reason` a session.ended event can carry: the outcomes of the audit events that end a session. */
 export const SESSION_END_REASONS = [
@@ -248,7 +288,7 @@ const SIGNATURE_HEADERS = [
 /** The OpenAPI 3.1 document's top-level `webhooks`: one POST per event type, as receivers get it. */
 export function openApiWebhooks(): Record<string, unknown> {
   return Object.fromEntries(
-    WEBHOOK_EVENT_TYPES.map((type) => [
+    DELIVERED_EVENT_TYPES.map((type) => [
       type,
       {
         post: {
@@ -256,8 +296,11 @@ export function openApiWebhooks(): Record<string, unknown> {
           tags: ["webhooks"],
           summary: `The ${type} event`,
           description:
-            "POSTed to each enabled endpoint subscribed to this type, at least once, in order per user; " +
-            "verify the signature (Standard Webhooks) before trusting it.",
+            type === "webhook.test"
+              ? "POSTed to one endpoint when an admin asks for it (POST /webhooks/{id}/test), whatever types " +
+                "the endpoint subscribes to; verify the signature (Standard Webhooks) as for any event."
+              : "POSTed to each enabled endpoint subscribed to this type, at least once, in order per user; " +
+                "verify the signature (Standard Webhooks) before trusting it.",
           parameters: SIGNATURE_HEADERS.map(([name, description]) => ({
             name,
             in: "header",
@@ -267,7 +310,12 @@ export function openApiWebhooks(): Record<string, unknown> {
           })),
           // The request is authenticated by its signature, not by an OAuth scheme.
           security: [],
-          requestBody: { required: true, content: { "application/json": { schema: eventBody(type) } } },
+          requestBody: {
+            required: true,
+            content: {
+              "application/json": { schema: type === "webhook.test" ? testEventBody() : eventBody(type) },
+            },
+          },
           responses: {
             "200": { description: "Any 2xx: delivered." },
             "4XX": { description: "Anything else (or no answer in time) is a failure: retried on the schedule." },

@@ -1,9 +1,12 @@
-// Users: the list (GET /users with its filters, cursor pages), creating a
-// user, and a user's page (record, activate/deactivate, admin role, second
-// factor reset, linked identities, audit trail). Sessions, passkeys and apps
-// of a user come as their own sections once the API serves them.
+// Users: the list (GET /users: e-mail prefix and name search, filters on
+// state, role, verification, second factor and upstream provider, cursor
+// pages), creating a user, and a user's page (record, activate/deactivate,
+// admin role, verify e-mail, password-reset mail, second factor reset, then
+// the lists of user-sections.js: sessions, passkeys, apps, linked sign-ins,
+// audit trail).
 import { query } from "./api.js";
 import { checkbox, confirmAction, emptyState, field, fill, h, statusLine, table, when } from "./ui.js";
+import { appsSection, eventsSection, identitiesSection, passkeysSection, sessionsSection } from "./user-sections.js";
 
 const PAGE_SIZE = 20;
 
@@ -17,7 +20,16 @@ async function render(context, [id]) {
 function listPage({ api, page }) {
   const status = statusLine();
   const results = h("div", { id: "user-results" });
-  const filters = { email: "", is_active: "", is_admin: "" };
+  /** The query's filters, by the API's names; "" is "any". */
+  const filters = {
+    email_prefix: "",
+    name: "",
+    is_active: "",
+    is_admin: "",
+    is_verified: "",
+    has_second_factor: "",
+    upstream_provider: "",
+  };
   /** The cursors of the pages before this one, for "Previous". */
   const cursors = [];
   let cursor;
@@ -32,32 +44,54 @@ function listPage({ api, page }) {
         options.map(([value, text]) => h("option", { value }, text)),
       ),
     );
+  const yesNo = (any, yes, no) => [
+    ["", any],
+    ["true", yes],
+    ["false", no],
+  ];
+  // Shown once GET /auth/upstream/providers names a provider (it answers 404 while none is configured).
+  const providerChoice = h("div", { hidden: true });
   const form = h(
     "form",
     { class: "filters", role: "search", "aria-label": "Find users" },
     field(
       "filter-email",
-      "E-mail",
-      h("input", { type: "email", autocomplete: "off" }),
-      "The whole address (any case).",
+      "E-mail begins with",
+      h("input", { type: "search", autocomplete: "off", maxlength: 254 }),
+      'The start of the address, any case: "ada" finds ada@example.com.',
     ),
-    choice("filter-active", "State", [
-      ["", "Any"],
-      ["true", "Active"],
-      ["false", "Deactivated"],
-    ]),
-    choice("filter-admin", "Role", [
-      ["", "Any"],
-      ["true", "Admins"],
-      ["false", "Not admins"],
-    ]),
+    field("filter-name", "Name contains", h("input", { type: "search", autocomplete: "off", maxlength: 200 })),
+    choice("filter-active", "State", yesNo("Any", "Active", "Deactivated")),
+    choice("filter-admin", "Role", yesNo("Any", "Admins", "Not admins")),
+    choice("filter-verified", "E-mail", yesNo("Any", "Verified", "Not verified")),
+    choice("filter-mfa", "Second factor", yesNo("Any", "Has one", "Has none")),
+    providerChoice,
     h("button", { type: "submit" }, "Find"),
   );
+  api
+    .get("/auth/upstream/providers")
+    .then((providers) => {
+      if (!Array.isArray(providers) || providers.length === 0) return;
+      fill(
+        providerChoice,
+        choice("filter-provider", "Linked sign-in", [
+          ["", "Any"],
+          ...providers.map((provider) => [provider.name, provider.label ?? provider.name]),
+        ]),
+      );
+      providerChoice.hidden = false;
+    })
+    .catch(() => undefined); // no upstream provider configured: no such filter
   form.addEventListener("submit", (event) => {
     event.preventDefault();
-    filters.email = form.querySelector("#filter-email").value.trim();
-    filters.is_active = form.querySelector("#filter-active").value;
-    filters.is_admin = form.querySelector("#filter-admin").value;
+    const value = (id) => form.querySelector(id)?.value.trim() ?? "";
+    filters.email_prefix = value("#filter-email");
+    filters.name = value("#filter-name");
+    filters.is_active = value("#filter-active");
+    filters.is_admin = value("#filter-admin");
+    filters.is_verified = value("#filter-verified");
+    filters.has_second_factor = value("#filter-mfa");
+    filters.upstream_provider = providerChoice.hidden ? "" : value("#filter-provider");
     cursors.length = 0;
     cursor = undefined;
     load();
@@ -73,6 +107,7 @@ function listPage({ api, page }) {
         user.full_name ?? "—",
         user.is_active ? "Active" : "Deactivated",
         user.is_admin ? "Admin" : "User",
+        user.email_verified ? "Yes" : "No",
         when(user.created_at),
       ]);
       const pager = h(
@@ -112,11 +147,11 @@ function listPage({ api, page }) {
         results,
         rows.length === 0
           ? emptyState(
-              filters.email || filters.is_active || filters.is_admin
+              Object.values(filters).some((value) => value !== "")
                 ? "No user matches these filters. Clear them, or create the user below."
                 : "No users yet. Create the first one below, or let people sign up.",
             )
-          : table("Users, oldest first", ["E-mail", "Name", "State", "Role", "Created"], rows),
+          : table("Users, oldest first", ["E-mail", "Name", "State", "Role", "E-mail verified", "Created"], rows),
         pager,
       );
     } catch (error) {
@@ -258,6 +293,62 @@ async function userPage({ api, page, me }, id, notice) {
       "button",
       {
         type: "button",
+        class: "secondary",
+        id: "toggle-verified",
+        async onclick() {
+          // Un-verifying is the one that takes something away: ask first.
+          if (
+            user.email_verified &&
+            !(await confirmAction(
+              `Mark ${user.email} as not verified? Apps that require a verified address may refuse the user until they verify it again.`,
+              "Mark not verified",
+            ))
+          )
+            return;
+          act(
+            () => api.patch(path, { email_verified: !user.email_verified }),
+            user.email_verified
+              ? "The e-mail address is marked not verified."
+              : "The e-mail address is marked verified.",
+          );
+        },
+      },
+      user.email_verified ? "Mark e-mail not verified" : "Mark e-mail verified",
+    ),
+    h(
+      "button",
+      {
+        type: "button",
+        class: "secondary",
+        id: "send-password-reset",
+        async onclick() {
+          if (!user.is_active) {
+            status.say(
+              `${user.email} is deactivated and cannot sign in, so no reset mail is sent: activate the account first.`,
+            );
+            return;
+          }
+          if (
+            !(await confirmAction(
+              `Mail ${user.email} a password-reset link? An earlier link stops working; their password stays until they use it.`,
+              "Send the mail",
+            ))
+          )
+            return;
+          try {
+            await api.post(`${path}/password-reset`);
+            status.say(`A password-reset mail is on its way to ${user.email}. You never see the link.`);
+          } catch (error) {
+            status.fail(error);
+          }
+        },
+      },
+      "Send a password-reset mail",
+    ),
+    h(
+      "button",
+      {
+        type: "button",
         class: "danger",
         id: "reset-mfa",
         async onclick() {
@@ -295,16 +386,8 @@ async function userPage({ api, page, me }, id, notice) {
         ),
   );
 
-  const identities = h(
-    "section",
-    { "aria-labelledby": "identities-heading" },
-    h("h2", { id: "identities-heading" }, "Linked sign-ins"),
-  );
-  const events = h(
-    "section",
-    { "aria-labelledby": "events-heading" },
-    h("h2", { id: "events-heading" }, "Audit trail"),
-  );
+  // The upstream providers name the linked sign-ins; none configured answers 404: no such section's data.
+  const providers = await api.get("/auth/upstream/providers").catch(() => []);
   page(
     user.email,
     h(
@@ -315,78 +398,12 @@ async function userPage({ api, page, me }, id, notice) {
     status.element,
     h("section", { "aria-labelledby": "record-heading" }, h("h2", { id: "record-heading" }, "Record"), record),
     h("section", { "aria-labelledby": "actions-heading" }, h("h2", { id: "actions-heading" }, "Actions"), actions),
-    identities,
-    events,
+    sessionsSection(api, path, user, status),
+    passkeysSection(api, path, user, status),
+    appsSection(api, path, user, status),
+    identitiesSection(api, path, user, status, Array.isArray(providers) ? providers : []),
+    eventsSection(api, path),
     h("p", {}, h("a", { href: "#/users" }, "Back to users")),
   );
   if (notice) status.say(notice);
-  fillIdentities(api, path, identities);
-  fillEvents(api, path, events);
-}
-
-async function fillIdentities(api, path, section) {
-  try {
-    const answer = await api.get(`${path}/identities`);
-    const items = answer.items ?? answer;
-    section.append(
-      items.length === 0
-        ? emptyState("No upstream sign-in is linked. The user links one from their security page.")
-        : table(
-            "Linked upstream identities",
-            ["Provider", "E-mail", "Linked"],
-            items.map((identity) => [
-              identity.provider,
-              identity.email ?? "—",
-              when(identity.created_at ?? identity.linked_at),
-            ]),
-          ),
-    );
-  } catch (error) {
-    section.append(
-      emptyState(
-        error.status === 404
-          ? "No upstream provider is configured (UPSTREAM_PROVIDERS), so no sign-in can be linked."
-          : (error.detail ?? "The linked sign-ins could not be read."),
-      ),
-    );
-  }
-}
-
-async function fillEvents(api, path, section, cursor) {
-  const holder = h("div", {});
-  section.append(holder);
-  try {
-    const answer = await api.get(`${path}/events${query({ limit: 20, cursor })}`);
-    fill(
-      holder,
-      answer.items.length === 0 && !cursor
-        ? emptyState("No events recorded for this user yet.")
-        : table(
-            "Events, oldest first",
-            ["When", "Event", "Outcome", "Address"],
-            answer.items.map((event) => [
-              when(event.created_at),
-              event.type,
-              event.outcome ?? "—",
-              event.client_address ?? "—",
-            ]),
-          ),
-      answer.next_cursor
-        ? h(
-            "button",
-            {
-              type: "button",
-              class: "secondary",
-              onclick(click) {
-                click.currentTarget.remove();
-                fillEvents(api, path, section, answer.next_cursor);
-              },
-            },
-            "More events",
-          )
-        : null,
-    );
-  } catch (error) {
-    fill(holder, h("p", { class: "error" }, error.detail ?? "The audit trail could not be read."));
-  }
 }

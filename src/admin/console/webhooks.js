@@ -1,6 +1,7 @@
 // Webhooks: the endpoints (/webhooks), their event types, enable/disable,
 // the signing secret (shown once at creation and rotation), the delivery log
-// with the receiver's status codes, and delivering one event again.
+// with the receiver's status codes, delivering one event again, and sending a
+// test event (POST /webhooks/{id}/test).
 import { query } from "./api.js";
 import { checkbox, confirmAction, emptyState, field, fill, h, secretOnce, statusLine, table, when } from "./ui.js";
 
@@ -162,6 +163,34 @@ async function endpointPage({ api, page }, id) {
       },
       endpoint.enabled ? "Turn off" : "Turn on",
     ),
+    // Issue 35: POST /webhooks/{id}/test, a signed webhook.test event to this endpoint only.
+    h(
+      "button",
+      {
+        type: "button",
+        class: "secondary",
+        id: "send-test-event",
+        disabled: !endpoint.enabled,
+        async onclick() {
+          try {
+            const sent = await api.post(`${path}/test`);
+            status.say(
+              `A test event (webhook-id ${sent.event_id}) is queued; it arrives within seconds and shows in the delivery log below (reload it with "Refresh the log").`,
+            );
+          } catch (error) {
+            status.fail(error);
+          }
+        },
+      },
+      "Send a test event",
+    ),
+    endpoint.enabled
+      ? null
+      : h(
+          "p",
+          { class: "hint" },
+          "Turn the endpoint on to send it a test event: an endpoint that is off receives nothing.",
+        ),
     h(
       "button",
       {
@@ -216,6 +245,19 @@ async function endpointPage({ api, page }, id) {
     "section",
     { "aria-labelledby": "deliveries-heading" },
     h("h2", { id: "deliveries-heading" }, "Delivery log"),
+    h(
+      "button",
+      {
+        type: "button",
+        class: "secondary",
+        id: "refresh-deliveries",
+        onclick() {
+          for (const old of deliveries.querySelectorAll(".delivery-page")) old.remove();
+          fillDeliveries(api, path, deliveries, status);
+        },
+      },
+      "Refresh the log",
+    ),
   );
   page(
     endpoint.url,
@@ -245,7 +287,7 @@ async function endpointPage({ api, page }, id) {
 }
 
 async function fillDeliveries(api, path, section, status, cursor) {
-  const holder = h("div", {});
+  const holder = h("div", { class: "delivery-page" });
   section.append(holder);
   try {
     const answer = await api.get(`${path}/deliveries${query({ limit: 20, cursor })}`);

@@ -154,6 +154,19 @@ export function webhookVerbs({
       );
       return row && readWebhookMessage(row);
     },
+    async queueWebhookTestEvent(endpointId, event, events = []) {
+      if (!isUuid(endpointId)) return undefined;
+      // The same outbox row as a published event (webhook-events.ts), for this endpoint alone: the
+      // worker signs and delivers it like any other, and its attempts go to the delivery log.
+      const row = await eventful<Row>(
+        `INSERT INTO webhook_messages (endpoint_id, event_id, user_id, type, payload, next_attempt_at, created_at)
+         SELECT id, $1, $2, $3, $4, $5, $5 FROM webhook_endpoints WHERE id = $6 RETURNING *`,
+        [event.id, event.userId, event.type, event.payload, now(), endpointId],
+        events,
+        event.userId,
+      );
+      return row && readWebhookMessage(row);
+    },
     async pruneWebhookRecords(before, limit) {
       const messages = await db.run(
         `DELETE FROM webhook_messages WHERE (endpoint_id, event_id) IN (SELECT endpoint_id, event_id
