@@ -5,12 +5,14 @@
 // The process, CLI, config and resource-server tests do not touch the
 // database backend and run once, in the main suite; so do the browser tests,
 // except upstream sign-in's (issue 25), whose identities, pending sign-ins,
-// tickets and mailed links are the backend's to keep.
+// tickets and mailed links are the backend's to keep, and the admin console's
+// users and audit-log screens (issue 35), whose prefix search, sessions and
+// export are the backend's queries.
 import { spawnSync } from "node:child_process";
 import { globSync } from "node:fs";
 
 const BACKEND_INDEPENDENT =
-  /^test\/(server|cli|config|scale-out|faults|mail-file|mail-outage|resource-server)\.test\.ts$|^test\/browser\/(?!upstream-sign-in\.test\.ts$)/;
+  /^test\/(server|cli|config|scale-out|faults|mail-file|mail-outage|resource-server)\.test\.ts$|^test\/browser\/(?!(upstream-sign-in|admin-console-users|admin-console-service)\.test\.ts$)/;
 
 if (!process.env.POSTGRES_URL) {
   const message =
