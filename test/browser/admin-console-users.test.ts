@@ -140,7 +140,7 @@ describe("the admin console's user page and webhook test event", { skip: skipWit
     t.after(() => receiver.stop());
 
     const { page, requests, complaints, axe } = await openPage(t);
-    await page.goto(`${service.issuer}/admin/`);
+    await page.goto(`${service.issuer}/admin/#/users`);
     await signIn(page, "admin@example.com");
     await page.waitForSelector("#user-results table");
 
@@ -290,7 +290,7 @@ describe("the admin console's user page and webhook test event", { skip: skipWit
     assert.ok(linked);
 
     const { page, requests, complaints, axe } = await openPage(t);
-    await page.goto(`${service.issuer}/admin/`);
+    await page.goto(`${service.issuer}/admin/#/users`);
     await signIn(page, "admin@example.com");
     await page.waitForSelector("#user-results table");
     await page.waitForSelector("#filter-provider");
