@@ -354,7 +354,8 @@ describe("the admin console at /admin", { skip: skipWithoutChromium("admin conso
 
     await page.getByRole("link", { name: "Webhooks" }).click();
     await page.getByRole("link", { name: receiver.url }).click();
-    const row = page.locator("#main table tbody tr").first();
+    // The endpoint's own delivery log, not the list of endpoints the page showed a moment before.
+    const row = page.locator('section[aria-labelledby="deliveries-heading"] table tbody tr').first();
     await row.waitFor();
     assert.deepEqual(
       (await row.locator("td").allTextContents()).slice(1, 4),
