@@ -8,23 +8,22 @@
 // sends a webhook test event that a real receiver verifies with the
 // standardwebhooks library, and sees it in the delivery log. axe-core finds
 // nothing on each new view; every request stays on the service's origin.
-// The helpers below are a copy of admin-console.test.ts's few (deduplicated on
-// merge with the shared fixture).
+// The shared helpers come from admin-console-fixture.ts.
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
-import { createRequire } from "node:module";
 import { after, before, describe, type TestContext, test } from "node:test";
-import type { Browser, BrowserContext, Page } from "playwright-core";
-import { ensureConsoleClient } from "../../src/admin/console-client.ts";
+import type { Browser, Page } from "playwright-core";
 import type { Config } from "../../src/config.ts";
 import { createUser, requestToken, testConfig } from "../helpers.ts";
 import { MailServer } from "../mail-server.ts";
-import { type OidcService, startOidcService, startRelyingParty } from "../oidc/fixture.ts";
 import { WebhookReceiver } from "../webhook-receiver.ts";
+import {
+  makeAdmin,
+  openPage as openPageIn,
+  PASSWORD,
+  signIn,
+  startConsole as startConsoleWith,
+} from "./admin-console-fixture.ts";
 import { launchChromium, STEP_TIMEOUT, skipWithoutChromium } from "./chromium.ts";
-
-const PASSWORD = "correct horse battery";
-const axeSource = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
 
 describe("the admin console's user page and webhook test event", { skip: skipWithoutChromium("admin console") }, () => {
   let browser: Browser;
@@ -38,56 +37,17 @@ describe("the admin console's user page and webhook test event", { skip: skipWit
     await smtp.stop();
   });
 
+  /** The fixture's service, with mail to the test's SMTP server and webhooks to a receiver on loopback. */
   async function startConsole(t: TestContext, overrides: Partial<Config> = {}) {
-    const rp = await startRelyingParty(t);
     const base = testConfig();
-    const service = await startOidcService(t, rp.origin, {
+    return startConsoleWith(t, false, {
       ...overrides,
-      adminConsole: { enabled: true, requireMfa: false },
       mail: { ...base.mail, transport: { kind: "smtp", url: smtp.url }, pollIntervalMs: 100 },
       webhooks: { ...base.webhooks, refusePrivateAddresses: false, pollIntervalMs: 100 },
     });
-    await ensureConsoleClient(service.store, service.issuer);
-    return { rp, service };
   }
 
-  async function makeAdmin(service: OidcService, email: string) {
-    const user = await createUser(service.store, email, PASSWORD);
-    await service.store.update(user.id, { isAdmin: true });
-    return user;
-  }
-
-  async function openPage(t: TestContext) {
-    const context: BrowserContext = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    t.after(() => context.close());
-    const page = await context.newPage();
-    page.setDefaultTimeout(STEP_TIMEOUT);
-    const requests: string[] = [];
-    const complaints: string[] = [];
-    page.on("request", (request) => requests.push(request.url()));
-    page.on("console", (message) => {
-      if (/Content Security Policy|Refused to/i.test(message.text())) complaints.push(message.text());
-    });
-    const cdp = await context.newCDPSession(page);
-    async function axe(what: string) {
-      await cdp.send("Runtime.evaluate", { expression: axeSource });
-      const { result } = await cdp.send("Runtime.evaluate", {
-        expression:
-          "axe.run(document).then((r) => r.violations.map((v) => ({ id: v.id, nodes: v.nodes.map((n) => n.target.join(' ')) })))",
-        awaitPromise: true,
-        returnByValue: true,
-      });
-      assert.deepEqual(result.value, [], `axe-core found violations on ${what}`);
-    }
-    return { page, requests, complaints, axe };
-  }
-
-  async function signIn(page: Page, email: string) {
-    await page.waitForURL(/\/sign-in\?/);
-    await page.fill("#email", email);
-    await page.fill("#password", PASSWORD);
-    await page.click("#password-form button");
-  }
+  const openPage = (t: TestContext) => openPageIn(browser, t);
 
   /** Polls `ready` (the page's CSP refuses playwright's string predicates). */
   async function until(ready: () => Promise<boolean>) {
