@@ -7,6 +7,7 @@
 // ConfigError naming the setting; server.ts prints that one line and exits.
 // Nothing else in the code reads process.env (env.ts reads it for server.ts
 // and the CLI).
+
 import { ADMIN_CONSOLE_SETTINGS, type AdminConsoleSettings, readAdminConsoleSettings } from "./admin/settings.ts";
 import { PASSWORD_SETTINGS, type PasswordSettings, readPasswordSettings } from "./auth/password-settings.ts";
 import { RATE_LIMIT_SETTINGS, type RateLimitConfig, readRateLimitSettings } from "./auth/rate-limit-settings.ts";
@@ -16,6 +17,8 @@ import { DEVICE_SETTINGS, type DeviceSettings, readDeviceSettings } from "./devi
 import { DPOP_SETTINGS, type DpopSettings, readDpopSettings } from "./dpop/settings.ts";
 import { ConfigError } from "./errors.ts";
 import { FACTOR_SETTINGS, type MfaConfig, readFactorSettings } from "./factors/settings.ts";
+import type { Locale } from "./i18n/locales.ts";
+import { LANGUAGE_SETTINGS, readDefaultLocale } from "./i18n/settings.ts";
 import { MAIL_SETTINGS, type MailConfig, readMailSettings } from "./mail/settings.ts";
 import { PAR_SETTINGS, type PushedRequestSettings, readPushedRequestSettings } from "./oidc/par-settings.ts";
 import { OIDC_SETTINGS, type OidcSettings, readOidcSettings } from "./oidc/settings.ts";
@@ -53,6 +56,7 @@ export const SETTINGS_SECTIONS: readonly SettingsSection[] = [
   WEBHOOK_SETTINGS,
   OPERATIONS_SETTINGS,
   ADMIN_CONSOLE_SETTINGS,
+  LANGUAGE_SETTINGS,
 ];
 
 export interface Config {
@@ -151,6 +155,8 @@ export interface Config {
   settingsGiven?: Readonly<Record<string, string>>;
   /** The admin console (issue 35): src/admin/settings.ts; absent (tests' configs), no console. */
   adminConsole?: AdminConsoleSettings;
+  /** DEFAULT_LOCALE (issue 37): src/i18n/settings.ts; absent (tests' configs), English. */
+  defaultLocale?: Locale;
 }
 
 export interface LoadedConfig {
@@ -226,6 +232,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): LoadedConfig 
     dpop: readDpopSettings(env),
     settingsGiven: settingsGiven(env),
     adminConsole: readAdminConsoleSettings(env),
+    defaultLocale: readDefaultLocale(env),
   };
   // The rules between sections.
   if (config.upstream?.keepTokens && config.mfa.encryptionKeys.length === 0)

@@ -6,7 +6,9 @@
 // done ("you may close this window"); and the refusals. Every value from a
 // request or a client's metadata is HTML-escaped; the pages' policy (nothing
 // inline, forms to this origin only) applies.
+
 import type { FastifyReply } from "fastify";
+import { translator } from "../i18n/translate.ts";
 import { pageDocument, sendPage } from "../pages/account-pages.ts";
 import { escapeHtml } from "../pages/oidc-pages.ts";
 import { SIGN_IN_PAGE_PATH } from "../pages/security-pages.ts";
@@ -19,7 +21,7 @@ const SCOPE_WORDS: Record<string, string> = {
   offline_access: "Stay signed in while you are away",
 };
 
-const page = (title: string, body: string) => pageDocument(title, "", body, "");
+const page = (title: string, body: string) => pageDocument(translator("en"), title, "", body, "");
 
 export function sendCodeEntryPage(
   reply: FastifyReply,

@@ -6,6 +6,7 @@
 // from the address bar, and posts it in a JSON body to the API.
 import { readFileSync } from "node:fs";
 import type { FastifyInstance, FastifyReply } from "fastify";
+import { type Translator, translator } from "../i18n/translate.ts";
 import { RESET_PAGE_PATH, VERIFY_PAGE_PATH } from "../mail/messages.ts";
 
 export const PAGES_CONTENT_SECURITY_POLICY = [
@@ -23,12 +24,13 @@ const script = readFileSync(new URL("./account.js", import.meta.url), "utf8");
 const stylesheet = readFileSync(new URL("./account.css", import.meta.url), "utf8");
 
 /**
- * A page of the service: its title (also the heading), the pages' stylesheet, one script tag (the
- * pages' scripts are files served from here), the body, and what to say without JavaScript.
+ * A page of the service in the reader's language (`t`, issue 37: its `lang` and `dir`): its title (also
+ * the heading), the pages' stylesheet, one script tag (the pages' scripts are files served from here),
+ * the body, and what to say without JavaScript. Title, body and noscript come already escaped.
  */
-export function pageDocument(title: string, scriptTag: string, body: string, noscript: string): string {
+export function pageDocument(t: Translator, title: string, scriptTag: string, body: string, noscript: string): string {
   return `<!doctype html>
-<html lang="en">
+<html lang="${t.locale}" dir="${t.dir}">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -50,6 +52,7 @@ ${body}
 
 const page = (title: string, body: string) =>
   pageDocument(
+    translator("en"),
     title,
     '<script type="module" src="/pages/account.js"></script>',
     body,

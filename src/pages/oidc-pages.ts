@@ -5,7 +5,9 @@
 // URI cannot be trusted. Every value from a request or a client's metadata is
 // HTML-escaped. The consent form's answer is a redirect to the client, so that
 // page's policy allows the form to lead there (form-action covers redirects).
+
 import type { FastifyReply } from "fastify";
+import { translator } from "../i18n/translate.ts";
 import { PAGES_CONTENT_SECURITY_POLICY, pageDocument, sendPage } from "./account-pages.ts";
 
 const SCOPE_WORDS: Record<string, string> = {
@@ -19,7 +21,7 @@ export function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`);
 }
 
-const page = (title: string, body: string) => pageDocument(title, "", body, "");
+const page = (title: string, body: string) => pageDocument(translator("en"), title, "", body, "");
 
 export function sendErrorPage(reply: FastifyReply, detail: string): FastifyReply {
   reply.code(400);

@@ -4,9 +4,11 @@
 // script modules and one stylesheet served from here, nothing inline, nothing
 // from elsewhere. The security page's policy also allows data: images, for the
 // authenticator app's QR code, which the API sends as a data: URL.
+
 import { readFileSync } from "node:fs";
 import type { FastifyInstance } from "fastify";
 import type { DeviceCookie } from "../auth/devices.ts";
+import { translator } from "../i18n/translate.ts";
 import { REVIEW_PAGE_PATH } from "../mail/notices.ts";
 import { PAGES_CONTENT_SECURITY_POLICY, pageDocument, sendPage } from "./account-pages.ts";
 
@@ -22,7 +24,13 @@ const SCRIPTS = ["session.js", "webauthn.js", "sign-in.js", "security.js"] as co
 const scripts = new Map(SCRIPTS.map((name) => [name, readFileSync(new URL(`./${name}`, import.meta.url), "utf8")]));
 
 const page = (title: string, script: string, body: string) =>
-  pageDocument(title, `<script type="module" src="/pages/${script}"></script>`, body, "This page needs JavaScript.");
+  pageDocument(
+    translator("en"),
+    title,
+    `<script type="module" src="/pages/${script}"></script>`,
+    body,
+    "This page needs JavaScript.",
+  );
 
 const SIGN_IN_PAGE = page(
   "Sign in",

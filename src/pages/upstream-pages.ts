@@ -3,7 +3,9 @@
 // pending sign-in, a domain not allowed. Rendered on the server (no script),
 // with a 4xx status, the reason in plain words and a way back to the sign-in
 // page; never the provider's own error text.
+
 import type { FastifyReply } from "fastify";
+import { translator } from "../i18n/translate.ts";
 import { pageDocument, sendPage } from "./account-pages.ts";
 import { escapeHtml } from "./oidc-pages.ts";
 import { SIGN_IN_PAGE_PATH } from "./security-pages.ts";
@@ -13,6 +15,7 @@ export function sendUpstreamErrorPage(reply: FastifyReply, status: number, detai
   return sendPage(
     reply,
     pageDocument(
+      translator("en"),
       "Sign-in did not work",
       "",
       `<p class="error" role="alert" id="upstream-error">${escapeHtml(detail)}</p>

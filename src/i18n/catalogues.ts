@@ -1,0 +1,20 @@
+// Every message catalogue, one file per area and language
+// (catalogues/<area>/<locale>.json), imported here so that the bundle carries
+// them. A new area adds its six files and one line to AREAS. The catalogue
+// test (test/i18n-catalogues.test.ts) fails when any language lacks a key
+// another has, or takes other values in a message.
+import commonDe from "./catalogues/common/de.json" with { type: "json" };
+import commonEn from "./catalogues/common/en.json" with { type: "json" };
+import commonEs from "./catalogues/common/es.json" with { type: "json" };
+import commonFr from "./catalogues/common/fr.json" with { type: "json" };
+import commonJa from "./catalogues/common/ja.json" with { type: "json" };
+import commonPt from "./catalogues/common/pt-BR.json" with { type: "json" };
+import type { Locale } from "./locales.ts";
+
+export type Catalogue = Readonly<Record<string, string>>;
+export type AreaCatalogues = Readonly<Record<Locale, Catalogue>>;
+
+/** Each area's catalogues. Keys are prefixed with their area's name (`signIn.title` lives in `signIn`... by convention). */
+export const AREAS: Readonly<Record<string, AreaCatalogues>> = {
+  common: { en: commonEn, de: commonDe, fr: commonFr, es: commonEs, "pt-BR": commonPt, ja: commonJa },
+};
