@@ -12,6 +12,7 @@ import { describe, test } from "node:test";
 import { loadConfig } from "../src/config.ts";
 import { ConfigError } from "../src/errors.ts";
 import { buildTestApp, requestToken } from "./helpers.ts";
+import { OIDC_KEY } from "./oidc/fixture.ts";
 
 const TOKEN = "an-initial-access-token-of-32-bytes-or-more";
 const WIDENED = {
@@ -148,5 +149,61 @@ describe("POST /auth/register", () => {
         (error: unknown) => error instanceof ConfigError && error.message === message,
       );
     }
+  });
+});
+
+describe("POST /auth/register and the device grant (issue 36)", () => {
+  const DEVICE_CODE = "urn:ietf:params:oauth:grant-type:device_code";
+
+  test("refused by default; once the operator lists it, a public device client registers and starts a device authorization", async (t) => {
+    const closed = await buildTestApp(t, { dynamicRegistration: { initialAccessToken: TOKEN, ...WIDENED } });
+    const refusedAnswer = await closed.app.inject({
+      method: "POST",
+      url: "/auth/register",
+      headers: { authorization: `Bearer ${TOKEN}` },
+      payload: { client_name: "TV", grant_types: [DEVICE_CODE], token_endpoint_auth_method: "none" },
+    });
+    assert.equal(refusedAnswer.statusCode, 400);
+    const detail =
+      `grant_types: '${DEVICE_CODE}' is not available to dynamically registered clients ` +
+      "(authorization_code, refresh_token, client_credentials)";
+    assert.deepEqual(refusedAnswer.json(), { error: "invalid_client_metadata", error_description: detail, detail });
+
+    // The device authorization endpoint belongs to OpenID Connect: it needs the provider's signing key.
+    const { app } = await buildTestApp(t, {
+      oidcSigningKeys: [OIDC_KEY],
+      dynamicRegistration: {
+        initialAccessToken: TOKEN,
+        grantTypes: [DEVICE_CODE, "refresh_token"],
+        scopes: WIDENED.scopes,
+      },
+    });
+    const registered = await app.inject({
+      method: "POST",
+      url: "/auth/register",
+      headers: { authorization: `Bearer ${TOKEN}` },
+      payload: { client_name: "TV", grant_types: [DEVICE_CODE, "refresh_token"], token_endpoint_auth_method: "none" },
+    });
+    assert.equal(registered.statusCode, 201, registered.body);
+    const client = registered.json();
+    assert.deepEqual(client.grant_types, [DEVICE_CODE, "refresh_token"]);
+    assert.equal(client.scope, "openid profile email", "a client that signs users in gets the default user scope");
+    assert.equal(client.first_party, false);
+    assert.equal(client.client_secret, undefined);
+    const started = await app.inject({
+      method: "POST",
+      url: "/oauth/device_authorization",
+      payload: new URLSearchParams({ client_id: client.client_id, scope: "openid profile" }).toString(),
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+    });
+    assert.equal(started.statusCode, 200, started.body);
+    assert.deepEqual(Object.keys(started.json()).sort(), [
+      "device_code",
+      "expires_in",
+      "interval",
+      "user_code",
+      "verification_uri",
+      "verification_uri_complete",
+    ]);
   });
 });
