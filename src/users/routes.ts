@@ -173,7 +173,7 @@ export const userRoutes: FastifyPluginAsyncTypebox<UserRouteOptions> = async (
       },
     },
     async function createUser(request, reply) {
-      const { email, password, full_name, is_active, is_admin } = request.body;
+      const { email, password, full_name, locale, is_active, is_admin } = request.body;
       const callerIsAdmin = request.user?.isAdmin === true;
       if (!callerIsAdmin && !signupOpen) throw forbidden(SIGNUP_CLOSED);
       if (!callerIsAdmin && (is_active !== undefined || is_admin !== undefined)) throw forbidden(ONLY_ADMINS_SET_ROLES);
@@ -184,6 +184,7 @@ export const userRoutes: FastifyPluginAsyncTypebox<UserRouteOptions> = async (
           email,
           hashedPassword: await passwords.hash(password),
           fullName: full_name ?? null,
+          locale: locale ?? null,
           isActive: is_active ?? true,
           isAdmin: is_admin ?? false,
         },
@@ -286,7 +287,7 @@ export const userRoutes: FastifyPluginAsyncTypebox<UserRouteOptions> = async (
         tags: ["users"],
         summary: "Replace a user (admins)",
         description:
-          "Replaces the whole record: a field left out takes its default (`full_name` null, `is_active` true, " +
+          "Replaces the whole record: a field left out takes its default (`full_name` and `locale` null, `is_active` true, " +
           "`is_admin` false). The password is not part of the record; see `PUT /me/password`. " +
           `409 when the e-mail is taken or when the change would leave no active admin (${LAST_ACTIVE_ADMIN}). ` +
           DEACTIVATION_AND_EMAIL_NOTICES,
@@ -305,12 +306,13 @@ export const userRoutes: FastifyPluginAsyncTypebox<UserRouteOptions> = async (
       },
     },
     async function replaceUser(request) {
-      const { email, full_name, is_active, is_admin } = request.body;
+      const { email, full_name, locale, is_active, is_admin } = request.body;
       const before = await store.findById(request.params.id);
       if (!before) throw notFound();
       const changes: UserChanges = {
         ...(await recovery.emailChanges(before, email, false)),
         fullName: full_name ?? null,
+        locale: locale ?? null,
         isActive: is_active ?? true,
         isAdmin: is_admin ?? false,
       };
@@ -333,7 +335,7 @@ export const userRoutes: FastifyPluginAsyncTypebox<UserRouteOptions> = async (
         tags: ["users"],
         summary: "Update some fields of a user (admins, or the user itself)",
         description:
-          "Only the fields sent change. A user may change its own `email` and `full_name`; `is_active`, " +
+          "Only the fields sent change. A user may change its own `email`, `full_name` and `locale`; `is_active`, " +
           "`is_admin` and `email_verified` are for admins (403 otherwise). Changing the e-mail ends the tokens " +
           "issued for the old one. An admin's `email_verified` marks the address verified (or not), audited. " +
           DEACTIVATION_AND_EMAIL_NOTICES,
@@ -353,7 +355,7 @@ export const userRoutes: FastifyPluginAsyncTypebox<UserRouteOptions> = async (
     },
     async function updateUser(request) {
       const caller = request.user!;
-      const { email, full_name, is_active, is_admin, email_verified } = request.body;
+      const { email, full_name, locale, is_active, is_admin, email_verified } = request.body;
       assertSelfOrAdmin(caller, request.params.id);
       if (!caller.isAdmin && (is_active !== undefined || is_admin !== undefined))
         throw forbidden(ONLY_ADMINS_SET_ROLES);
@@ -361,8 +363,13 @@ export const userRoutes: FastifyPluginAsyncTypebox<UserRouteOptions> = async (
       const before = await store.findById(request.params.id);
       if (!before) throw notFound();
       const changes: UserChanges = {
-        ...(await recovery.emailChanges(before, email, caller.id === before.id)),
+        ...(await recovery.emailChanges(
+          locale === undefined ? before : { ...before, locale },
+          email,
+          caller.id === before.id,
+        )),
         fullName: full_name,
+        locale,
         isActive: is_active,
         isAdmin: is_admin,
       };
