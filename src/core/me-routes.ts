@@ -1,6 +1,7 @@
 // The caller's own record: GET /me (the spec's current-user endpoint), and
 // self-service: PATCH /me, DELETE /me, PUT /me/password. All behind the
 // spec's token check.
+
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { FastifyReply } from "fastify";
 import type { AccountRecovery } from "../auth/account-recovery.ts";
@@ -9,6 +10,7 @@ import { COMMON_PASSWORD, type PasswordPolicy } from "../auth/password-policy.ts
 import type { PasswordHasher } from "../auth/passwords.ts";
 import { clientOf } from "../auth/sessions.ts";
 import { EMAIL_TAKEN, HttpError, INCORRECT_CURRENT_PASSWORD, LAST_ACTIVE_ADMIN } from "../errors.ts";
+import { askedLocale } from "../mail/asked-locale.ts";
 import type { Notices } from "../mail/notices.ts";
 import { afterCommit } from "../platform/after-commit.ts";
 import type { Audit } from "../platform/audit.ts";
@@ -98,7 +100,7 @@ export const meRoutes: FastifyPluginAsyncTypebox<MeRouteOptions> = async (
       const before = request.user!;
       // A confirmation link sent now speaks the language chosen in the same request.
       const reader = locale === undefined ? before : { ...before, locale };
-      const emailChanges = await recovery.emailChanges(reader, email, true);
+      const emailChanges = await recovery.emailChanges(reader, email, true, askedLocale(request));
       const user = await store.update(before.id, { ...emailChanges, fullName: full_name, locale });
       if (!user) throw new HttpError(409, "The user was deleted meanwhile");
       await afterCommit(request, () => recovery.afterUpdate(before, user, clientOf(request)));

@@ -2,6 +2,7 @@
 // method carries the action, POST 201 / GET 200 / PUT 200 / PATCH 200 /
 // DELETE 204. Who may do what is decided here, step by step, before the
 // store is touched: 401 answers "who are you?", 403 "you may not".
+
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { FastifyRequest } from "fastify";
 import type { AccountRecovery } from "../auth/account-recovery.ts";
@@ -19,6 +20,7 @@ import {
   SIGNUP_CLOSED,
   USER_NOT_FOUND,
 } from "../errors.ts";
+import { askedLocale } from "../mail/asked-locale.ts";
 import type { Notices } from "../mail/notices.ts";
 import { afterCommit } from "../platform/after-commit.ts";
 import {
@@ -196,7 +198,9 @@ export const userRoutes: FastifyPluginAsyncTypebox<UserRouteOptions> = async (
       );
       // The account is committed: a failure to queue its verification mail must not turn the 201 into
       // an error (the user can ask for the link again).
-      await afterCommit(request, () => recovery.sendVerification(user));
+      // A sign-up's own request language; an admin's is not the new user's.
+      const asked = callerIsAdmin ? undefined : askedLocale(request);
+      await afterCommit(request, () => recovery.sendVerification(user, asked));
       reply.code(201);
       return toUserOut(user);
     },
@@ -367,6 +371,7 @@ export const userRoutes: FastifyPluginAsyncTypebox<UserRouteOptions> = async (
           locale === undefined ? before : { ...before, locale },
           email,
           caller.id === before.id,
+          caller.id === before.id ? askedLocale(request) : undefined,
         )),
         fullName: full_name,
         locale,
