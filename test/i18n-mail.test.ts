@@ -120,8 +120,8 @@ const SUBJECTS: Record<"de" | "ja" | "pt-BR" | "fr" | "en", { reset: string; ver
     changed: "Ihr Passwort wurde geändert",
   },
   ja: {
-    reset: "パスワードを再設定してください",
-    verify: "メールアドレスを確認してください",
+    reset: "パスワードの再設定",
+    verify: "メールアドレスの確認",
     changed: "パスワードが変更されました",
   },
   "pt-BR": {
