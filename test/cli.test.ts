@@ -232,7 +232,10 @@ describe("npm run cli", () => {
     // The security notification, queued for the service's sender, naming no operator device or address.
     const [notice, ...others] = await store.listMail({ limit: 10 });
     assert.deepEqual([notice?.kind, notice?.recipient, others], ["password_changed", "ada@example.com", []]);
-    assert.deepEqual(Object.keys(JSON.parse(notice?.payload ?? "{}")), ["at", "device", "address", "byAdmin"]);
+    // Its language (issue 37): the account chose none and an operator's command asks for none, so DEFAULT_LOCALE.
+    const payload = JSON.parse(notice?.payload ?? "{}");
+    assert.deepEqual(Object.keys(payload), ["at", "device", "address", "byAdmin", "locale"]);
+    assert.equal(payload.locale, "en");
     const unknown = await run([CLI, "users", "set-password", "nobody@example.com"], {
       cwd,
       input: "a brand new passphrase\n",

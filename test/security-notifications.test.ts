@@ -302,13 +302,16 @@ async function mailWithSubject(recipient: string, subject: string): Promise<Rece
   }
 }
 
+/** How an English mail shows a time (mail/notices.ts, mailTime). */
+const UTC_TIME = new Intl.DateTimeFormat("en", { dateStyle: "long", timeStyle: "short", timeZone: "UTC" });
+
 describe("security notification mails", () => {
   for (const [kind, action] of Object.entries(ACTIONS) as [NoticeKind, Action][]) {
     test(`${kind}: subject, recipient, text and HTML with time, device and origin; no secret`, async (t) => {
       const fixture = await setUp(t);
       const who = await person(fixture);
       const recipient = (action.recipient ?? ((p: Person) => p.user.email))(who);
-      const at = new Date(fixture.clock.now).toUTCString().replace("GMT", "UTC");
+      const at = fixture.clock.now;
       await action.run(fixture, who);
       const mail = await mailWithSubject(recipient, action.subject);
 
@@ -316,9 +319,10 @@ describe("security notification mails", () => {
       assert.match(mail.raw, /Content-Type: multipart\/alternative/i);
       assert.match(mail.text, action.summary);
       // The clock moved (authenticator codes need a later step): the time is the action's, within minutes.
-      assert.match(mail.text, /^When: \w{3}, \d{2} \w{3} \d{4} \d{2}:\d{2}:\d{2} UTC$/m);
-      const when = Date.parse((/^When: (.*) UTC$/m.exec(mail.text) as RegExpExecArray)[1] as string);
-      assert.ok(when >= Date.parse(at) && when <= Date.parse(at) + 5 * 60_000, `${when} near ${at}`);
+      // In the reader's language (English here), in UTC, to the minute (issue 37).
+      const when = (/^When: (.*) \(UTC\)$/m.exec(mail.text) as RegExpExecArray)[1] as string;
+      const near = Array.from({ length: 7 }, (_, minute) => UTC_TIME.format(at - (at % 60_000) + minute * 60_000));
+      assert.ok(near.includes(when), `${when} near ${new Date(at).toISOString()}: one of ${near.join(", ")}`);
       const facts = action.byAdmin
         ? []
         : [
@@ -410,7 +414,7 @@ describe("security notification mails", () => {
     const [first] = await queued(fixture, user.id, "new_device");
     assert.ok(first);
     const mail = await mailWithSubject(user.email, "A new sign-in to your account");
-    const when = new Date(fixture.clock.now).toUTCString().replace("GMT", "UTC");
+    const when = `${UTC_TIME.format(fixture.clock.now)} (UTC)`;
     assert.equal(
       mail.text,
       "Your account was signed in to from a device or app it had not been used from before.\n\n" +
@@ -543,7 +547,7 @@ describe("security notification mails", () => {
     const mail = await mailWithSubject(who.user.email, "The second factors of your account were removed");
     assert.match(
       mail.text,
-      /^An administrator removed every second factor of your account \(authenticator app, recovery codes and passkeys\): your password alone signs in until you set up a new one\.\n\nWhen: [^\n]+ UTC\n\nIf you think this is a mistake, contact the people who run this service\.\n\nhttp:\/\/service\.test\/account\/security\n$/,
+      /^An administrator removed every second factor of your account \(authenticator app, recovery codes and passkeys\): your password alone signs in until you set up a new one\.\n\nWhen: [^\n]+ \(UTC\)\n\nIf you think this is a mistake, contact the people who run this service\.\n\nhttp:\/\/service\.test\/account\/security\n$/,
     );
     assert.ok(!mail.raw.includes(ORIGIN_ADDRESS));
     for (const secret of [...who.secrets, admin]) assert.ok(!mail.raw.includes(secret));

@@ -10,6 +10,7 @@
 // auth/address-proof.ts, applied in the reset's one transaction.
 import { createHash, randomBytes } from "node:crypto";
 import { HttpError } from "../errors.ts";
+import type { Locale } from "../i18n/locales.ts";
 import type { AccountMails } from "../mail/messages.ts";
 import type { Notices } from "../mail/notices.ts";
 import type { MailSender } from "../mail/sender.ts";
@@ -32,7 +33,7 @@ export interface RecoverySettings {
 
 export interface AccountRecovery {
   /** Queues a reset link when the e-mail belongs to an active account; does nothing otherwise. */
-  requestPasswordReset(email: string, clientAddress: string | null): Promise<void>;
+  requestPasswordReset(email: string, clientAddress: string | null, asked?: Locale): Promise<void>;
   /** Queues a reset link for this user, recording `event` with it (an admin's request, issue 35). */
   sendPasswordReset(user: UserRecord, event: AuditEntry): Promise<void>;
   /**
@@ -40,10 +41,10 @@ export interface AccountRecovery {
    * or 422 (password refused).
    */
   confirmPasswordReset(token: string, newPassword: string, client: ClientInfo): Promise<void>;
-  /** Queues a verification link for the user's current address. */
-  sendVerification(user: UserRecord): Promise<void>;
+  /** Queues a verification link for the user's current address (`asked`: the request's language, mails.ts). */
+  sendVerification(user: UserRecord, asked?: Locale): Promise<void>;
   /** Resend: queues a link when the e-mail belongs to an active account that is not verified yet. */
-  requestVerification(email: string): Promise<void>;
+  requestVerification(email: string, asked?: Locale): Promise<void>;
   /** Verifies the address the link was sent to (taking it as the account's e-mail if it was a change). */
   confirmVerification(token: string, client: ClientInfo): Promise<UserRecord>;
   /**
@@ -51,7 +52,7 @@ export interface AccountRecovery {
    * address to confirm (the confirmation link goes out now) and nothing changes yet; otherwise the
    * address changes at once and becomes unverified.
    */
-  emailChanges(target: UserRecord, email: string | undefined, bySelf: boolean): Promise<UserChanges>;
+  emailChanges(target: UserRecord, email: string | undefined, bySelf: boolean, asked?: Locale): Promise<UserChanges>;
   /**
    * After an update: a changed address gets a verification link and the old one is told (with the
    * device and address of `client`, the account's owner; null when an admin made the change).
@@ -99,6 +100,7 @@ export function createAccountRecovery({
     email: string,
     change: boolean,
     events: readonly AuditEntry[] = [],
+    asked?: Locale,
   ): Promise<void> {
     const token = newToken();
     await store.issueAccountToken(
@@ -109,13 +111,13 @@ export function createAccountRecovery({
         email,
         expiresAt: iso(settings.emailVerificationTtlSeconds),
       },
-      mails.verification(user, email, token, change),
+      mails.verification(user, email, token, change, asked),
       events,
     );
     sender.wake();
   }
 
-  async function sendPasswordReset(user: UserRecord, event: AuditEntry): Promise<void> {
+  async function sendPasswordReset(user: UserRecord, event: AuditEntry, asked?: Locale): Promise<void> {
     const token = newToken();
     await store.issueAccountToken(
       {
@@ -125,18 +127,19 @@ export function createAccountRecovery({
         email: user.email,
         expiresAt: iso(settings.passwordResetTtlSeconds),
       },
-      mails.passwordReset(user, token),
+      mails.passwordReset(user, token, asked),
       [event],
     );
     sender.wake();
   }
 
   return {
-    sendPasswordReset,
-    async requestPasswordReset(email, clientAddress) {
+    // An admin's request (issue 35) takes no request language: the admin's is not the user's.
+    sendPasswordReset: (user, event) => sendPasswordReset(user, event),
+    async requestPasswordReset(email, clientAddress, asked) {
       const user = await store.findByEmail(email);
       if (!user?.isActive) return;
-      await sendPasswordReset(user, { type: "password_reset", outcome: "requested", clientAddress });
+      await sendPasswordReset(user, { type: "password_reset", outcome: "requested", clientAddress }, asked);
     },
 
     async confirmPasswordReset(token, newPassword, client) {
@@ -169,12 +172,12 @@ export function createAccountRecovery({
       sender.wake();
     },
 
-    sendVerification: (user) => issueVerification(user, user.email, false),
+    sendVerification: (user, asked) => issueVerification(user, user.email, false, [], asked),
 
-    async requestVerification(email) {
+    async requestVerification(email, asked) {
       const user = await store.findByEmail(email);
       if (!user?.isActive || user.emailVerifiedAt !== null) return;
-      await issueVerification(user, user.email, false);
+      await issueVerification(user, user.email, false, [], asked);
     },
 
     async confirmVerification(token, client) {
@@ -199,13 +202,17 @@ export function createAccountRecovery({
       return redemption.user;
     },
 
-    async emailChanges(target, email, bySelf) {
+    async emailChanges(target, email, bySelf, asked) {
       if (email === undefined || normalizeEmail(email) === target.email) return {};
       if (settings.verificationRequired && bySelf) {
         if (await store.findByEmail(email)) return { email }; // the store answers 409, as for any taken address
-        await issueVerification(target, normalizeEmail(email), true, [
-          { type: "email_change", outcome: "requested", clientAddress: null },
-        ]);
+        await issueVerification(
+          target,
+          normalizeEmail(email),
+          true,
+          [{ type: "email_change", outcome: "requested", clientAddress: null }],
+          asked,
+        );
         return {};
       }
       return { email, emailVerifiedAt: null };
@@ -215,7 +222,7 @@ export function createAccountRecovery({
       if (before.email === after.email) return;
       const notice = notices.emailChanged(before.email, after, client);
       if (notice !== undefined) await store.enqueueMail(notice);
-      await issueVerification(after, after.email, false);
+      await issueVerification(after, after.email, false, [], client?.locale);
     },
   };
 }

@@ -10,9 +10,12 @@
 // rotations of one token wins (the store makes that atomic). Ending every
 // session of a user (password change, deactivation) is the store's
 // update(..., { endSessions: true }), in the same transaction as the change.
+
 import { hash } from "node:crypto";
 import type { FastifyRequest } from "fastify";
 import { type HttpError, unauthorized } from "../errors.ts";
+import type { Locale } from "../i18n/locales.ts";
+import { askedLocale } from "../mail/asked-locale.ts";
 import { OAuthError } from "../oauth-errors.ts";
 import { randomBase64url } from "../random-pool.ts";
 import { newId } from "../store/ids.ts";
@@ -57,12 +60,21 @@ export interface SessionSettings {
 export interface ClientInfo {
   address: string | null;
   userAgent: string | null;
+  /** The language the request asked for, if any: a mail it causes speaks it unless the reader chose one. */
+  locale?: Locale | undefined;
 }
 
-/** Who sent the request: its address as Fastify sees it (honouring TRUST_PROXY) and its User-Agent. */
+/**
+ * Who sent the request: its address as Fastify sees it (honouring TRUST_PROXY), its User-Agent and
+ * the language it asks for.
+ */
 export function clientOf(request: FastifyRequest): ClientInfo {
   const agent = request.headers["user-agent"];
-  return { address: request.ip, userAgent: typeof agent === "string" ? agent.slice(0, 512) : null };
+  return {
+    address: request.ip,
+    userAgent: typeof agent === "string" ? agent.slice(0, 512) : null,
+    locale: askedLocale(request),
+  };
 }
 
 export interface Issued {

@@ -125,7 +125,7 @@ function checkPolicy(config: Config, password: string, email: string): void {
 function operatorNotices(config: Config): Notices {
   const signingMaterial = [...config.signingSecrets, ...config.signingKeys];
   const mails = createAccountMails(
-    { from: config.mail.from, ...config.accountRecovery },
+    { from: config.mail.from, ...config.accountRecovery, defaultLocale: config.defaultLocale },
     createSealer(signingMaterial),
   );
   const { notice: message, emailChanged } = mails;

@@ -1,6 +1,7 @@
 // The caller's own record: GET /me (the spec's current-user endpoint), and
 // self-service: PATCH /me, DELETE /me, PUT /me/password. All behind the
 // spec's token check.
+
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { FastifyReply } from "fastify";
 import type { AccountRecovery } from "../auth/account-recovery.ts";
@@ -9,6 +10,7 @@ import { COMMON_PASSWORD, type PasswordPolicy } from "../auth/password-policy.ts
 import type { PasswordHasher } from "../auth/passwords.ts";
 import { clientOf } from "../auth/sessions.ts";
 import { EMAIL_TAKEN, HttpError, INCORRECT_CURRENT_PASSWORD, LAST_ACTIVE_ADMIN } from "../errors.ts";
+import { askedLocale } from "../mail/asked-locale.ts";
 import type { Notices } from "../mail/notices.ts";
 import { afterCommit } from "../platform/after-commit.ts";
 import type { Audit } from "../platform/audit.ts";
@@ -76,7 +78,8 @@ export const meRoutes: FastifyPluginAsyncTypebox<MeRouteOptions> = async (
         tags: ["me"],
         summary: "Update some of your own fields",
         description:
-          "Only the fields sent change: `email` and `full_name`. Roles are not yours to change (unknown fields are " +
+          "Only the fields sent change: `email`, `full_name` and `locale` (the language of the hosted pages and " +
+          "the mails; null clears it). Roles are not yours to change (unknown fields are " +
           "refused with 422). The token's `sub` is the e-mail, so changing the e-mail ends the tokens issued for " +
           "the old one: log in again with the new e-mail. A new address gets a verification link and the old " +
           "one is told. While `EMAIL_VERIFICATION_REQUIRED` is true, the change waits until the new address " +
@@ -93,10 +96,12 @@ export const meRoutes: FastifyPluginAsyncTypebox<MeRouteOptions> = async (
       },
     },
     async function updateCurrentUser(request) {
-      const { email, full_name } = request.body;
+      const { email, full_name, locale } = request.body;
       const before = request.user!;
-      const emailChanges = await recovery.emailChanges(before, email, true);
-      const user = await store.update(before.id, { ...emailChanges, fullName: full_name });
+      // A confirmation link sent now speaks the language chosen in the same request.
+      const reader = locale === undefined ? before : { ...before, locale };
+      const emailChanges = await recovery.emailChanges(reader, email, true, askedLocale(request));
+      const user = await store.update(before.id, { ...emailChanges, fullName: full_name, locale });
       if (!user) throw new HttpError(409, "The user was deleted meanwhile");
       await afterCommit(request, () => recovery.afterUpdate(before, user, clientOf(request)));
       return toUserOut(user);

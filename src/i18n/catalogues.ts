@@ -9,6 +9,12 @@ import commonEs from "./catalogues/common/es.json" with { type: "json" };
 import commonFr from "./catalogues/common/fr.json" with { type: "json" };
 import commonJa from "./catalogues/common/ja.json" with { type: "json" };
 import commonPt from "./catalogues/common/pt-BR.json" with { type: "json" };
+import mailDe from "./catalogues/mail/de.json" with { type: "json" };
+import mailEn from "./catalogues/mail/en.json" with { type: "json" };
+import mailEs from "./catalogues/mail/es.json" with { type: "json" };
+import mailFr from "./catalogues/mail/fr.json" with { type: "json" };
+import mailJa from "./catalogues/mail/ja.json" with { type: "json" };
+import mailPt from "./catalogues/mail/pt-BR.json" with { type: "json" };
 import type { Locale } from "./locales.ts";
 
 export type Catalogue = Readonly<Record<string, string>>;
@@ -17,4 +23,5 @@ export type AreaCatalogues = Readonly<Record<Locale, Catalogue>>;
 /** Each area's catalogues. Keys are prefixed with their area's name (`signIn.title` lives in `signIn`... by convention). */
 export const AREAS: Readonly<Record<string, AreaCatalogues>> = {
   common: { en: commonEn, de: commonDe, fr: commonFr, es: commonEs, "pt-BR": commonPt, ja: commonJa },
+  mail: { en: mailEn, de: mailDe, fr: mailFr, es: mailEs, "pt-BR": mailPt, ja: mailJa },
 };

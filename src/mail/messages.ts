@@ -4,8 +4,12 @@
 // link starts with the configured base (ACCOUNT_LINK_BASE_URL, by default
 // PUBLIC_URL), never with anything from a request, and carries its token in
 // the fragment, which browsers do not send to servers or put in access logs.
+// Each mail speaks its reader's language (issue 37), from the `mail`
+// catalogue (src/i18n/catalogues/mail/), decided when it is queued.
+import { isLocale, type Locale } from "../i18n/locales.ts";
+import { escapeHtml, type Translator, translator } from "../i18n/translate.ts";
 import type { MailKind, NewOutboxMessage, NoticeKind, OutboxMessage } from "../store/store.ts";
-import { factLines, type NoticeFacts, noticeContent, REVIEW_PAGE_PATH } from "./notices.ts";
+import { factLines, type NoticeFacts, noticeContent, REVIEW_PAGE_PATH, type ReaderOf } from "./notices.ts";
 import type { Sealer } from "./seal.ts";
 import type { RenderedMail } from "./transport.ts";
 
@@ -19,31 +23,43 @@ export interface MailSettings {
   linkBaseUrl: string;
   passwordResetTtlSeconds: number;
   emailVerificationTtlSeconds: number;
+  /** DEFAULT_LOCALE: the language of a mail whose reader chose none and whose request asked for none. */
+  defaultLocale?: Locale | undefined;
 }
 
+/**
+ * Every builder takes the reader (its saved `locale`, when chosen, decides the language) and may take
+ * `asked`, the language of the request that caused the mail; else DEFAULT_LOCALE. The language is
+ * decided when the message is queued and kept in its payload: the mail is rendered when it is sent,
+ * maybe by another instance.
+ */
 export interface AccountMails {
-  passwordReset(user: { id: string; email: string }, token: string): NewOutboxMessage;
+  passwordReset(user: ReaderOf & { email: string }, token: string, asked?: Locale): NewOutboxMessage;
   /** `change` is true when the address is a new one the user asked to switch to. */
-  verification(user: { id: string }, email: string, token: string, change: boolean): NewOutboxMessage;
+  verification(user: ReaderOf, email: string, token: string, change: boolean, asked?: Locale): NewOutboxMessage;
   /**
    * The link that proves the account before an upstream sign-in (of `provider`, its label) is linked
    * to it; it works for `ttlSeconds`, in the browser that started the sign-in.
    */
   upstreamLink(
-    user: { id: string; email: string },
+    user: ReaderOf & { email: string },
     token: string,
     provider: string,
     ttlSeconds: number,
+    asked?: Locale,
   ): NewOutboxMessage;
   /** Tells the previous address that the account's e-mail changed (when, and from what where known). */
-  emailChanged(previousEmail: string, user: { id: string; email: string }, facts?: NoticeFacts): NewOutboxMessage;
+  emailChanged(
+    previousEmail: string,
+    user: ReaderOf & { email: string },
+    facts?: NoticeFacts,
+    asked?: Locale,
+  ): NewOutboxMessage;
   /** A security notification (mail/notices.ts) to the user's address. */
-  notice(kind: NoticeKind, recipient: string, userId: string, facts: NoticeFacts): NewOutboxMessage;
+  notice(kind: NoticeKind, recipient: string, user: ReaderOf, facts: NoticeFacts, asked?: Locale): NewOutboxMessage;
   /** The message as it goes out; undefined when its sealed token can no longer be opened. */
   render(message: OutboxMessage): RenderedMail | undefined;
 }
-
-const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`);
 
 /** "a***@example.com": enough for the owner to recognise, not a gift to whoever reads the old inbox. */
 export function maskEmail(email: string): string {
@@ -51,9 +67,12 @@ export function maskEmail(email: string): string {
   return `${local.slice(0, 1)}***@${domain}`;
 }
 
-function minutes(seconds: number): string {
+/** "15 minutes", "2 hours": whole hours from two hours on, by the language's plural rules. */
+function duration(seconds: number, t: Translator): string {
   const value = Math.round(seconds / 60);
-  return value >= 120 && value % 60 === 0 ? `${value / 60} hours` : `${value} minutes`;
+  return value >= 120 && value % 60 === 0
+    ? t.text("mail.duration.hours", { count: value / 60 })
+    : t.text("mail.duration.minutes", { count: value });
 }
 
 interface Content {
@@ -67,7 +86,7 @@ interface Content {
 
 const htmlParagraph = (paragraph: string) => `<p>${escapeHtml(paragraph).replaceAll("\n", "<br>")}</p>`;
 
-function toRendered(content: Content): { subject: string; text: string; html: string } {
+function toRendered(content: Content, t: Translator): { subject: string; text: string; html: string } {
   const split = content.linkAfter ?? 1;
   const [first, rest] = [content.paragraphs.slice(0, split), content.paragraphs.slice(split)];
   const textParts = [...first, ...(content.link ? [content.link.url] : []), ...rest];
@@ -76,7 +95,7 @@ function toRendered(content: Content): { subject: string; text: string; html: st
     ...(content.link
       ? [
           `<p><a href="${escapeHtml(content.link.url)}">${escapeHtml(content.link.label)}</a></p>`,
-          `<p style="font-size:small">Or copy this address into your browser:<br>${escapeHtml(content.link.url)}</p>`,
+          `<p style="font-size:small">${t.html("mail.copyLink")}<br>${escapeHtml(content.link.url)}</p>`,
         ]
       : []),
     ...rest.map(htmlParagraph),
@@ -84,41 +103,53 @@ function toRendered(content: Content): { subject: string; text: string; html: st
   return {
     subject: content.subject,
     text: `${textParts.join("\n\n")}\n`,
-    html: `<!doctype html><html><body style="font-family:sans-serif;line-height:1.5">${htmlParts.join("")}</body></html>`,
+    html:
+      `<!doctype html><html lang="${t.locale}" dir="${t.dir}">` +
+      `<body style="font-family:sans-serif;line-height:1.5">${htmlParts.join("")}</body></html>`,
   };
 }
 
 export function createAccountMails(settings: MailSettings, sealer: Sealer): AccountMails {
   const domain = /@([^<>@\s]+)>?\s*$/.exec(settings.from)?.[1] ?? "localhost";
-  const message = (kind: MailKind, recipient: string, userId: string, payload: object): NewOutboxMessage => ({
+  const fallback: Locale = settings.defaultLocale ?? "en";
+  /** The reader's saved language, else the request's, else DEFAULT_LOCALE: decided now, kept in the payload. */
+  const localeOf = (user: ReaderOf, asked: Locale | undefined): Locale =>
+    (isLocale(user.locale) ? user.locale : undefined) ?? asked ?? fallback;
+  const message = (
+    kind: MailKind,
+    recipient: string,
+    user: ReaderOf,
+    asked: Locale | undefined,
+    payload: object,
+  ): NewOutboxMessage => ({
     kind,
     recipient,
-    userId,
-    payload: JSON.stringify(payload),
+    userId: user.id,
+    payload: JSON.stringify({ ...payload, locale: localeOf(user, asked) }),
     messageDomain: domain,
   });
   const link = (path: string, token: string) => `${settings.linkBaseUrl}${path}#token=${encodeURIComponent(token)}`;
 
-  function content(kind: MailKind, payload: Record<string, unknown>): Content | undefined {
+  function content(kind: MailKind, payload: Record<string, unknown>, t: Translator): Content | undefined {
+    const facts = payload as unknown as NoticeFacts;
     if (kind === "email_changed") {
       return {
-        subject: "The e-mail address of your account changed",
+        subject: t.text("mail.emailChanged.subject"),
         paragraphs: [
-          `The e-mail address of your account is now ${String(payload.masked)}. This address no longer signs in.`,
+          t.text("mail.emailChanged.summary", { address: String(payload.masked) }),
           // Messages queued before notices carried facts have none.
-          ...(typeof payload.at === "string" ? [factLines(payload as unknown as NoticeFacts).join("\n")] : []),
-          "If you did not ask for this change, someone else may have your password: reset it from the new " +
-            "address if you can, or contact the people who run this service.",
+          ...(typeof payload.at === "string" ? [factLines(facts, t).join("\n")] : []),
+          t.text("mail.emailChanged.advice"),
         ],
       };
     }
-    const notice = noticeContent(kind, payload as unknown as NoticeFacts);
+    const notice = noticeContent(kind, facts);
     if (notice !== undefined) {
       return {
-        subject: notice.subject,
-        paragraphs: [notice.summary, factLines(payload as unknown as NoticeFacts).join("\n"), notice.advice],
+        subject: t.text(notice.subject),
+        paragraphs: [t.text(notice.summary), factLines(facts, t).join("\n"), t.text(notice.advice)],
         ...(notice.review
-          ? { link: { url: `${settings.linkBaseUrl}${REVIEW_PAGE_PATH}`, label: "Review your account's security" } }
+          ? { link: { url: `${settings.linkBaseUrl}${REVIEW_PAGE_PATH}`, label: t.text("mail.reviewLink") } }
           : {}),
         linkAfter: 3,
       };
@@ -126,58 +157,56 @@ export function createAccountMails(settings: MailSettings, sealer: Sealer): Acco
     const token = typeof payload.token === "string" ? sealer.open(payload.token) : undefined;
     if (token === undefined) return undefined;
     if (kind === "upstream_link") {
+      const provider = String(payload.provider);
       return {
-        subject: `Link your ${String(payload.provider)} sign-in to your account`,
+        subject: t.text("mail.upstream.subject", { provider }),
         paragraphs: [
-          `Someone (we hope you) signed in with ${String(payload.provider)} and asked to link that sign-in to ` +
-            "the account with this e-mail address. Open this link to confirm that the account is yours and link it:",
-          `The link works once, for ${minutes(Number(payload.ttl))}, and only in the browser where the sign-in ` +
-            "was started.",
-          `If you did not ask for this, ignore this message: nothing is linked, and no one can sign in to your ` +
-            `account with ${String(payload.provider)}.`,
+          t.text("mail.upstream.intro", { provider }),
+          t.text("mail.upstream.validity", { duration: duration(Number(payload.ttl), t) }),
+          t.text("mail.upstream.ignore", { provider }),
         ],
-        link: { url: link(UPSTREAM_LINK_PAGE_PATH, token), label: "Link the sign-in" },
+        link: { url: link(UPSTREAM_LINK_PAGE_PATH, token), label: t.text("mail.upstream.button") },
       };
     }
     if (kind === "password_reset") {
       return {
-        subject: "Reset your password",
+        subject: t.text("mail.reset.subject"),
         paragraphs: [
-          "Someone (we hope you) asked to reset the password of the account with this e-mail address. " +
-            "Open this link to choose a new password:",
-          `The link works once, for ${minutes(settings.passwordResetTtlSeconds)}. Resetting the password signs ` +
-            "you out everywhere.",
-          "If you did not ask for this, ignore this message: your password stays as it is.",
+          t.text("mail.reset.intro"),
+          t.text("mail.reset.validity", { duration: duration(settings.passwordResetTtlSeconds, t) }),
+          t.text("mail.reset.ignore"),
         ],
-        link: { url: link(RESET_PAGE_PATH, token), label: "Choose a new password" },
+        link: { url: link(RESET_PAGE_PATH, token), label: t.text("mail.reset.button") },
       };
     }
     return {
-      subject: payload.change ? "Confirm your new e-mail address" : "Verify your e-mail address",
+      subject: t.text(payload.change ? "mail.verifyChange.subject" : "mail.verify.subject"),
       paragraphs: [
-        payload.change
-          ? "Confirm that this is the new e-mail address of your account by opening this link:"
-          : "Confirm that this e-mail address is yours by opening this link:",
-        `The link works once, for ${minutes(settings.emailVerificationTtlSeconds)}.`,
-        "If you did not ask for this, ignore this message.",
+        t.text(payload.change ? "mail.verifyChange.intro" : "mail.verify.intro"),
+        t.text("mail.verify.validity", { duration: duration(settings.emailVerificationTtlSeconds, t) }),
+        t.text("mail.verify.ignore"),
       ],
-      link: { url: link(VERIFY_PAGE_PATH, token), label: "Verify this address" },
+      link: { url: link(VERIFY_PAGE_PATH, token), label: t.text("mail.verify.button") },
     };
   }
 
   return {
-    passwordReset: (user, token) => message("password_reset", user.email, user.id, { token: sealer.seal(token) }),
-    verification: (user, email, token, change) =>
-      message("email_verification", email, user.id, { token: sealer.seal(token), change }),
-    upstreamLink: (user, token, provider, ttl) =>
-      message("upstream_link", user.email, user.id, { token: sealer.seal(token), provider, ttl }),
-    emailChanged: (previousEmail, user, facts) =>
-      message("email_changed", previousEmail, user.id, { masked: maskEmail(user.email), ...facts }),
-    notice: (kind, recipient, userId, facts) => message(kind, recipient, userId, facts),
+    passwordReset: (user, token, asked) =>
+      message("password_reset", user.email, user, asked, { token: sealer.seal(token) }),
+    verification: (user, email, token, change, asked) =>
+      message("email_verification", email, user, asked, { token: sealer.seal(token), change }),
+    upstreamLink: (user, token, provider, ttl, asked) =>
+      message("upstream_link", user.email, user, asked, { token: sealer.seal(token), provider, ttl }),
+    emailChanged: (previousEmail, user, facts, asked) =>
+      message("email_changed", previousEmail, user, asked, { masked: maskEmail(user.email), ...facts }),
+    notice: (kind, recipient, user, facts, asked) => message(kind, recipient, user, asked, facts),
     render(outbox) {
-      const rendered = content(outbox.kind, JSON.parse(outbox.payload) as Record<string, unknown>);
+      const payload = JSON.parse(outbox.payload) as Record<string, unknown>;
+      // A message queued by the previous release has no locale: it reads in DEFAULT_LOCALE.
+      const t = translator(isLocale(payload.locale) ? payload.locale : fallback);
+      const rendered = content(outbox.kind, payload, t);
       if (!rendered) return undefined;
-      return { from: settings.from, to: outbox.recipient, messageId: outbox.messageId, ...toRendered(rendered) };
+      return { from: settings.from, to: outbox.recipient, messageId: outbox.messageId, ...toRendered(rendered, t) };
     },
   };
 }

@@ -8,6 +8,8 @@
 // client address where they help the person judge, and what to do if it was
 // not them; never a secret, a token or a link that acts on its own.
 import { describeDevice } from "../auth/user-agent.ts";
+import type { Locale } from "../i18n/locales.ts";
+import type { Translator } from "../i18n/translate.ts";
 import type { NewOutboxMessage, NoticeKind } from "../store/store.ts";
 
 /** Where the "if it was not you" link of a notice points, under the mails' link base. */
@@ -26,125 +28,97 @@ export interface NoticeFacts {
 export interface NoticeClient {
   address: string | null;
   userAgent: string | null;
+  /** The language the request asked for (ui_locales, the language cookie, Accept-Language), if any. */
+  locale?: Locale | undefined;
 }
 
+/** Whose saved language a message follows. */
+export interface ReaderOf {
+  id: string;
+  locale?: Locale | null | undefined;
+}
+
+/** The person a notice goes to: its saved language, when chosen, wins over the request's. */
+export interface NoticeReader {
+  id: string;
+  email: string;
+  locale?: Locale | null | undefined;
+}
+
+/**
+ * The catalogue keys of a notice (the `mail` area, src/i18n/catalogues/mail/): what happened, and the
+ * advice when it was not the person's doing; `review` adds the link to the security page.
+ */
 export interface NoticeContent {
   subject: string;
-  /** What happened. */
   summary: string;
-  /** The advice when it was not the person's doing; `review` adds the link to the security page. */
   advice: string;
   review: boolean;
 }
 
-const SECURE_ACCOUNT =
-  "If this was not you, someone else may be able to sign in to your account: sign in, change your password, " +
-  "and check your second factors, passkeys and signed-in sessions on your account's security page. If you " +
-  "can no longer sign in, contact the people who run this service.";
-const LOCKED_OUT =
-  "If this was not you, someone else has your account: contact the people who run this service at once.";
-const ASK_OPERATORS = "If you think this is a mistake, contact the people who run this service.";
+const SECURE_ACCOUNT = "mail.advice.secureAccount";
+const LOCKED_OUT = "mail.advice.lockedOut";
+const ASK_OPERATORS = "mail.advice.askOperators";
 
-/** The words of each notice; undefined for the kinds that are not notices. */
+/** The catalogue keys of each notice; undefined for the kinds that are not notices. */
 export function noticeContent(kind: string, facts: NoticeFacts): NoticeContent | undefined {
+  const keys = (name: string, advice: string, review: boolean, summary = name): NoticeContent => ({
+    subject: `mail.notice.${name}.subject`,
+    summary: `mail.notice.${summary}.summary`,
+    advice,
+    review,
+  });
   switch (kind as NoticeKind) {
     case "password_changed":
-      return {
-        subject: "Your password was changed",
-        summary: facts.byAdmin
-          ? "An administrator set a new password for your account, and every signed-in session was ended."
-          : "The password of your account was changed, and every signed-in session was ended.",
-        advice: facts.byAdmin ? ASK_OPERATORS : LOCKED_OUT,
-        review: false,
-      };
+      return facts.byAdmin
+        ? keys("passwordChanged", ASK_OPERATORS, false, "passwordChangedByAdmin")
+        : keys("passwordChanged", LOCKED_OUT, false);
     case "password_reset_completed":
-      return {
-        subject: "Your password was reset",
-        summary:
-          "The password of your account was reset with a link sent to this address, and every signed-in session " +
-          "was ended.",
-        advice: LOCKED_OUT,
-        review: false,
-      };
+      return keys("passwordResetCompleted", LOCKED_OUT, false);
     case "new_device":
-      return {
-        subject: "A new sign-in to your account",
-        summary: "Your account was signed in to from a device or app it had not been used from before.",
-        advice: SECURE_ACCOUNT,
-        review: true,
-      };
+      return keys("newDevice", SECURE_ACCOUNT, true);
     case "second_factor_added":
-      return {
-        subject: "An authenticator app was added to your account",
-        summary: "An authenticator app was set up as a second factor of your account.",
-        advice: SECURE_ACCOUNT,
-        review: true,
-      };
+      return keys("secondFactorAdded", SECURE_ACCOUNT, true);
     case "second_factor_removed":
       return facts.byAdmin
-        ? {
-            subject: "The second factors of your account were removed",
-            summary:
-              "An administrator removed every second factor of your account (authenticator app, recovery codes " +
-              "and passkeys): your password alone signs in until you set up a new one.",
-            advice: ASK_OPERATORS,
-            review: true,
-          }
-        : {
-            subject: "An authenticator app was removed from your account",
-            summary: "The authenticator app of your account was turned off.",
-            advice: SECURE_ACCOUNT,
-            review: true,
-          };
+        ? keys("secondFactorsRemovedByAdmin", ASK_OPERATORS, true)
+        : keys("secondFactorRemoved", SECURE_ACCOUNT, true);
     case "passkey_added":
-      return {
-        subject: "A passkey was added to your account",
-        summary: "A passkey was added to your account: it can now sign in.",
-        advice: SECURE_ACCOUNT,
-        review: true,
-      };
+      return keys("passkeyAdded", SECURE_ACCOUNT, true);
     case "passkey_removed":
-      return {
-        subject: "A passkey was removed from your account",
-        summary: "A passkey was removed from your account: it no longer signs in.",
-        advice: SECURE_ACCOUNT,
-        review: true,
-      };
+      return keys("passkeyRemoved", SECURE_ACCOUNT, true);
     case "recovery_code_used":
-      return {
-        subject: "A recovery code was used",
-        summary: "One of your recovery codes was used to sign in to your account. It will not work again.",
-        advice: SECURE_ACCOUNT,
-        review: true,
-      };
+      return keys("recoveryCodeUsed", SECURE_ACCOUNT, true);
     case "recovery_codes_regenerated":
-      return {
-        subject: "New recovery codes were made",
-        summary: "New recovery codes were made for your account; the previous ones no longer work.",
-        advice: SECURE_ACCOUNT,
-        review: true,
-      };
+      return keys("recoveryCodesRegenerated", SECURE_ACCOUNT, true);
     case "account_deactivated":
-      return {
-        subject: "Your account was deactivated",
-        summary: "An administrator deactivated your account: it no longer signs in, and every session was ended.",
-        advice: ASK_OPERATORS,
-        review: false,
-      };
+      return keys("accountDeactivated", ASK_OPERATORS, false);
     default:
       return undefined;
   }
 }
 
+const dateTimeFormats = new Map<Locale, Intl.DateTimeFormat>();
+
+/**
+ * A time as a mail shows it, in its reader's language: the reader's time zone is unknown to a mail,
+ * so it is UTC, and the message names the zone.
+ */
+export function mailTime(at: string, locale: Locale): string {
+  let format = dateTimeFormats.get(locale);
+  if (format === undefined) {
+    format = new Intl.DateTimeFormat(locale, { dateStyle: "long", timeStyle: "short", timeZone: "UTC" });
+    dateTimeFormats.set(locale, format);
+  }
+  return format.format(new Date(at));
+}
+
 /** The facts as lines of the mail: when, device, origin. */
-export function factLines(facts: NoticeFacts): string[] {
-  const when = new Date(facts.at).toUTCString().replace("GMT", "UTC");
+export function factLines(facts: NoticeFacts, t: Translator): string[] {
   return [
-    `When: ${when}`,
-    ...(facts.device ? [`Device: ${facts.device}`] : []),
-    ...(facts.address
-      ? [`From the network address: ${facts.address} (approximate: it may be a provider's or a proxy's)`]
-      : []),
+    t.text("mail.fact.when", { time: mailTime(facts.at, t.locale) }),
+    ...(facts.device ? [t.text("mail.fact.device", { device: facts.device })] : []),
+    ...(facts.address ? [t.text("mail.fact.address", { address: facts.address })] : []),
   ];
 }
 
@@ -155,26 +129,33 @@ export interface Notices {
    */
   about(
     kind: NoticeKind,
-    user: { id: string; email: string },
+    user: NoticeReader,
     client: NoticeClient | null,
     details?: Pick<NoticeFacts, "byAdmin">,
   ): NewOutboxMessage | undefined;
   /** The notice to the previous address of a changed e-mail; undefined when switched off. */
-  emailChanged(
-    previousEmail: string,
-    user: { id: string; email: string },
-    client: NoticeClient | null,
-  ): NewOutboxMessage | undefined;
+  emailChanged(previousEmail: string, user: NoticeReader, client: NoticeClient | null): NewOutboxMessage | undefined;
   /** Tells the mail sender to look at the outbox now, after a write that queued a notice committed. */
   wake(): void;
 }
 
 export interface NoticeOptions {
   enabled: ReadonlySet<NoticeKind>;
-  /** Builds the outbox message (mail/messages.ts). */
-  message: (kind: NoticeKind, recipient: string, userId: string, facts: NoticeFacts) => NewOutboxMessage;
+  /** Builds the outbox message (mail/messages.ts); `asked` is the request's language. */
+  message: (
+    kind: NoticeKind,
+    recipient: string,
+    user: ReaderOf,
+    facts: NoticeFacts,
+    asked?: Locale | undefined,
+  ) => NewOutboxMessage;
   /** Builds the e-mail-changed message, which also names the new address, masked (mail/messages.ts). */
-  emailChanged: (previousEmail: string, user: { id: string; email: string }, facts: NoticeFacts) => NewOutboxMessage;
+  emailChanged: (
+    previousEmail: string,
+    user: NoticeReader,
+    facts: NoticeFacts,
+    asked?: Locale | undefined,
+  ) => NewOutboxMessage;
   wake: () => void;
   clock: () => number;
 }
@@ -191,11 +172,14 @@ export function createNotices({ enabled, message, emailChanged, wake, clock }: N
     };
   };
   return {
+    // The request's language is the person's own only when the person made it (not an admin's).
     about(kind, user, client, details = {}) {
-      return enabled.has(kind) ? message(kind, user.email, user.id, factsOf(client, details)) : undefined;
+      if (!enabled.has(kind)) return undefined;
+      return message(kind, user.email, user, factsOf(client, details), details.byAdmin ? undefined : client?.locale);
     },
     emailChanged(previousEmail, user, client) {
-      return enabled.has("email_changed") ? emailChanged(previousEmail, user, factsOf(client, {})) : undefined;
+      if (!enabled.has("email_changed")) return undefined;
+      return emailChanged(previousEmail, user, factsOf(client, {}), client?.locale);
     },
     wake,
   };

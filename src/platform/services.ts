@@ -170,7 +170,7 @@ export function createServices(
   const clientCors = createClientCors(clients, config.corsOrigins);
   const policy = createPasswordPolicy({ listCheck: config.passwordListCheck });
   const mails = createAccountMails(
-    { from: config.mail.from, ...config.accountRecovery },
+    { from: config.mail.from, ...config.accountRecovery, defaultLocale: config.defaultLocale },
     createSealer(signingMaterial),
   );
   const mailSender = createMailSender({

@@ -4,12 +4,14 @@
 // do the lookup and the writing after the response has gone (tracked, so
 // shutdown waits for them): status, body and timing are the same either way.
 // Tokens travel in JSON bodies only, never in a URL.
+
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { FastifyBaseLogger } from "fastify";
 import { type AccountRecovery, EXPIRED_LINK, INVALID_LINK } from "../auth/account-recovery.ts";
 import { COMMON_PASSWORD } from "../auth/password-policy.ts";
 import { type RateLimits, TOO_MANY_MAIL_REQUESTS } from "../auth/rate-limits.ts";
 import { clientOf } from "../auth/sessions.ts";
+import { askedLocale } from "../mail/asked-locale.ts";
 import { errorResponse, NO_SECURITY, PasswordRouteUnavailable } from "../platform/openapi.ts";
 import { normalizeEmailInBody } from "../users/email.ts";
 import { Accepted, EmailRequest, EmailVerificationConfirm, EmailVerified, PasswordResetConfirm } from "./schemas.ts";
@@ -76,7 +78,10 @@ export const accountRoutes: FastifyPluginAsyncTypebox<AccountRouteOptions> = asy
     async function requestPasswordReset(request, reply) {
       await limits.countMailRequest(request.ip, request.body.email);
       const { email } = request.body;
-      afterResponse(request.log, "password reset request", () => recovery.requestPasswordReset(email, request.ip));
+      const asked = askedLocale(request);
+      afterResponse(request.log, "password reset request", () =>
+        recovery.requestPasswordReset(email, request.ip, asked),
+      );
       reply.code(202);
       return { message: RESET_REQUESTED };
     },
@@ -135,7 +140,8 @@ export const accountRoutes: FastifyPluginAsyncTypebox<AccountRouteOptions> = asy
     async function requestEmailVerification(request, reply) {
       await limits.countMailRequest(request.ip, request.body.email);
       const { email } = request.body;
-      afterResponse(request.log, "verification request", () => recovery.requestVerification(email));
+      const asked = askedLocale(request);
+      afterResponse(request.log, "verification request", () => recovery.requestVerification(email, asked));
       reply.code(202);
       return { message: VERIFICATION_REQUESTED };
     },

@@ -623,6 +623,15 @@ export const migrations: readonly Migration[] = [
       CREATE INDEX audit_events_by_address ON audit_events (client_address, id);
     `,
   ),
+  // Issue 37, languages: the account's saved language (one of src/i18n/locales.ts's LOCALES, set by
+  // PATCH /me or an admin; null when the user never chose), which the pages and every mail follow.
+  migration(
+    150,
+    "users' saved language",
+    (t) => `
+      ALTER TABLE users ADD COLUMN locale ${t.text};
+    `,
+  ),
 ];
 
 /** The versions still to apply, in order. */

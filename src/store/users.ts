@@ -8,6 +8,7 @@
 //   change, reset, deactivation, operator actions), and its audit events
 //   (role change, deactivation, password change);
 // - remove: the user, its sessions (cascade) and its deletion event.
+import type { Locale } from "../i18n/locales.ts";
 import type { AuditEntry } from "./audit.ts";
 
 export interface UserRecord {
@@ -25,6 +26,8 @@ export interface UserRecord {
   credentialStamp: string;
   /** When the owner of the current e-mail proved it (a verification or reset link); null while unverified. */
   emailVerifiedAt: string | null;
+  /** The language the user chose for pages and mails (issue 37); null when never chosen. */
+  locale: Locale | null;
 }
 
 export interface NewUser {
@@ -34,11 +37,12 @@ export interface NewUser {
   isActive?: boolean;
   isAdmin?: boolean;
   emailVerifiedAt?: string | null;
+  locale?: Locale | null;
 }
 
 /** Only the fields present change; updatedAt (and the credential stamp on an e-mail change) are set by the store. */
 export type UserChanges = Partial<
-  Pick<UserRecord, "email" | "hashedPassword" | "fullName" | "isActive" | "isAdmin" | "emailVerifiedAt">
+  Pick<UserRecord, "email" | "hashedPassword" | "fullName" | "isActive" | "isAdmin" | "emailVerifiedAt" | "locale">
 >;
 
 export interface WriteOptions {

@@ -3,12 +3,14 @@
 // providers the sign-in page draws its buttons from, the link of a proved
 // account, and the identities of an account: the owner's (list, link another,
 // unlink) and an admin's view. The flow itself is upstream/sign-in.ts.
+
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "typebox";
 import type { Guards } from "../auth/guard.ts";
 import { TOO_MANY_MAIL_REQUESTS } from "../auth/rate-limits.ts";
 import { isDevicePageAddress } from "../device/paths.ts";
 import { HttpError, NOT_ENOUGH_PRIVILEGES } from "../errors.ts";
+import { askedLocale } from "../mail/asked-locale.ts";
 import { AUTHORIZE_PATH } from "../oidc/paths.ts";
 import { SECURITY_PAGE_PATH, SIGN_IN_PAGE_PATH } from "../pages/security-pages.ts";
 import { sendUpstreamErrorPage } from "../pages/upstream-pages.ts";
@@ -236,7 +238,13 @@ export const upstreamRoutes: FastifyPluginAsyncTypebox<UpstreamRouteOptions> = a
     },
     async function requestLinkMail(request, reply) {
       const raw = binding.read(request);
-      const result = await upstream.mailLink(request.body.ticket, raw, continueOf(request.body.continue), request.ip);
+      const result = await upstream.mailLink(
+        request.body.ticket,
+        raw,
+        continueOf(request.body.continue),
+        request.ip,
+        askedLocale(request),
+      );
       if (result === "invalid") throw new HttpError(400, INVALID_LINK_TICKET);
       if (raw !== undefined) binding.set(reply, raw);
       return reply.code(202).send({ message: LINK_MAILED });

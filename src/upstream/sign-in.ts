@@ -13,10 +13,12 @@
 // Whether an account may be linked without that proof, and what the mailed
 // link ends on an account whose address was never verified, is the one rule
 // of auth/address-proof.ts (account pre-hijacking).
+
 import { createHash, randomBytes } from "node:crypto";
 import { endedEvents, mailedLinkPlan, mayLinkAutomatically } from "../auth/address-proof.ts";
 import type { RateLimits } from "../auth/rate-limits.ts";
 import { CredentialsChanged, HttpError } from "../errors.ts";
+import type { Locale } from "../i18n/locales.ts";
 import type { AccountMails } from "../mail/messages.ts";
 import { createSealer } from "../mail/seal.ts";
 import type { Audit } from "../platform/audit.ts";
@@ -85,6 +87,8 @@ export interface Upstream {
     binding: string | undefined,
     continueTo: string | null,
     ip: string,
+    /** The language the request asked for: the mail's, unless the account chose one. */
+    asked?: Locale,
   ): Promise<"sent" | "invalid">;
   /**
    * Links the identity of a mailed link (spent now) and answers a sign-in ticket for it, bound to the
@@ -326,7 +330,7 @@ export function createUpstream(options: UpstreamOptions): Upstream {
       return "linked";
     },
 
-    async mailLink(ticket, binding, continueTo, ip) {
+    async mailLink(ticket, binding, continueTo, ip, asked) {
       if (binding === undefined) return "invalid";
       const found = await store.takeUpstreamTicket(hashOf(ticket), "link", iso());
       const party = found && parties.get(found.provider);
@@ -349,7 +353,7 @@ export function createUpstream(options: UpstreamOptions): Upstream {
           createdAt: iso(),
           expiresAt: iso(LINK_MAIL_SECONDS),
         },
-        options.mails.upstreamLink(user, token, party.provider.label, LINK_MAIL_SECONDS),
+        options.mails.upstreamLink(user, token, party.provider.label, LINK_MAIL_SECONDS, asked),
       );
       options.wakeMail();
       await audit.record("upstream", user.id, `link_mailed:${found.provider}`, ip);

@@ -15,5 +15,7 @@ export function toUserOut(user: UserRecord): UserOut {
     updated_at: user.updatedAt,
     email_verified: user.emailVerifiedAt !== null,
     email_verified_at: user.emailVerifiedAt,
+    // Only once chosen: the answers for users who never chose stay as they were before issue 37.
+    ...(user.locale ? { locale: user.locale } : {}),
   };
 }

@@ -2,6 +2,7 @@
 // method carries the action, POST 201 / GET 200 / PUT 200 / PATCH 200 /
 // DELETE 204. Who may do what is decided here, step by step, before the
 // store is touched: 401 answers "who are you?", 403 "you may not".
+
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { FastifyRequest } from "fastify";
 import type { AccountRecovery } from "../auth/account-recovery.ts";
@@ -19,6 +20,7 @@ import {
   SIGNUP_CLOSED,
   USER_NOT_FOUND,
 } from "../errors.ts";
+import { askedLocale } from "../mail/asked-locale.ts";
 import type { Notices } from "../mail/notices.ts";
 import { afterCommit } from "../platform/after-commit.ts";
 import {
@@ -173,7 +175,7 @@ export const userRoutes: FastifyPluginAsyncTypebox<UserRouteOptions> = async (
       },
     },
     async function createUser(request, reply) {
-      const { email, password, full_name, is_active, is_admin } = request.body;
+      const { email, password, full_name, locale, is_active, is_admin } = request.body;
       const callerIsAdmin = request.user?.isAdmin === true;
       if (!callerIsAdmin && !signupOpen) throw forbidden(SIGNUP_CLOSED);
       if (!callerIsAdmin && (is_active !== undefined || is_admin !== undefined)) throw forbidden(ONLY_ADMINS_SET_ROLES);
@@ -184,6 +186,7 @@ export const userRoutes: FastifyPluginAsyncTypebox<UserRouteOptions> = async (
           email,
           hashedPassword: await passwords.hash(password),
           fullName: full_name ?? null,
+          locale: locale ?? null,
           isActive: is_active ?? true,
           isAdmin: is_admin ?? false,
         },
@@ -195,7 +198,9 @@ export const userRoutes: FastifyPluginAsyncTypebox<UserRouteOptions> = async (
       );
       // The account is committed: a failure to queue its verification mail must not turn the 201 into
       // an error (the user can ask for the link again).
-      await afterCommit(request, () => recovery.sendVerification(user));
+      // A sign-up's own request language; an admin's is not the new user's.
+      const asked = callerIsAdmin ? undefined : askedLocale(request);
+      await afterCommit(request, () => recovery.sendVerification(user, asked));
       reply.code(201);
       return toUserOut(user);
     },
@@ -286,7 +291,7 @@ export const userRoutes: FastifyPluginAsyncTypebox<UserRouteOptions> = async (
         tags: ["users"],
         summary: "Replace a user (admins)",
         description:
-          "Replaces the whole record: a field left out takes its default (`full_name` null, `is_active` true, " +
+          "Replaces the whole record: a field left out takes its default (`full_name` and `locale` null, `is_active` true, " +
           "`is_admin` false). The password is not part of the record; see `PUT /me/password`. " +
           `409 when the e-mail is taken or when the change would leave no active admin (${LAST_ACTIVE_ADMIN}). ` +
           DEACTIVATION_AND_EMAIL_NOTICES,
@@ -305,12 +310,13 @@ export const userRoutes: FastifyPluginAsyncTypebox<UserRouteOptions> = async (
       },
     },
     async function replaceUser(request) {
-      const { email, full_name, is_active, is_admin } = request.body;
+      const { email, full_name, locale, is_active, is_admin } = request.body;
       const before = await store.findById(request.params.id);
       if (!before) throw notFound();
       const changes: UserChanges = {
         ...(await recovery.emailChanges(before, email, false)),
         fullName: full_name ?? null,
+        locale: locale ?? null,
         isActive: is_active ?? true,
         isAdmin: is_admin ?? false,
       };
@@ -333,7 +339,7 @@ export const userRoutes: FastifyPluginAsyncTypebox<UserRouteOptions> = async (
         tags: ["users"],
         summary: "Update some fields of a user (admins, or the user itself)",
         description:
-          "Only the fields sent change. A user may change its own `email` and `full_name`; `is_active`, " +
+          "Only the fields sent change. A user may change its own `email`, `full_name` and `locale`; `is_active`, " +
           "`is_admin` and `email_verified` are for admins (403 otherwise). Changing the e-mail ends the tokens " +
           "issued for the old one. An admin's `email_verified` marks the address verified (or not), audited. " +
           DEACTIVATION_AND_EMAIL_NOTICES,
@@ -353,7 +359,7 @@ export const userRoutes: FastifyPluginAsyncTypebox<UserRouteOptions> = async (
     },
     async function updateUser(request) {
       const caller = request.user!;
-      const { email, full_name, is_active, is_admin, email_verified } = request.body;
+      const { email, full_name, locale, is_active, is_admin, email_verified } = request.body;
       assertSelfOrAdmin(caller, request.params.id);
       if (!caller.isAdmin && (is_active !== undefined || is_admin !== undefined))
         throw forbidden(ONLY_ADMINS_SET_ROLES);
@@ -361,8 +367,14 @@ export const userRoutes: FastifyPluginAsyncTypebox<UserRouteOptions> = async (
       const before = await store.findById(request.params.id);
       if (!before) throw notFound();
       const changes: UserChanges = {
-        ...(await recovery.emailChanges(before, email, caller.id === before.id)),
+        ...(await recovery.emailChanges(
+          locale === undefined ? before : { ...before, locale },
+          email,
+          caller.id === before.id,
+          caller.id === before.id ? askedLocale(request) : undefined,
+        )),
         fullName: full_name,
+        locale,
         isActive: is_active,
         isAdmin: is_admin,
       };

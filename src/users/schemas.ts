@@ -8,6 +8,7 @@
 // drops any field a schema does not list.
 import { type Static, Type } from "typebox";
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from "../auth/password-policy.ts";
+import { LOCALES, type Locale } from "../i18n/locales.ts";
 
 /** RFC 5321 caps a forward path at 256 octets, so an address is at most 254 characters. */
 export const EMAIL_MAX_LENGTH = 254;
@@ -31,6 +32,20 @@ const FullName = Type.Union(
     examples: ["Ada Lovelace"],
   },
 );
+/** One of the languages the pages and mails speak (issue 37). */
+const LocaleTag = Type.Unsafe<Locale>({
+  type: "string",
+  enum: [...LOCALES],
+  description:
+    "The language the user chose for the hosted pages and the mails. Left out of the answer while the user " +
+    "has not chosen one.",
+  examples: ["de"],
+});
+/** A language to save, or null to clear the choice (pages and mails then follow the browser or DEFAULT_LOCALE). */
+const LocaleInput = Type.Union([LocaleTag, Type.Null()], {
+  description: `The language for the hosted pages and the mails: one of ${LOCALES.join(", ")}, or null to clear it.`,
+  examples: ["de"],
+});
 const IsActive = Type.Boolean({ description: "Inactive users cannot log in and their tokens stop working." });
 const IsAdmin = Type.Boolean({ description: "Admins manage all users." });
 export const Timestamp = Type.String({ format: "date-time", examples: ["2026-11-22T16:40:03.123Z"] });
@@ -55,6 +70,7 @@ export const UserOut = Type.Object(
     updated_at: Timestamp,
     email_verified: Type.Boolean({ description: "Whether the owner of `email` proved it by opening a link." }),
     email_verified_at: Type.Union([Timestamp, Type.Null()], { description: "When the address was verified." }),
+    locale: Type.Optional(LocaleTag),
   },
   { $id: "UserOut", description: "A user as the API returns it. Never carries the password hash." },
 );
@@ -65,6 +81,7 @@ export const UserCreate = Type.Object(
     email: Email(),
     password: Password(),
     full_name: Type.Optional(FullName),
+    locale: Type.Optional(LocaleInput),
     is_active: Type.Optional(Type.Boolean({ description: "Admins only; default true." })),
     is_admin: Type.Optional(Type.Boolean({ description: "Admins only; default false." })),
   },
@@ -81,6 +98,7 @@ export const UserReplace = Type.Object(
   {
     email: Email(),
     full_name: Type.Optional(FullName),
+    locale: Type.Optional(LocaleInput),
     is_active: Type.Optional(IsActive),
     is_admin: Type.Optional(IsAdmin),
   },
@@ -88,7 +106,8 @@ export const UserReplace = Type.Object(
     $id: "UserReplace",
     additionalProperties: false,
     description:
-      "The whole record. A field left out takes its default: full_name null, is_active true, is_admin false.",
+      "The whole record. A field left out takes its default: full_name null, locale null, is_active true, " +
+      "is_admin false.",
     examples: [{ email: "ada@example.com", full_name: null, is_active: true, is_admin: false }],
   },
 );
@@ -98,6 +117,7 @@ export const UserPatch = Type.Object(
   {
     email: Type.Optional(Email()),
     full_name: Type.Optional(FullName),
+    locale: Type.Optional(LocaleInput),
     is_active: Type.Optional(Type.Boolean({ description: "Admins only." })),
     is_admin: Type.Optional(Type.Boolean({ description: "Admins only." })),
     email_verified: Type.Optional(
@@ -111,14 +131,15 @@ export const UserPatch = Type.Object(
   {
     $id: "UserPatch",
     additionalProperties: false,
-    description: "Only the fields sent change. A user may change its own email and full_name; the rest is for admins.",
+    description:
+      "Only the fields sent change. A user may change its own email, full_name and locale; the rest is for admins.",
     examples: [{ full_name: "Ada King" }],
   },
 );
 export type UserPatch = Static<typeof UserPatch>;
 
 export const SelfPatch = Type.Object(
-  { email: Type.Optional(Email()), full_name: Type.Optional(FullName) },
+  { email: Type.Optional(Email()), full_name: Type.Optional(FullName), locale: Type.Optional(LocaleInput) },
   {
     $id: "SelfPatch",
     additionalProperties: false,
