@@ -9,6 +9,12 @@ import commonEs from "./catalogues/common/es.json" with { type: "json" };
 import commonFr from "./catalogues/common/fr.json" with { type: "json" };
 import commonJa from "./catalogues/common/ja.json" with { type: "json" };
 import commonPt from "./catalogues/common/pt-BR.json" with { type: "json" };
+import pagesDe from "./catalogues/pages/de.json" with { type: "json" };
+import pagesEn from "./catalogues/pages/en.json" with { type: "json" };
+import pagesEs from "./catalogues/pages/es.json" with { type: "json" };
+import pagesFr from "./catalogues/pages/fr.json" with { type: "json" };
+import pagesJa from "./catalogues/pages/ja.json" with { type: "json" };
+import pagesPt from "./catalogues/pages/pt-BR.json" with { type: "json" };
 import type { Locale } from "./locales.ts";
 
 export type Catalogue = Readonly<Record<string, string>>;
@@ -17,4 +23,5 @@ export type AreaCatalogues = Readonly<Record<Locale, Catalogue>>;
 /** Each area's catalogues. Keys are prefixed with their area's name (`signIn.title` lives in `signIn`... by convention). */
 export const AREAS: Readonly<Record<string, AreaCatalogues>> = {
   common: { en: commonEn, de: commonDe, fr: commonFr, es: commonEs, "pt-BR": commonPt, ja: commonJa },
+  pages: { en: pagesEn, de: pagesDe, fr: pagesFr, es: pagesEs, "pt-BR": pagesPt, ja: pagesJa },
 };
