@@ -69,7 +69,8 @@ const PAGE_PROBLEMS = new Map<string, string>([
 ]);
 
 function pageProblem(status: number, detail: string): { key: string } {
-  if (status === 429) return { key: "pages.upstream.tooMany" };
+  // The flow's only 429: the sign-up limit (POST /users's, shared).
+  if (status === 429) return { key: "pages.upstream.tooManySignups" };
   return { key: PAGE_PROBLEMS.get(detail) ?? "pages.upstream.failed" };
 }
 
