@@ -152,6 +152,11 @@ describe("every hosted page in six languages", () => {
         assert.ok(consent.body.includes(`<li>${escapeHtml(AREAS.pages![locale][`pages.scope.${scope}`]!)}</li>`));
       }
       assert.ok(consent.body.includes('<strong id="client-name">Partner &#60;App&#62;</strong>'), "escaped name");
+      // The language link comes back to the very request (by the parameters the page answers).
+      const back = new URLSearchParams({ continue: `/oauth/authorize?${query({ prompt: "consent" })}` });
+      assert.ok(
+        consent.body.includes(`<footer><a id="language-link" href="/language?${escapeHtml(back.toString())}">`),
+      );
 
       const error = await s.app.inject({
         url: `/oauth/authorize?${query({ client_id: "no-such-client" })}`,

@@ -301,6 +301,7 @@ export const providerRoutes: FastifyPluginAsyncTypebox<ProviderRouteOptions> = a
         action: CONSENT_PATH,
         redirectOrigin: new URL(authorization.redirectUri).origin,
         uiLocales,
+        back: `${AUTHORIZE_PATH}?${search}`,
       });
     }
     return grant(reply, authorization, browser, request.ip);

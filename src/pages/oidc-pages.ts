@@ -11,14 +11,6 @@ import { escapeHtml, type Translator } from "../i18n/translate.ts";
 import { PAGES_CONTENT_SECURITY_POLICY, pageDocument, sendPage } from "./account-pages.ts";
 import { type PageProblem, pageTranslator, richHtml, scopeWords } from "./page-locale.ts";
 
-export { escapeHtml };
-
-/** The address a page's language link comes back to: the page's own, when a GET shows it. */
-export function backTo(reply: FastifyReply): string | undefined {
-  const { request } = reply;
-  return request.method === "GET" && request.url.length <= 4096 ? request.url : undefined;
-}
-
 const page = (t: Translator, title: string, body: string, back: string | undefined) =>
   pageDocument(t, title, "", body, "", back);
 
@@ -49,6 +41,8 @@ export function sendConsentPage(
     redirectOrigin: string;
     /** The authorization request's `ui_locales`. */
     uiLocales?: string | undefined;
+    /** The request to come back to from the language page (a pushed one as sealed: its request_uri is spent). */
+    back?: string | undefined;
   },
 ): FastifyReply {
   const t = pageTranslator(reply.request, options.uiLocales);
@@ -74,7 +68,7 @@ ${items}
     "form-action 'self'",
     `form-action 'self' ${options.redirectOrigin}`,
   );
-  return sendPage(reply, page(t, t.html("pages.consent.title"), body, backTo(reply)), policy);
+  return sendPage(reply, page(t, t.html("pages.consent.title"), body, options.back), policy);
 }
 
 export function sendSignOutPage(
