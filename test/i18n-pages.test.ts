@@ -341,6 +341,17 @@ describe("which language a page speaks", () => {
     assert.equal(bad.headers["set-cookie"], undefined);
     assertPage(bad, "fr", { status: 400, page: "language refusal", keys: keysOf("pages.language.") });
     assert.ok(bad.body.includes(escapeHtml(AREAS.pages!.fr["pages.language.unknown"]!)));
+    // Over HTTPS (behind a proxy the service trusts), the cookie is Secure.
+    const proxied = (await buildTestApp(t, { trustProxy: true })).app;
+    const secure = await proxied.inject({
+      method: "POST",
+      url: "/language",
+      headers: { "content-type": "application/x-www-form-urlencoded", "x-forwarded-proto": "https" },
+      payload: "locale=ja&continue=%2Fdevice",
+    });
+    assert.equal(secure.statusCode, 303);
+    assert.equal(secure.headers.location, "/device");
+    assert.equal(secure.headers["set-cookie"], "lang=ja; Path=/; Max-Age=31536000; SameSite=Lax; Secure");
     // The cookie it sets is what the next page reads.
     assert.equal(lang((await service.inject({ url: "/sign-in", headers: { cookie: "lang=de" } })).body), "de");
   });
