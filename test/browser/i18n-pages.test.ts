@@ -160,9 +160,9 @@ describe("the hosted pages in six languages in Chromium", { skip: skipWithoutChr
           // the account's locale exists is ignored), and the page again in the language chosen.
           await page.locator("#language-select").selectOption("fr");
           await page.locator("#language-choice button[type=submit]").click();
-          await page.waitForFunction(
-            'document.documentElement.lang === "fr" && !!document.querySelector("#status.info")',
-          );
+          // The page again, in French (a locator, not waitForFunction: the page's policy refuses eval).
+          await page.locator('html[lang="fr"]').waitFor({ state: "attached" });
+          await page.locator("#status.info").waitFor();
           const cookies = await context.cookies(baseUrl);
           assert.equal(cookies.find((cookie) => cookie.name === "lang")?.value, "fr");
           assert.equal(await page.locator("#language-select").inputValue(), "fr");
