@@ -34,10 +34,11 @@ export interface DevicePageOptions {
 /** Wrong codes a browser, and an address, may enter per window. */
 export const WRONG_CODES_PER_WINDOW = 5;
 export const WRONG_CODE_WINDOW_MS = 60_000;
-export const WRONG_CODE = "That code is not valid, has expired or was already used. Check it and try again.";
-export const TOO_MANY_WRONG_CODES = "Too many wrong codes. Wait a minute, then try again.";
-export const FORM_EXPIRED = "The form has expired. Enter the code again.";
-export const CODE_GONE = "This code has expired or was already used. Start again on your device.";
+/** What the pages say (catalogue keys: the English words are in catalogues/pages/en.json). */
+export const WRONG_CODE = { key: "pages.device.wrongCode" } as const;
+export const TOO_MANY_WRONG_CODES = { key: "pages.device.tooManyCodes" } as const;
+export const FORM_EXPIRED = { key: "pages.device.formExpired" } as const;
+export const CODE_GONE = { key: "pages.device.codeGone" } as const;
 
 const DEVICE_PAGE = { observed: "device_verification" } as const;
 

@@ -8,39 +8,35 @@
 // inline, forms to this origin only) applies.
 
 import type { FastifyReply } from "fastify";
-import { translator } from "../i18n/translate.ts";
+import { escapeHtml, type Translator } from "../i18n/translate.ts";
 import { pageDocument, sendPage } from "../pages/account-pages.ts";
-import { escapeHtml } from "../pages/oidc-pages.ts";
+import { type PageProblem, pageTranslator, richHtml, scopeWords } from "../pages/page-locale.ts";
 import { SIGN_IN_PAGE_PATH } from "../pages/security-pages.ts";
 import { DEVICE_DECISION_PATH, DEVICE_PAGE_PATH } from "./paths.ts";
 
-const SCOPE_WORDS: Record<string, string> = {
-  openid: "Know who you are (your account's id)",
-  profile: "See your name",
-  email: "See your e-mail address and whether it is verified",
-  offline_access: "Stay signed in while you are away",
-};
-
-const page = (title: string, body: string) => pageDocument(translator("en"), title, "", body, "");
+/** Every device page's language link comes back to the code entry (never to a posted form's answer). */
+const page = (t: Translator, title: string, body: string) => pageDocument(t, title, "", body, "", DEVICE_PAGE_PATH);
 
 export function sendCodeEntryPage(
   reply: FastifyReply,
-  options: { email: string; formToken: string; userCode: string; problem?: string },
+  options: { email: string; formToken: string; userCode: string; problem?: PageProblem },
 ): FastifyReply {
+  const t = pageTranslator(reply.request);
   const problem =
     options.problem === undefined
       ? ""
-      : `<p class="error" role="alert" id="problem">${escapeHtml(options.problem)}</p>\n`;
-  const body = `${problem}<p>Signed in as <strong>${escapeHtml(options.email)}</strong>. Enter the code your device shows.</p>
+      : `<p class="error" role="alert" id="problem">${t.html(options.problem.key, options.problem.values)}</p>\n`;
+  const signedIn = richHtml(t, "pages.device.signedInAs", { email: `<strong>${escapeHtml(options.email)}</strong>` });
+  const body = `${problem}<p>${signedIn} ${t.html("pages.device.enterCode")}</p>
 <form method="post" action="${DEVICE_PAGE_PATH}">
 <input type="hidden" name="form_token" value="${escapeHtml(options.formToken)}">
-<label for="user-code">Code</label>
+<label for="user-code">${t.html("pages.device.codeLabel")}</label>
 <input id="user-code" name="user_code" value="${escapeHtml(options.userCode)}" autocomplete="off" autocapitalize="characters" spellcheck="false" required maxlength="64" aria-describedby="user-code-hint">
-<p id="user-code-hint" class="hint">Eight letters, for example WDJB-MJHT. Upper or lower case, with or without the dash.</p>
-<button type="submit" id="continue">Continue</button>
+<p id="user-code-hint" class="hint">${t.html("pages.device.codeHint", { example: "WDJB-MJHT" })}</p>
+<button type="submit" id="continue">${t.html("pages.device.continue")}</button>
 </form>
-<p class="hint"><a href="${SIGN_IN_PAGE_PATH}?${new URLSearchParams({ continue: DEVICE_PAGE_PATH })}">Use another account</a></p>`;
-  return sendPage(reply, page("Connect a device", body));
+<p class="hint"><a href="${SIGN_IN_PAGE_PATH}?${new URLSearchParams({ continue: DEVICE_PAGE_PATH })}">${t.html("pages.device.otherAccount")}</a></p>`;
+  return sendPage(reply, page(t, t.html("pages.device.entryTitle"), body));
 }
 
 export function sendConfirmPage(
@@ -54,43 +50,53 @@ export function sendConfirmPage(
     formToken: string;
   },
 ): FastifyReply {
-  const items = options.scopes.map((scope) => `<li>${escapeHtml(SCOPE_WORDS[scope] ?? scope)}</li>`).join("\n");
-  const body = `<p><strong id="client-name">${escapeHtml(options.clientName)}</strong> on a device wants to use your account
-<strong>${escapeHtml(options.email)}</strong>${options.scopes.length > 0 ? " to:" : "."}</p>
+  const t = pageTranslator(reply.request);
+  const items = options.scopes.map((scope) => `<li>${scopeWords(t, scope)}</li>`).join("\n");
+  const asks = richHtml(t, options.scopes.length > 0 ? "pages.device.asksTo" : "pages.device.asks", {
+    client: `<strong id="client-name">${escapeHtml(options.clientName)}</strong>`,
+    email: `<strong>${escapeHtml(options.email)}</strong>`,
+  });
+  const check = richHtml(t, "pages.device.checkCode", {
+    code: `<strong id="display-code" class="secret">${escapeHtml(options.displayCode)}</strong>`,
+  });
+  const body = `<p>${asks}</p>
 ${options.scopes.length > 0 ? `<ul id="scopes">\n${items}\n</ul>` : ""}
-<p>Check that your device shows this code: <strong id="display-code" class="secret">${escapeHtml(options.displayCode)}</strong></p>
-<p class="hint">If it does not, or you did not start this on a device of your own, choose Deny: someone may be trying to get into your account.</p>
+<p>${check}</p>
+<p class="hint">${t.html("pages.device.phishingHint")}</p>
 <form method="post" action="${DEVICE_DECISION_PATH}">
 <input type="hidden" name="user_code" value="${escapeHtml(options.userCode)}">
 <input type="hidden" name="form_token" value="${escapeHtml(options.formToken)}">
 <div class="actions">
-<button type="submit" name="decision" value="approve" id="approve">Approve</button>
-<button type="submit" name="decision" value="deny" id="deny" class="secondary">Deny</button>
+<button type="submit" name="decision" value="approve" id="approve">${t.html("pages.device.approve")}</button>
+<button type="submit" name="decision" value="deny" id="deny" class="secondary">${t.html("pages.device.deny")}</button>
 </div>
 </form>`;
-  return sendPage(reply, page("Connect this device?", body));
+  return sendPage(reply, page(t, t.html("pages.device.confirmTitle"), body));
 }
 
 export function sendDonePage(reply: FastifyReply, approved: boolean): FastifyReply {
-  const said = approved ? "Your device is connected." : "You denied the request; the device gets no access.";
+  const t = pageTranslator(reply.request);
   return sendPage(
     reply,
     page(
-      approved ? "Device connected" : "Request denied",
-      `<p id="status" class="success" role="status">${said} You may close this window.</p>`,
+      t,
+      t.html(approved ? "pages.device.approvedTitle" : "pages.device.deniedTitle"),
+      `<p id="status" class="success" role="status">${t.html(approved ? "pages.device.approvedText" : "pages.device.deniedText")}</p>`,
     ),
   );
 }
 
 /** A refusal of the page (an expired form, a code decided meanwhile, too many wrong codes). */
-export function sendDeviceErrorPage(reply: FastifyReply, status: number, detail: string): FastifyReply {
+export function sendDeviceErrorPage(reply: FastifyReply, status: number, problem: PageProblem): FastifyReply {
+  const t = pageTranslator(reply.request);
   reply.code(status);
   return sendPage(
     reply,
     page(
-      "This code cannot be used",
-      `<p class="error" role="alert" id="problem">${escapeHtml(detail)}</p>
-<p><a href="${DEVICE_PAGE_PATH}">Enter a code again</a></p>`,
+      t,
+      t.html("pages.device.errorTitle"),
+      `<p class="error" role="alert" id="problem">${t.html(problem.key, problem.values)}</p>
+<p><a href="${DEVICE_PAGE_PATH}">${t.html("pages.device.again")}</a></p>`,
     ),
   );
 }

@@ -15,6 +15,12 @@ import mailEs from "./catalogues/mail/es.json" with { type: "json" };
 import mailFr from "./catalogues/mail/fr.json" with { type: "json" };
 import mailJa from "./catalogues/mail/ja.json" with { type: "json" };
 import mailPt from "./catalogues/mail/pt-BR.json" with { type: "json" };
+import pagesDe from "./catalogues/pages/de.json" with { type: "json" };
+import pagesEn from "./catalogues/pages/en.json" with { type: "json" };
+import pagesEs from "./catalogues/pages/es.json" with { type: "json" };
+import pagesFr from "./catalogues/pages/fr.json" with { type: "json" };
+import pagesJa from "./catalogues/pages/ja.json" with { type: "json" };
+import pagesPt from "./catalogues/pages/pt-BR.json" with { type: "json" };
 import type { Locale } from "./locales.ts";
 
 export type Catalogue = Readonly<Record<string, string>>;
@@ -24,4 +30,5 @@ export type AreaCatalogues = Readonly<Record<Locale, Catalogue>>;
 export const AREAS: Readonly<Record<string, AreaCatalogues>> = {
   common: { en: commonEn, de: commonDe, fr: commonFr, es: commonEs, "pt-BR": commonPt, ja: commonJa },
   mail: { en: mailEn, de: mailDe, fr: mailFr, es: mailEs, "pt-BR": mailPt, ja: mailJa },
+  pages: { en: pagesEn, de: pagesDe, fr: pagesFr, es: pagesEs, "pt-BR": pagesPt, ja: pagesJa },
 };

@@ -35,7 +35,7 @@ export interface AuthorizationRequest {
 
 /** What went wrong with a request, and where the user or the client hears of it. */
 export type RequestProblem =
-  | { show: "page"; detail: string }
+  | { show: "page"; detail: string /** The error page's words (a catalogue key). */; key: string }
   | { show: "redirect"; redirectUri: string; state: string | undefined; error: string; description: string };
 
 export type Parsed = { ok: AuthorizationRequest } | { problem: RequestProblem };
@@ -56,18 +56,35 @@ export async function parseAuthorizationRequest(
   clients: ClientRegistry,
 ): Promise<Parsed> {
   const clientId = single(params, "client_id");
-  if (typeof clientId !== "string") return { problem: { show: "page", detail: "The request names no client." } };
+  if (typeof clientId !== "string")
+    return { problem: { show: "page", detail: "The request names no client.", key: "pages.oidcError.noClient" } };
   const client = await clients.find(clientId);
   if (client === undefined || !client.grantTypes.includes("authorization_code"))
-    return { problem: { show: "page", detail: "The application is not registered here for signing in." } };
+    return {
+      problem: {
+        show: "page",
+        detail: "The application is not registered here for signing in.",
+        key: "pages.oidcError.unknownClient",
+      },
+    };
   const redirectUri = single(params, "redirect_uri");
   if (typeof redirectUri !== "string" || !matchRedirectUri(client, redirectUri))
     return {
-      problem: { show: "page", detail: "The application asked to return to an address it has not registered." },
+      problem: {
+        show: "page",
+        detail: "The application asked to return to an address it has not registered.",
+        key: "pages.oidcError.unregisteredReturn",
+      },
     };
   // Registered, yet not an address a browser can be sent to (stored by an older release): never a 500.
   if (!usableRedirectUri(redirectUri))
-    return { problem: { show: "page", detail: "The application's return address is not a usable address." } };
+    return {
+      problem: {
+        show: "page",
+        detail: "The application's return address is not a usable address.",
+        key: "pages.oidcError.unusableReturn",
+      },
+    };
   const rawState = single(params, "state");
   const state = typeof rawState === "string" ? rawState : undefined;
   const refuse = (error: string, description: string): Parsed => ({

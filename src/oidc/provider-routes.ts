@@ -33,7 +33,7 @@ import type { ClientCors } from "./cors.ts";
 import { type LiveDelegatedToken, liveDelegatedToken } from "./delegated-tokens.ts";
 import { ACR_MULTI_FACTOR, type IdTokens } from "./id-tokens.ts";
 import { AUTHORIZE_PATH, BROWSER_SESSION_PATH, CONSENT_PATH, END_SESSION_PATH, USERINFO_PATH } from "./paths.ts";
-import { PAR_REQUIRED, type PushedRequests, SEAL_BROKEN, SEAL_PARAMETER } from "./pushed-requests.ts";
+import { PAR_REQUIRED, type PushedRequests, SEAL_PARAMETER } from "./pushed-requests.ts";
 import { type Reauthentication, requestDigest } from "./reauthentication.ts";
 import { signedInWithSecondFactor } from "./second-factor-rule.ts";
 
@@ -140,10 +140,10 @@ export const providerRoutes: FastifyPluginAsyncTypebox<ProviderRouteOptions> = a
   acceptFormBodies(app);
   const seconds = () => Math.floor(clock() / 1000);
 
-  function answerProblem(reply: FastifyReply, problem: RequestProblem): FastifyReply {
+  function answerProblem(reply: FastifyReply, problem: RequestProblem, uiLocales?: string): FastifyReply {
     // The first outcome set is the one counted: the consent form's (denied) over the redirect's.
     reply.request.actionOutcome ??= problem.show === "page" ? "error_page" : problem.error;
-    if (problem.show === "page") return sendErrorPage(reply, problem.detail);
+    if (problem.show === "page") return sendErrorPage(reply, { key: problem.key }, uiLocales);
     // RFC 6749 4.1.2.1, with iss (RFC 9207) so the client can tell which server answered.
     const { redirectUri, state, error, description } = problem;
     return reply.redirect(
@@ -242,7 +242,11 @@ export const providerRoutes: FastifyPluginAsyncTypebox<ProviderRouteOptions> = a
       if ("refused" in resolution) {
         await audit.record("oidc", null, "par_refused", request.ip);
         request.actionOutcome = "invalid_request_uri";
-        return { answered: sendErrorPage(reply, resolution.detail) };
+        const key =
+          resolution.refused === "malformed"
+            ? "pages.oidcError.requestUriMalformed"
+            : "pages.oidcError.requestUriUnknown";
+        return { answered: sendErrorPage(reply, { key }) };
       }
       await audit.record("oidc", null, "par_used", request.ip);
       return { search: pushedRequests.seal(resolution.ok), pushed: true };
@@ -250,7 +254,7 @@ export const providerRoutes: FastifyPluginAsyncTypebox<ProviderRouteOptions> = a
     if (params[SEAL_PARAMETER] === undefined) return { search, pushed: false };
     if (pushedRequests.sealed(params)) return { search, pushed: true };
     request.actionOutcome = "invalid_request_uri";
-    return { answered: sendErrorPage(reply, SEAL_BROKEN) };
+    return { answered: sendErrorPage(reply, { key: "pages.oidcError.sealBroken" }) };
   }
 
   /** The authorization request of a GET's query or a POST's form (OpenID Connect Core 3.1.2.1: both). */
@@ -260,7 +264,8 @@ export const providerRoutes: FastifyPluginAsyncTypebox<ProviderRouteOptions> = a
     const { search } = resolved;
     const params = paramsOf(search);
     const parsed = await parseAuthorizationRequest(params, clients);
-    if ("problem" in parsed) return answerProblem(reply, parsed.problem);
+    const uiLocales = typeof params.ui_locales === "string" ? params.ui_locales : undefined;
+    if ("problem" in parsed) return answerProblem(reply, parsed.problem, uiLocales);
     const authorization = parsed.ok;
     // RFC 9126 section 5: a client that must push (or every client, by the setting) is refused a plain request.
     if (!resolved.pushed && pushedRequests.required(authorization.client))
@@ -295,6 +300,8 @@ export const providerRoutes: FastifyPluginAsyncTypebox<ProviderRouteOptions> = a
         formToken: consentFormToken(browser, digest),
         action: CONSENT_PATH,
         redirectOrigin: new URL(authorization.redirectUri).origin,
+        uiLocales,
+        back: `${AUTHORIZE_PATH}?${search}`,
       });
     }
     return grant(reply, authorization, browser, request.ip);
@@ -327,14 +334,15 @@ export const providerRoutes: FastifyPluginAsyncTypebox<ProviderRouteOptions> = a
     const form = request.body as Record<string, string | undefined>;
     const params = paramsOf(new URLSearchParams(form.request ?? ""));
     const parsed = await parseAuthorizationRequest(params, clients);
-    if ("problem" in parsed) return answerProblem(reply, parsed.problem);
+    const uiLocales = typeof params.ui_locales === "string" ? params.ui_locales : undefined;
+    if ("problem" in parsed) return answerProblem(reply, parsed.problem, uiLocales);
     const authorization = parsed.ok;
     const browser = await browserSessions.read(request);
     if (browser === undefined) return refuse(reply, authorization, "login_required", "Sign-in required");
     const formToken = `${browser.session.id}:${requestDigest(params)}`;
     if (!browserSessions.checkFormToken(formToken, "consent", form.form_token)) {
       request.actionOutcome = "expired_form";
-      return sendErrorPage(reply, "The form has expired. Go back to the application and try again.");
+      return sendErrorPage(reply, { key: "pages.oidcError.formExpired" }, uiLocales);
     }
     if (form.decision !== "allow") {
       await audit.record("oidc", browser.user.id, "consent_denied", request.ip);
@@ -459,25 +467,25 @@ export const providerRoutes: FastifyPluginAsyncTypebox<ProviderRouteOptions> = a
     const hint = hintText === undefined ? undefined : idTokens.readHint(hintText);
     if (hintText !== undefined && hint === undefined) {
       request.actionOutcome = "error_page";
-      return sendErrorPage(reply, "The sign-out request carries an ID token this service did not issue.");
+      return sendErrorPage(reply, { key: "pages.oidcError.foreignHint" });
     }
     // RP-initiated logout 1.0 section 2: client_id, when sent beside a hint, is the hint's audience.
     const named = text("client_id");
     if (hint !== undefined && named !== undefined && named !== hint.aud) {
       request.actionOutcome = "error_page";
-      return sendErrorPage(reply, "The sign-out request names another application than its ID token's.");
+      return sendErrorPage(reply, { key: "pages.oidcError.otherClient" });
     }
     const clientId = hint?.aud ?? named;
     const client = clientId === undefined ? undefined : await clients.find(clientId);
     const returnTo = text("post_logout_redirect_uri");
     if (returnTo !== undefined && !client?.postLogoutRedirectUris.includes(returnTo)) {
       request.actionOutcome = "error_page";
-      return sendErrorPage(reply, "The application asked to return to an address it has not registered.");
+      return sendErrorPage(reply, { key: "pages.oidcError.unregisteredReturn" });
     }
     // Registered, yet not an address a browser can be sent to (stored by an older release): never a 500.
     if (returnTo !== undefined && !usableRedirectUri(returnTo)) {
       request.actionOutcome = "error_page";
-      return sendErrorPage(reply, "The application's return address is not a usable address.");
+      return sendErrorPage(reply, { key: "pages.oidcError.unusableReturn" });
     }
     const browser = await browserSessions.read(request);
     // Without an ID token of this user, a page of another site could sign the user out: ask first.

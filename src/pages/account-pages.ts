@@ -6,8 +6,10 @@
 // from the address bar, and posts it in a JSON body to the API.
 import { readFileSync } from "node:fs";
 import type { FastifyInstance, FastifyReply } from "fastify";
-import { type Translator, translator } from "../i18n/translate.ts";
+import { LOCALE_NAMES } from "../i18n/locales.ts";
+import { escapeHtml, type Translator } from "../i18n/translate.ts";
 import { RESET_PAGE_PATH, VERIFY_PAGE_PATH } from "../mail/messages.ts";
+import { messagesBlock, pageTranslator, perLocale } from "./page-locale.ts";
 
 export const PAGES_CONTENT_SECURITY_POLICY = [
   "default-src 'none'",
@@ -26,9 +28,19 @@ const stylesheet = readFileSync(new URL("./account.css", import.meta.url), "utf8
 /**
  * A page of the service in the reader's language (`t`, issue 37: its `lang` and `dir`): its title (also
  * the heading), the pages' stylesheet, one script tag (the pages' scripts are files served from here),
- * the body, and what to say without JavaScript. Title, body and noscript come already escaped.
+ * the body, and what to say without JavaScript. Title, body and noscript come already escaped. Its footer
+ * links to the language page (/language), which comes back to `back` (a path of this service; the pages'
+ * shared script, session.js, points it at the very address the reader is on).
  */
-export function pageDocument(t: Translator, title: string, scriptTag: string, body: string, noscript: string): string {
+export function pageDocument(
+  t: Translator,
+  title: string,
+  scriptTag: string,
+  body: string,
+  noscript: string,
+  back?: string,
+): string {
+  const language = back === undefined ? "/language" : `/language?${new URLSearchParams({ continue: back })}`;
   return `<!doctype html>
 <html lang="${t.locale}" dir="${t.dir}">
 <head>
@@ -45,37 +57,47 @@ ${scriptTag}
 ${body}
 <noscript><p class="error">${noscript}</p></noscript>
 </main>
+<footer><a id="language-link" href="${escapeHtml(language)}">${t.html("pages.footer.language", { name: LOCALE_NAMES[t.locale] })}</a></footer>
 </body>
 </html>
 `;
 }
 
-const page = (title: string, body: string) =>
+const page = (t: Translator, title: string, body: string, back: string) =>
   pageDocument(
-    translator("en"),
+    t,
     title,
-    '<script type="module" src="/pages/account.js"></script>',
+    `${messagesBlock(t, ["pages.accountJs.", "pages.sharedJs."])}\n<script type="module" src="/pages/account.js"></script>`,
     body,
-    "This page needs JavaScript to read the link you opened.",
+    t.html("pages.account.noscript"),
+    back,
   );
 
-const RESET_PAGE = page(
-  "Choose a new password",
-  `<form id="reset-form" hidden>
-<label for="new-password">New password</label>
+const RESET_PAGE = perLocale((t) =>
+  page(
+    t,
+    t.html("pages.reset.title"),
+    `<form id="reset-form" hidden>
+<label for="new-password">${t.html("pages.reset.newPassword")}</label>
 <input id="new-password" name="new_password" type="password" autocomplete="new-password" required minlength="8" maxlength="256" aria-describedby="password-hint">
-<p id="password-hint" class="hint">At least 8 characters. A few unrelated words make a good one. Common passwords are refused.</p>
-<label for="repeat-password">Repeat the new password</label>
+<p id="password-hint" class="hint">${t.html("pages.reset.hint")}</p>
+<label for="repeat-password">${t.html("pages.reset.repeat")}</label>
 <input id="repeat-password" name="repeat_password" type="password" autocomplete="new-password" required minlength="8" maxlength="256">
-<button type="submit">Set the new password</button>
+<button type="submit">${t.html("pages.reset.submit")}</button>
 </form>
 <p id="status" role="status" aria-live="polite"></p>`,
+    RESET_PAGE_PATH,
+  ),
 );
 
-const VERIFY_PAGE = page(
-  "Verify your e-mail address",
-  `<p id="status" role="status" aria-live="polite">Checking the link…</p>
+const VERIFY_PAGE = perLocale((t) =>
+  page(
+    t,
+    t.html("pages.verify.title"),
+    `<p id="status" role="status" aria-live="polite">${t.html("pages.verify.checking")}</p>
 <div id="verify-page"></div>`,
+    VERIFY_PAGE_PATH,
+  ),
 );
 
 /** A page, with its policy: no caching, no referrer. */
@@ -93,11 +115,11 @@ export function sendPage(
 }
 
 export async function registerAccountPages(app: FastifyInstance): Promise<void> {
-  app.get(RESET_PAGE_PATH, { schema: { hide: true } }, async function resetPasswordPage(_request, reply) {
-    return sendPage(reply, RESET_PAGE);
+  app.get(RESET_PAGE_PATH, { schema: { hide: true } }, async function resetPasswordPage(request, reply) {
+    return sendPage(reply, RESET_PAGE(pageTranslator(request)));
   });
-  app.get(VERIFY_PAGE_PATH, { schema: { hide: true } }, async function verifyEmailPage(_request, reply) {
-    return sendPage(reply, VERIFY_PAGE);
+  app.get(VERIFY_PAGE_PATH, { schema: { hide: true } }, async function verifyEmailPage(request, reply) {
+    return sendPage(reply, VERIFY_PAGE(pageTranslator(request)));
   });
   app.get("/pages/account.js", { schema: { hide: true } }, async function accountScript(_request, reply) {
     return reply.type("text/javascript; charset=utf-8").header("cache-control", "no-cache").send(script);

@@ -1,10 +1,17 @@
 // The script of the account pages (served as a file: the pages' policy allows no inline script).
 // It takes the token from the fragment, clears it from the address bar and history, and posts it
-// in a JSON body. Messages come from the API's `detail`, written for a person to read. API calls go
-// through session.js, as on the sign-in and security pages (no access token is ever held here).
-import { api } from "./session.js";
+// in a JSON body. Its words are the page's messages, in the page's language (issue 37), chosen by the
+// API's status, never its `detail` (English). API calls go through session.js, as on the sign-in and
+// security pages (no access token is ever held here).
+import { api, problem, t } from "./session.js";
 
 const post = (path, body) => api(path, { method: "POST", body });
+/** The answers the links' endpoints give that the page has words for: a bad link, a refused password. */
+const LINK_ANSWERS = {
+  400: "pages.accountJs.badLink",
+  409: "pages.accountJs.conflict",
+  422: "pages.accountJs.passwordRefused",
+};
 
 (() => {
   const status = document.getElementById("status");
@@ -18,7 +25,7 @@ const post = (path, body) => api(path, { method: "POST", body });
   }
 
   if (!token) {
-    say("This link is incomplete: open the whole link from the e-mail, or ask for a new one.", "error");
+    say(t("pages.accountJs.incomplete"), "error");
     return;
   }
 
@@ -29,11 +36,11 @@ const post = (path, body) => api(path, { method: "POST", body });
       event.preventDefault();
       const password = form.elements.new_password.value;
       if (password !== form.elements.repeat_password.value) {
-        say("The two passwords are not the same.", "error");
+        say(t("pages.accountJs.mismatch"), "error");
         return;
       }
       if (password.length < 8) {
-        say("The password needs at least 8 characters.", "error");
+        say(t("pages.accountJs.tooShort"), "error");
         return;
       }
       const button = form.querySelector("button");
@@ -42,9 +49,9 @@ const post = (path, body) => api(path, { method: "POST", body });
       button.disabled = false;
       if (result.ok) {
         form.hidden = true;
-        say("Your password is set, and you are signed out everywhere. Sign in with the new password.", "success");
+        say(t("pages.accountJs.passwordSet"), "success");
       } else {
-        say(result.data.detail || "The password could not be set. Try again.", "error");
+        say(problem(result, "pages.accountJs.resetFailed", LINK_ANSWERS), "error");
         if (result.status === 400) form.hidden = true;
       }
     });
@@ -53,8 +60,8 @@ const post = (path, body) => api(path, { method: "POST", body });
 
   if (document.getElementById("verify-page")) {
     post("/auth/email-verifications", { token }).then((result) => {
-      if (result.ok) say(`Thank you: ${result.data.email} is verified.`, "success");
-      else say(result.data.detail || "The address could not be verified. Try again.", "error");
+      if (result.ok) say(t("pages.accountJs.verified", { email: result.data.email }), "success");
+      else say(problem(result, "pages.accountJs.verifyFailed", LINK_ANSWERS), "error");
     });
   }
 })();

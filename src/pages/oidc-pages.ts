@@ -7,30 +7,24 @@
 // page's policy allows the form to lead there (form-action covers redirects).
 
 import type { FastifyReply } from "fastify";
-import { translator } from "../i18n/translate.ts";
+import { escapeHtml, type Translator } from "../i18n/translate.ts";
 import { PAGES_CONTENT_SECURITY_POLICY, pageDocument, sendPage } from "./account-pages.ts";
+import { type PageProblem, pageTranslator, richHtml, scopeWords } from "./page-locale.ts";
 
-const SCOPE_WORDS: Record<string, string> = {
-  openid: "Know who you are (your account's id)",
-  profile: "See your name",
-  email: "See your e-mail address and whether it is verified",
-  offline_access: "Stay signed in while you are away",
-};
+const page = (t: Translator, title: string, body: string, back: string | undefined) =>
+  pageDocument(t, title, "", body, "", back);
 
-export function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`);
-}
-
-const page = (title: string, body: string) => pageDocument(translator("en"), title, "", body, "");
-
-export function sendErrorPage(reply: FastifyReply, detail: string): FastifyReply {
+export function sendErrorPage(reply: FastifyReply, problem: PageProblem, uiLocales?: string): FastifyReply {
+  const t = pageTranslator(reply.request, uiLocales);
   reply.code(400);
   return sendPage(
     reply,
     page(
-      "This sign-in request cannot be used",
-      `<p class="error" role="alert">${escapeHtml(detail)}</p>
-<p>Go back to the application and try again. If this keeps happening, tell the application's owner.</p>`,
+      t,
+      t.html("pages.oidcError.title"),
+      `<p class="error" role="alert">${t.html(problem.key, problem.values)}</p>
+<p>${t.html("pages.oidcError.advice")}</p>`,
+      undefined,
     ),
   );
 }
@@ -45,11 +39,19 @@ export function sendConsentPage(
     formToken: string;
     action: string;
     redirectOrigin: string;
+    /** The authorization request's `ui_locales`. */
+    uiLocales?: string | undefined;
+    /** The request to come back to from the language page (a pushed one as sealed: its request_uri is spent). */
+    back?: string | undefined;
   },
 ): FastifyReply {
-  const items = options.scopes.map((scope) => `<li>${escapeHtml(SCOPE_WORDS[scope] ?? scope)}</li>`).join("\n");
-  const body = `<p><strong id="client-name">${escapeHtml(options.clientName)}</strong> wants to use your account
-<strong>${escapeHtml(options.email)}</strong> to:</p>
+  const t = pageTranslator(reply.request, options.uiLocales);
+  const items = options.scopes.map((scope) => `<li>${scopeWords(t, scope)}</li>`).join("\n");
+  const asks = richHtml(t, "pages.consent.asks", {
+    client: `<strong id="client-name">${escapeHtml(options.clientName)}</strong>`,
+    email: `<strong>${escapeHtml(options.email)}</strong>`,
+  });
+  const body = `<p>${asks}</p>
 <ul id="scopes">
 ${items}
 </ul>
@@ -57,37 +59,47 @@ ${items}
 <input type="hidden" name="request" value="${escapeHtml(options.request)}">
 <input type="hidden" name="form_token" value="${escapeHtml(options.formToken)}">
 <div class="actions">
-<button type="submit" name="decision" value="allow" id="allow">Allow</button>
-<button type="submit" name="decision" value="deny" id="deny" class="secondary">Deny</button>
+<button type="submit" name="decision" value="allow" id="allow">${t.html("pages.consent.allow")}</button>
+<button type="submit" name="decision" value="deny" id="deny" class="secondary">${t.html("pages.consent.deny")}</button>
 </div>
 </form>
-<p class="hint">You can take this back at any time on your account's security page.</p>`;
+<p class="hint">${t.html("pages.consent.takeBack")}</p>`;
   const policy = PAGES_CONTENT_SECURITY_POLICY.replace(
     "form-action 'self'",
     `form-action 'self' ${options.redirectOrigin}`,
   );
-  return sendPage(reply, page("Allow access?", body), policy);
+  return sendPage(reply, page(t, t.html("pages.consent.title"), body, options.back), policy);
 }
 
 export function sendSignOutPage(
   reply: FastifyReply,
   options: { action: string; fields: Record<string, string>; redirectOrigin: string | undefined },
 ): FastifyReply {
+  const t = pageTranslator(reply.request);
   const hidden = Object.entries(options.fields)
     .map(([name, value]) => `<input type="hidden" name="${escapeHtml(name)}" value="${escapeHtml(value)}">`)
     .join("\n");
-  const body = `<p>Do you want to sign out of this service?</p>
+  const body = `<p>${t.html("pages.signOut.question")}</p>
 <form method="post" action="${escapeHtml(options.action)}">
 ${hidden}
-<button type="submit" id="sign-out">Sign out</button>
+<button type="submit" id="sign-out">${t.html("pages.signOut.button")}</button>
 </form>`;
   const policy =
     options.redirectOrigin === undefined
       ? PAGES_CONTENT_SECURITY_POLICY
       : PAGES_CONTENT_SECURITY_POLICY.replace("form-action 'self'", `form-action 'self' ${options.redirectOrigin}`);
-  return sendPage(reply, page("Sign out", body), policy);
+  return sendPage(reply, page(t, t.html("pages.signOut.title"), body, undefined), policy);
 }
 
 export function sendSignedOutPage(reply: FastifyReply): FastifyReply {
-  return sendPage(reply, page("You are signed out", '<p id="status" class="success">You are signed out.</p>'));
+  const t = pageTranslator(reply.request);
+  return sendPage(
+    reply,
+    page(
+      t,
+      t.html("pages.signedOut.title"),
+      `<p id="status" class="success">${t.html("pages.signedOut.text")}</p>`,
+      undefined,
+    ),
+  );
 }

@@ -6,11 +6,13 @@
 // authenticator app's QR code, which the API sends as a data: URL.
 
 import { readFileSync } from "node:fs";
-import type { FastifyInstance } from "fastify";
+import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { DeviceCookie } from "../auth/devices.ts";
-import { translator } from "../i18n/translate.ts";
+import { LOCALE_NAMES, LOCALES } from "../i18n/locales.ts";
+import { escapeHtml, type Translator } from "../i18n/translate.ts";
 import { REVIEW_PAGE_PATH } from "../mail/notices.ts";
 import { PAGES_CONTENT_SECURITY_POLICY, pageDocument, sendPage } from "./account-pages.ts";
+import { messagesBlock, pageTranslator, perLocale } from "./page-locale.ts";
 
 export const SIGN_IN_PAGE_PATH = "/sign-in";
 /** The address security notifications point to (mail/notices.ts). */
@@ -23,140 +25,193 @@ export const SECURITY_PAGE_CONTENT_SECURITY_POLICY = PAGES_CONTENT_SECURITY_POLI
 const SCRIPTS = ["session.js", "webauthn.js", "sign-in.js", "security.js"] as const;
 const scripts = new Map(SCRIPTS.map((name) => [name, readFileSync(new URL(`./${name}`, import.meta.url), "utf8")]));
 
-const page = (title: string, script: string, body: string) =>
+const page = (t: Translator, title: string, script: string, body: string, back: string) =>
   pageDocument(
-    translator("en"),
+    t,
     title,
-    `<script type="module" src="/pages/${script}"></script>`,
+    `${messagesBlock(t, [`pages.${script === "sign-in.js" ? "signInJs" : "securityJs"}.`, "pages.sharedJs."])}
+<script type="module" src="/pages/${script}"></script>`,
     body,
-    "This page needs JavaScript.",
+    t.html("pages.common.noscript"),
+    back,
   );
 
-const SIGN_IN_PAGE = page(
-  "Sign in",
-  "sign-in.js",
-  `<p id="status" role="status" aria-live="polite"></p>
-<form id="password-form">
-<label for="email">E-mail</label>
+// The sign-in page, a section per constant (other sections, such as a mail sign-in, slot in beside them).
+const signInStatus = () => `<p id="status" role="status" aria-live="polite"></p>`;
+
+const signInPasswordForm = (t: Translator) => `<form id="password-form">
+<label for="email">${t.html("pages.signIn.email")}</label>
 <input id="email" name="username" type="email" autocomplete="username webauthn" required maxlength="254">
-<label for="password">Password</label>
+<label for="password">${t.html("pages.signIn.password")}</label>
 <input id="password" name="password" type="password" autocomplete="current-password" required maxlength="256">
-<button type="submit">Sign in</button>
-</form>
-<section id="passkey-section" aria-labelledby="passkey-heading">
-<h2 id="passkey-heading">Or use a passkey</h2>
-<p class="hint">No e-mail or password needed: your device asks for your fingerprint, face or PIN.</p>
-<button type="button" id="passkey-sign-in">Sign in with a passkey</button>
-</section>
-<section id="link-mail-section" aria-labelledby="link-mail-heading" hidden>
-<h2 id="link-mail-heading">Or prove it with a link we send you</h2>
-<p class="hint">We send a link to the account's address; open it in this browser.</p>
-<button type="button" id="link-by-mail" class="secondary">E-mail me a link</button>
-</section>
-<section id="upstream-section" aria-labelledby="upstream-heading" hidden>
-<h2 id="upstream-heading">Or sign in with</h2>
+<button type="submit">${t.html("pages.signIn.submit")}</button>
+</form>`;
+
+const signInPasskeySection = (t: Translator) => `<section id="passkey-section" aria-labelledby="passkey-heading">
+<h2 id="passkey-heading">${t.html("pages.signIn.passkeyHeading")}</h2>
+<p class="hint">${t.html("pages.signIn.passkeyHint")}</p>
+<button type="button" id="passkey-sign-in">${t.html("pages.signIn.passkeyButton")}</button>
+</section>`;
+
+const signInLinkMailSection = (
+  t: Translator,
+) => `<section id="link-mail-section" aria-labelledby="link-mail-heading" hidden>
+<h2 id="link-mail-heading">${t.html("pages.signIn.linkMailHeading")}</h2>
+<p class="hint">${t.html("pages.signIn.linkMailHint")}</p>
+<button type="button" id="link-by-mail" class="secondary">${t.html("pages.signIn.linkMailButton")}</button>
+</section>`;
+
+const signInUpstreamSection = (
+  t: Translator,
+) => `<section id="upstream-section" aria-labelledby="upstream-heading" hidden>
+<h2 id="upstream-heading">${t.html("pages.signIn.upstreamHeading")}</h2>
 <ul id="upstream-list" class="items"></ul>
-</section>
-<section id="second-factor" aria-labelledby="second-factor-heading" hidden>
-<h2 id="second-factor-heading">Confirm it is you</h2>
+</section>`;
+
+const signInSecondFactorSection = (
+  t: Translator,
+) => `<section id="second-factor" aria-labelledby="second-factor-heading" hidden>
+<h2 id="second-factor-heading">${t.html("pages.signIn.secondFactorHeading")}</h2>
 <form id="otp-form" hidden>
-<label for="otp">Code from your authenticator app</label>
+<label for="otp">${t.html("pages.signIn.otpLabel")}</label>
 <input id="otp" name="otp" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]{6}" maxlength="6" required aria-describedby="otp-hint">
-<p id="otp-hint" class="hint">Six digits; a new one every 30 seconds.</p>
-<button type="submit">Verify the code</button>
+<p id="otp-hint" class="hint">${t.html("pages.signIn.otpHint")}</p>
+<button type="submit">${t.html("pages.signIn.otpSubmit")}</button>
 </form>
 <form id="recovery-form" hidden>
-<label for="recovery-code">Recovery code</label>
+<label for="recovery-code">${t.html("pages.signIn.recoveryLabel")}</label>
 <input id="recovery-code" name="recovery_code" autocomplete="off" spellcheck="false" required maxlength="64">
-<button type="submit">Use the recovery code</button>
+<button type="submit">${t.html("pages.signIn.recoverySubmit")}</button>
 </form>
 <div class="actions">
-<button type="button" id="use-passkey" class="secondary" hidden>Use a passkey</button>
-<button type="button" id="use-otp" class="secondary" hidden>Use the authenticator app</button>
-<button type="button" id="use-recovery" class="secondary" hidden>Use a recovery code</button>
+<button type="button" id="use-passkey" class="secondary" hidden>${t.html("pages.signIn.usePasskey")}</button>
+<button type="button" id="use-otp" class="secondary" hidden>${t.html("pages.signIn.useOtp")}</button>
+<button type="button" id="use-recovery" class="secondary" hidden>${t.html("pages.signIn.useRecovery")}</button>
 </div>
-</section>`,
+</section>`;
+
+const SIGN_IN_PAGE = perLocale((t) =>
+  page(
+    t,
+    t.html("pages.signIn.title"),
+    "sign-in.js",
+    [
+      signInStatus(),
+      signInPasswordForm(t),
+      signInPasskeySection(t),
+      signInLinkMailSection(t),
+      signInUpstreamSection(t),
+      signInSecondFactorSection(t),
+    ].join("\n"),
+    SIGN_IN_PAGE_PATH,
+  ),
 );
 
-const SECURITY_PAGE = page(
-  "Security",
-  "security.js",
-  `<p id="status" role="status" aria-live="polite">Loading…</p>
+/** The security page's choice of language: saved in this browser (the cookie) and to the account. */
+const languageSection = (t: Translator) => `<section aria-labelledby="language-heading">
+<h2 id="language-heading">${t.html("pages.security.languageHeading")}</h2>
+<form id="language-choice">
+<label for="language-select">${t.html("pages.security.languageLabel")}</label>
+<select id="language-select" name="locale">
+${LOCALES.map((locale) => `<option value="${locale}" lang="${locale}"${locale === t.locale ? " selected" : ""}>${escapeHtml(LOCALE_NAMES[locale])}</option>`).join("\n")}
+</select>
+<button type="submit">${t.html("pages.security.languageSave")}</button>
+</form>
+</section>`;
+
+const SECURITY_PAGE = perLocale((t) =>
+  page(
+    t,
+    t.html("pages.security.title"),
+    "security.js",
+    `<p id="status" role="status" aria-live="polite">${t.html("pages.security.loading")}</p>
 <div id="content" hidden>
 <p id="who"></p>
-<button type="button" id="sign-out" class="secondary">Sign out</button>
+<button type="button" id="sign-out" class="secondary">${t.html("pages.security.signOut")}</button>
 <section aria-labelledby="totp-heading">
-<h2 id="totp-heading">Authenticator app</h2>
+<h2 id="totp-heading">${t.html("pages.security.totpHeading")}</h2>
 <p id="totp-state"></p>
-<button type="button" id="totp-start" hidden>Set up an authenticator app</button>
+<button type="button" id="totp-start" hidden>${t.html("pages.security.totpStart")}</button>
 <div id="totp-enrol" hidden>
-<p>Scan this QR code with your authenticator app, or type the key below into it.</p>
-<img id="totp-qr" alt="QR code to add this account to an authenticator app" width="200" height="200">
-<p>Key for manual entry: <code id="totp-secret" class="secret"></code></p>
+<p>${t.html("pages.security.totpScan")}</p>
+<img id="totp-qr" alt="${t.html("pages.security.totpQrAlt")}" width="200" height="200">
+<p>${t.html("pages.security.totpKey")} <code id="totp-secret" class="secret"></code></p>
 <form id="totp-confirm">
-<label for="totp-code">Code shown by the app</label>
+<label for="totp-code">${t.html("pages.security.totpCode")}</label>
 <input id="totp-code" name="code" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]{6}" maxlength="6" required>
-<button type="submit">Turn on the authenticator app</button>
+<button type="submit">${t.html("pages.security.totpConfirm")}</button>
 </form>
 </div>
 <form id="totp-disable" hidden>
-<h3>Turn it off</h3>
-<label for="disable-password">Password</label>
+<h3>${t.html("pages.security.totpDisableHeading")}</h3>
+<label for="disable-password">${t.html("pages.security.password")}</label>
 <input id="disable-password" name="password" type="password" autocomplete="current-password" required maxlength="256">
-<label for="disable-code">Code from the app, or a recovery code</label>
+<label for="disable-code">${t.html("pages.security.disableCode")}</label>
 <input id="disable-code" name="code" autocomplete="off" spellcheck="false" required maxlength="64">
-<button type="submit">Turn off the authenticator app</button>
+<button type="submit">${t.html("pages.security.totpDisable")}</button>
 </form>
 </section>
 <section id="codes-section" aria-labelledby="codes-heading" hidden>
-<h2 id="codes-heading">Recovery codes</h2>
+<h2 id="codes-heading">${t.html("pages.security.codesHeading")}</h2>
 <p id="codes-state"></p>
 <div id="codes-shown" hidden>
-<p>Save these codes somewhere safe. Each works once, and they are shown only now.</p>
+<p>${t.html("pages.security.codesSave")}</p>
 <ul id="codes-list" class="codes"></ul>
 </div>
 <form id="codes-regenerate">
-<label for="codes-password">Password</label>
+<label for="codes-password">${t.html("pages.security.password")}</label>
 <input id="codes-password" name="password" type="password" autocomplete="current-password" required maxlength="256">
-<button type="submit">Make new recovery codes</button>
+<button type="submit">${t.html("pages.security.codesRegenerate")}</button>
 </form>
 </section>
 <section aria-labelledby="passkeys-heading">
-<h2 id="passkeys-heading">Passkeys</h2>
+<h2 id="passkeys-heading">${t.html("pages.security.passkeysHeading")}</h2>
 <ul id="passkey-list" class="items"></ul>
 <form id="passkey-add">
-<label for="passkey-name">Name for a new passkey</label>
-<input id="passkey-name" name="name" maxlength="100" required placeholder="For example: laptop fingerprint">
-<button type="submit">Add a passkey</button>
+<label for="passkey-name">${t.html("pages.security.passkeyName")}</label>
+<input id="passkey-name" name="name" maxlength="100" required placeholder="${t.html("pages.security.passkeyNamePlaceholder")}">
+<button type="submit">${t.html("pages.security.passkeyAdd")}</button>
 </form>
 </section>
 <section id="identities-section" aria-labelledby="identities-heading" hidden>
-<h2 id="identities-heading">Linked sign-ins</h2>
+<h2 id="identities-heading">${t.html("pages.security.identitiesHeading")}</h2>
 <ul id="identity-list" class="items"></ul>
 <div id="identity-link" class="actions"></div>
 </section>
 <section id="apps-section" aria-labelledby="apps-heading" hidden>
-<h2 id="apps-heading">Apps with access to your account</h2>
-<p id="apps-empty" class="hint" hidden>No application has access.</p>
+<h2 id="apps-heading">${t.html("pages.security.appsHeading")}</h2>
+<p id="apps-empty" class="hint" hidden>${t.html("pages.security.appsEmpty")}</p>
 <ul id="app-list" class="items"></ul>
 </section>
 <section aria-labelledby="sessions-heading">
-<h2 id="sessions-heading">Signed-in sessions</h2>
+<h2 id="sessions-heading">${t.html("pages.security.sessionsHeading")}</h2>
 <ul id="session-list" class="items"></ul>
 </section>
 <section aria-labelledby="password-heading">
-<h2 id="password-heading">Change your password</h2>
+<h2 id="password-heading">${t.html("pages.security.passwordHeading")}</h2>
 <form id="password-change">
-<label for="current-password">Current password</label>
+<label for="current-password">${t.html("pages.security.currentPassword")}</label>
 <input id="current-password" name="current_password" type="password" autocomplete="current-password" required maxlength="256">
-<label for="new-password">New password</label>
+<label for="new-password">${t.html("pages.security.newPassword")}</label>
 <input id="new-password" name="new_password" type="password" autocomplete="new-password" required minlength="8" maxlength="256" aria-describedby="new-password-hint">
-<p id="new-password-hint" class="hint">At least 8 characters. Every session ends, this one too: sign in again afterwards.</p>
-<button type="submit">Change the password</button>
+<p id="new-password-hint" class="hint">${t.html("pages.security.newPasswordHint")}</p>
+<button type="submit">${t.html("pages.security.passwordChange")}</button>
 </form>
 </section>
+${languageSection(t)}
 </div>`,
+    SECURITY_PAGE_PATH,
+  ),
 );
+
+/** The language of an authorization request the sign-in page continues to (its `ui_locales`), if any. */
+function continuedUiLocales(request: FastifyRequest): string | undefined {
+  const next = (request.query as Record<string, unknown> | undefined)?.continue;
+  if (typeof next !== "string" || next.length > 8192) return undefined;
+  const at = next.indexOf("?");
+  if (at < 0 || !next.startsWith("/")) return undefined;
+  return new URLSearchParams(next.slice(at + 1)).get("ui_locales") ?? undefined;
+}
 
 export async function registerSecurityPages(app: FastifyInstance, deviceCookie: DeviceCookie): Promise<void> {
   app.get(SIGN_IN_PAGE_PATH, { schema: { hide: true } }, async function signInPage(request, reply) {
@@ -164,10 +219,10 @@ export async function registerSecurityPages(app: FastifyInstance, deviceCookie: 
     // token endpoint, so that the token endpoint's answers stay exactly the spec's.
     const cookie = deviceCookie.issueFor(request.headers.cookie);
     if (cookie !== undefined) reply.header("set-cookie", cookie);
-    return sendPage(reply, SIGN_IN_PAGE);
+    return sendPage(reply, SIGN_IN_PAGE(pageTranslator(request, continuedUiLocales(request))));
   });
-  app.get(SECURITY_PAGE_PATH, { schema: { hide: true } }, async function securityPage(_request, reply) {
-    return sendPage(reply, SECURITY_PAGE, SECURITY_PAGE_CONTENT_SECURITY_POLICY);
+  app.get(SECURITY_PAGE_PATH, { schema: { hide: true } }, async function securityPage(request, reply) {
+    return sendPage(reply, SECURITY_PAGE(pageTranslator(request)), SECURITY_PAGE_CONTENT_SECURITY_POLICY);
   });
   for (const [name, source] of scripts) {
     app.get(`/pages/${name}`, { schema: { hide: true } }, async function pageScript(_request, reply) {

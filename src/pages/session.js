@@ -12,6 +12,29 @@
 const REFRESH_KEY = "uts.refresh_token";
 let accessToken = null;
 
+// The page's messages in its language (issue 37): the server embeds them as a JSON data block.
+let messages = null;
+
+/** The message `key` of the page's language, `{name}` replaced by `values.name`. */
+export function t(key, values = {}) {
+  if (messages === null) {
+    const block = document.getElementById("messages");
+    try {
+      messages = block ? JSON.parse(block.textContent) : {};
+    } catch {
+      messages = {};
+    }
+  }
+  const message = messages[key] ?? key;
+  return message.replace(/\{(\w+)\}/g, (whole, name) => (name in values ? String(values[name]) : whole));
+}
+
+// The footer's language link comes back to this very address (with its query: an authorization request's).
+const languageLink = document.getElementById("language-link");
+if (languageLink) {
+  languageLink.href = `/language?${new URLSearchParams({ continue: location.pathname + location.search })}`;
+}
+
 export function say(text, kind = "info") {
   const status = document.getElementById("status");
   status.textContent = text;
@@ -38,11 +61,7 @@ async function call(path, init) {
     const data = response.status === 204 ? {} : await response.json().catch(() => ({}));
     return { ok: response.ok, status: response.status, data };
   } catch {
-    return {
-      ok: false,
-      status: 0,
-      data: { detail: "The service could not be reached. Check your connection and try again." },
-    };
+    return { ok: false, status: 0, data: {} };
   }
 }
 
@@ -79,6 +98,17 @@ export async function signOut() {
   if (token) await call("/auth/revoke", { method: "POST", body: new URLSearchParams({ token }) });
 }
 
-export function detail(result, fallback) {
-  return result.data?.detail || fallback;
+/**
+ * What to tell the reader about a failed call, in the page's language: never the API's `detail`, which
+ * stays English (the spec's contract). `expected` maps the answers the caller knows (an OAuth `error`
+ * code, or a status) to message keys; no connection, too many attempts and anything else have words of
+ * their own, `fallback` (a key) for the rest.
+ */
+export function problem(result, fallback, expected = {}) {
+  if (result.status === 0) return t("pages.sharedJs.offline");
+  const byError = typeof result.data?.error === "string" ? expected[result.data.error] : undefined;
+  const key = byError ?? expected[result.status];
+  if (key) return t(key);
+  if (result.status === 429) return t("pages.sharedJs.tooMany");
+  return t(fallback);
 }

@@ -6,7 +6,7 @@
 // page instead opens the browser session with the new access token (the
 // server sets an HttpOnly cookie) and goes back to that request, which must
 // be this service's authorization endpoint or its /device page: never another address.
-import { api, detail, saveTokens, say, tokenRequest } from "./session.js";
+import { api, problem, saveTokens, say, t, tokenRequest } from "./session.js";
 import { ceremonyError, getPasskey, passkeysSupported } from "./webauthn.js";
 
 const GRANT = "urn:user-token-service:grant-type:";
@@ -19,6 +19,8 @@ const useOtp = document.getElementById("use-otp");
 const useRecovery = document.getElementById("use-recovery");
 const usePasskey = document.getElementById("use-passkey");
 let mfaToken = null;
+/** The token endpoint's answers to a password the page has words for (the spec's statuses). */
+const SIGN_IN_ANSWERS = { 401: "pages.signInJs.wrongPassword", 403: "pages.signInJs.notVerified" };
 let factors = [];
 const AUTHORIZE = "/oauth/authorize?";
 // Or the device page (issue 36), where a person approves a device after signing in.
@@ -39,7 +41,7 @@ const mailedLink = query.get("link") === "mail" ? fragment.get("token") : null;
 if (upstreamTicket || linkTicket || mailedLink) history.replaceState(null, "", location.pathname + location.search);
 
 if (location.hash === "#signed-out") {
-  say("You are signed out.", "success");
+  say(t("pages.signInJs.signedOut"), "success");
   history.replaceState(null, "", location.pathname);
 }
 if (!passkeysSupported()) {
@@ -50,19 +52,19 @@ async function signedIn(result) {
   saveTokens(result.data);
   if (linkTicket) {
     const linked = await api("/auth/upstream/link", { method: "POST", body: { ticket: linkTicket } });
-    if (!linked.ok) return say(detail(linked, "Linking the sign-in failed. Try again."), "error");
+    if (!linked.ok) return say(problem(linked, "pages.signInJs.linkFailed"), "error");
   }
   if (continuing) {
     const opened = await fetch("/oauth/browser-session", {
       method: "POST",
       headers: { authorization: `Bearer ${result.data.access_token}` },
     }).catch(() => null);
-    if (!opened?.ok) return say("Signing in to the application failed. Try again.", "error");
-    say("Signed in. Going back to the application…", "success");
+    if (!opened?.ok) return say(t("pages.signInJs.appFailed"), "error");
+    say(t("pages.signInJs.backToApp"), "success");
     location.assign(continuing);
     return;
   }
-  say("Signed in.", "success");
+  say(t("pages.signInJs.signedIn"), "success");
   location.assign("/account/security");
 }
 
@@ -97,10 +99,10 @@ function askSecondFactor(data) {
   show(first);
   say(
     first === "otp"
-      ? "Enter the 6-digit code from your authenticator app."
+      ? t("pages.signInJs.askOtp")
       : first === "webauthn"
-        ? "Confirm with one of your passkeys."
-        : "Enter one of your recovery codes.",
+        ? t("pages.signInJs.askPasskey")
+        : t("pages.signInJs.askRecovery"),
   );
   if (first === "webauthn") usePasskey.focus();
 }
@@ -109,7 +111,7 @@ passwordForm.addEventListener("submit", (event) => {
   event.preventDefault();
   const button = passwordForm.querySelector("button");
   busy(button, async () => {
-    say("Signing in…");
+    say(t("pages.signInJs.signingIn"));
     const result = await tokenRequest({
       username: passwordForm.elements.username.value,
       password: passwordForm.elements.password.value,
@@ -119,7 +121,7 @@ passwordForm.addEventListener("submit", (event) => {
       passwordForm.elements.password.value = "";
       return askSecondFactor(result.data);
     }
-    say(detail(result, "Signing in failed. Try again."), "error");
+    say(problem(result, "pages.signInJs.failed", SIGN_IN_ANSWERS), "error");
   });
 });
 
@@ -133,7 +135,7 @@ otpForm.addEventListener("submit", (event) => {
     });
     if (result.ok) return signedIn(result);
     otpForm.elements.otp.value = "";
-    say(detail(result, "The code was not accepted."), "error");
+    say(problem(result, "pages.signInJs.otpRefused", { 401: "pages.signInJs.otpRefused" }), "error");
   });
 });
 
@@ -146,7 +148,7 @@ recoveryForm.addEventListener("submit", (event) => {
       recovery_code: recoveryForm.elements.recovery_code.value.trim(),
     });
     if (result.ok) return signedIn(result);
-    say(detail(result, "The recovery code was not accepted."), "error");
+    say(problem(result, "pages.signInJs.recoveryRefused", { 401: "pages.signInJs.recoveryRefused" }), "error");
   });
 });
 
@@ -155,9 +157,9 @@ useRecovery.addEventListener("click", () => show("recovery_code"));
 
 /** A passkey ceremony: options from the service, the authenticator's answer, then the grant. */
 async function withPasskey(optionsBody, grantFields) {
-  say("Waiting for your passkey…");
+  say(t("pages.signInJs.waitingPasskey"));
   const options = await api("/auth/webauthn/authentication-options", { method: "POST", body: optionsBody });
-  if (!options.ok) return say(detail(options, "Passkeys are not available right now."), "error");
+  if (!options.ok) return say(problem(options, "pages.signInJs.passkeysUnavailable"), "error");
   let assertion;
   try {
     assertion = await getPasskey(options.data.options);
@@ -170,7 +172,7 @@ async function withPasskey(optionsBody, grantFields) {
     webauthn_response: JSON.stringify(assertion),
   });
   if (result.ok) return signedIn(result);
-  say(detail(result, "The passkey was not accepted."), "error");
+  say(problem(result, "pages.signInJs.passkeyRefused", { 401: "pages.signInJs.passkeyRefused" }), "error");
 }
 
 usePasskey.addEventListener("click", () =>
@@ -195,7 +197,7 @@ async function showProviders() {
     link.className = "button";
     link.id = `upstream-${provider.name}`;
     link.href = continuing ? `${provider.start}?${new URLSearchParams({ continue: continuing })}` : provider.start;
-    link.textContent = `Sign in with ${provider.label}`;
+    link.textContent = t("pages.signInJs.withProvider", { provider: provider.label });
     const item = document.createElement("li");
     item.append(link);
     list.append(item);
@@ -207,16 +209,16 @@ async function showProviders() {
 async function signInWithTicket(ticket) {
   passwordForm.hidden = true;
   passkeySection.hidden = true;
-  say("Signing in…");
+  say(t("pages.signInJs.signingIn"));
   const result = await tokenRequest({ grant_type: `${GRANT}upstream`, upstream_ticket: ticket });
   if (result.ok) return signedIn(result);
   if (result.status === 403 && result.data.error === "mfa_required") return askSecondFactor(result.data);
   passwordForm.hidden = false;
-  say(detail(result, "Signing in failed. Try again."), "error");
+  say(problem(result, "pages.signInJs.failed", { 401: "pages.signInJs.ticketExpired" }), "error");
 }
 
 if (linkTicket) {
-  say("An account with this e-mail address exists. Sign in to it to link this sign-in.");
+  say(t("pages.signInJs.linkExisting"));
   const mailSection = document.getElementById("link-mail-section");
   const mailButton = document.getElementById("link-by-mail");
   mailSection.hidden = false;
@@ -224,21 +226,21 @@ if (linkTicket) {
     busy(mailButton, async () => {
       const body = continuing ? { ticket: linkTicket, continue: continuing } : { ticket: linkTicket };
       const sent = await api("/auth/upstream/link/mail", { method: "POST", body });
-      if (!sent.ok) return say(detail(sent, "Sending the link failed. Try again."), "error");
+      if (!sent.ok) return say(problem(sent, "pages.signInJs.linkMailFailed"), "error");
       passwordForm.hidden = true;
       passkeySection.hidden = true;
       mailSection.hidden = true;
-      say(sent.data.message, "success");
+      say(t("pages.signInJs.linkMailed"), "success");
     }),
   );
 } else if (mailedLink) {
   passwordForm.hidden = true;
   passkeySection.hidden = true;
-  say("Linking the sign-in…");
+  say(t("pages.signInJs.linking"));
   api("/auth/upstream/link/mail/confirm", { method: "POST", body: { token: mailedLink } }).then((confirmed) => {
     if (!confirmed.ok) {
       passwordForm.hidden = false;
-      return say(detail(confirmed, "Linking the sign-in failed. Try again."), "error");
+      return say(problem(confirmed, "pages.signInJs.linkFailed", { 400: "pages.signInJs.linkMailExpired" }), "error");
     }
     continuing = allowedContinue(confirmed.data.continue);
     return signInWithTicket(confirmed.data.upstream_ticket);

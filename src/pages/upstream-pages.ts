@@ -5,22 +5,23 @@
 // page; never the provider's own error text.
 
 import type { FastifyReply } from "fastify";
-import { translator } from "../i18n/translate.ts";
 import { pageDocument, sendPage } from "./account-pages.ts";
-import { escapeHtml } from "./oidc-pages.ts";
+import { type PageProblem, pageTranslator } from "./page-locale.ts";
 import { SIGN_IN_PAGE_PATH } from "./security-pages.ts";
 
-export function sendUpstreamErrorPage(reply: FastifyReply, status: number, detail: string): FastifyReply {
+export function sendUpstreamErrorPage(reply: FastifyReply, status: number, problem: PageProblem): FastifyReply {
+  const t = pageTranslator(reply.request);
   reply.code(status);
   return sendPage(
     reply,
     pageDocument(
-      translator("en"),
-      "Sign-in did not work",
+      t,
+      t.html("pages.upstream.title"),
       "",
-      `<p class="error" role="alert" id="upstream-error">${escapeHtml(detail)}</p>
-<p><a href="${SIGN_IN_PAGE_PATH}">Back to the sign-in page</a></p>`,
+      `<p class="error" role="alert" id="upstream-error">${t.html(problem.key, problem.values)}</p>
+<p><a href="${SIGN_IN_PAGE_PATH}">${t.html("pages.upstream.back")}</a></p>`,
       "",
+      SIGN_IN_PAGE_PATH,
     ),
   );
 }

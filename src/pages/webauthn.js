@@ -5,6 +5,8 @@
 // These helpers convert both ways, field by field, as @simplewebauthn/browser
 // does, so the pages work in browsers without PublicKeyCredential.toJSON().
 
+import { t } from "./session.js";
+
 export function toBase64url(buffer) {
   const bytes = new Uint8Array(buffer);
   let text = "";
@@ -71,12 +73,10 @@ export async function getPasskey(options) {
   });
 }
 
-/** A person's words for the DOMExceptions the ceremonies throw. */
+/** A person's words for the DOMExceptions the ceremonies throw (message keys of the page's language). */
 export function ceremonyError(error) {
-  if (error && error.name === "NotAllowedError") return "The passkey request was cancelled or timed out.";
-  if (error && error.name === "InvalidStateError")
-    return "This authenticator already holds a passkey for this account.";
-  if (error && error.name === "SecurityError")
-    return "Passkeys do not work at this address: open the service at its public address.";
-  return "The passkey request failed. Try again.";
+  if (error && error.name === "NotAllowedError") return t("pages.sharedJs.passkeyCancelled");
+  if (error && error.name === "InvalidStateError") return t("pages.sharedJs.passkeyExists");
+  if (error && error.name === "SecurityError") return t("pages.sharedJs.passkeyAddress");
+  return t("pages.sharedJs.passkeyFailed");
 }

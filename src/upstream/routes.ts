@@ -20,8 +20,17 @@ import { SessionIdParams } from "../sessions/schemas.ts";
 import type { UpstreamIdentityRecord, UserStore } from "../store/store.ts";
 import { UserIdParams } from "../users/schemas.ts";
 import type { BindingCookie } from "./binding.ts";
-import { UpstreamFailure } from "./relying-party.ts";
-import type { Upstream } from "./sign-in.ts";
+import { PROVIDER_REFUSED, PROVIDER_UNREACHABLE, UpstreamFailure } from "./relying-party.ts";
+import {
+  ACCOUNT_INACTIVE,
+  DOMAIN_NOT_ALLOWED,
+  LINKED_ELSEWHERE,
+  NO_EMAIL,
+  NO_PENDING_SIGN_IN,
+  NOT_VERIFIED,
+  SIGNUP_CLOSED,
+  type Upstream,
+} from "./sign-in.ts";
 
 export interface UpstreamRouteOptions {
   store: UserStore;
@@ -42,6 +51,30 @@ export const LINK_MAILED =
 export const INVALID_MAILED_LINK =
   "This link has expired or was already used, or was opened in another browser than the one where the sign-in " +
   "started: sign in with the provider again";
+
+/**
+ * The error page's words for the flow's refusals (the flow's `detail` stays English: it is also the API's
+ * and the log's); a refusal without words of its own reads as the generic one (issue 37).
+ */
+const PAGE_PROBLEMS = new Map<string, string>([
+  [PROVIDER_UNREACHABLE, "pages.upstream.unreachable"],
+  [PROVIDER_REFUSED, "pages.upstream.refused"],
+  [NO_PENDING_SIGN_IN, "pages.upstream.noPending"],
+  [DOMAIN_NOT_ALLOWED, "pages.upstream.domain"],
+  [NO_EMAIL, "pages.upstream.noEmail"],
+  [SIGNUP_CLOSED, "pages.upstream.signupClosed"],
+  [NOT_VERIFIED, "pages.upstream.notVerified"],
+  [LINKED_ELSEWHERE, "pages.upstream.linkedElsewhere"],
+  [ACCOUNT_INACTIVE, "pages.upstream.inactive"],
+  ["There is no such sign-in provider.", "pages.upstream.unknownProvider"],
+  ["The sign-in was cancelled or refused at the provider.", "pages.upstream.cancelled"],
+]);
+
+function pageProblem(status: number, detail: string): { key: string } {
+  // The flow's only 429: the sign-up limit (POST /users's, shared).
+  if (status === 429) return { key: "pages.upstream.tooManySignups" };
+  return { key: PAGE_PROBLEMS.get(detail) ?? "pages.upstream.failed" };
+}
 
 const Identity = Type.Object(
   {
@@ -163,7 +196,8 @@ export const upstreamRoutes: FastifyPluginAsyncTypebox<UpstreamRouteOptions> = a
         return reply.redirect(started.location, 303);
       } catch (error) {
         if (!(error instanceof UpstreamFailure)) throw error;
-        return sendUpstreamErrorPage(reply, upstream.parties.has(request.params.provider) ? 400 : 404, error.detail);
+        const status = upstream.parties.has(request.params.provider) ? 400 : 404;
+        return sendUpstreamErrorPage(reply, status, pageProblem(status, error.detail));
       }
     },
   );
@@ -176,7 +210,7 @@ export const upstreamRoutes: FastifyPluginAsyncTypebox<UpstreamRouteOptions> = a
       const outcome = await upstream.callback(request.params.provider, url, binding.read(request), request.ip);
       if (outcome.kind === "refused") {
         if (outcome.headers) reply.headers(outcome.headers);
-        return sendUpstreamErrorPage(reply, outcome.status, outcome.detail);
+        return sendUpstreamErrorPage(reply, outcome.status, pageProblem(outcome.status, outcome.detail));
       }
       if (outcome.kind === "linked") return reply.redirect(`${SECURITY_PAGE_PATH}#linked`, 303);
       const query = outcome.continueTo === null ? "" : `?${new URLSearchParams({ continue: outcome.continueTo })}`;
