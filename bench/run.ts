@@ -1,4 +1,4 @@
-// npm run bench [-- --quick] [-- --postgres URL] [-- --only dpop|device|console]
+// npm run bench [-- --quick] [-- --postgres URL] [-- --only dpop|device|console|pages]
 //
 // Measures the service against ceilings taken in the same run, on this
 // machine, over loopback: a bare Fastify server for GET /me, bare Argon2id
@@ -11,7 +11,8 @@
 // the DPoP group (bench/dpop.ts: DPoP-bound GET /me against bearer GET /me),
 // --only device only the device grant's polls (bench/device-poll.ts),
 // --only console only the admin console's first screen and GET /me with the
-// console on and off (bench/console.ts), and write bench/results/<group>.json.
+// console on and off (bench/console.ts), --only pages the sign-in page against
+// GET /me (issue 37), and write bench/results/<group>.json.
 import { spawn } from "node:child_process";
 import { createHash, generateKeyPairSync, randomBytes } from "node:crypto";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -31,7 +32,7 @@ const argv = process.argv.slice(2);
 const quick = argv.includes("--quick");
 const postgresUrl = argv.includes("--postgres") ? argv[argv.indexOf("--postgres") + 1] : undefined;
 const only = argv.includes("--only") ? argv[argv.indexOf("--only") + 1] : undefined;
-const GROUPS = ["dpop", "device", "console"];
+const GROUPS = ["dpop", "device", "console", "pages"];
 if (only !== undefined && !GROUPS.includes(only))
   throw new Error(`--only: unknown group '${only}' (${GROUPS.join(", ")})`);
 const plan = quick
@@ -350,6 +351,7 @@ async function main(): Promise<void> {
       dpop: measureDpop,
       device: measureDevice,
       console: measureConsole,
+      pages: measurePages,
     };
     await (groups[only] as (databaseUrl: string) => Promise<void>)(smallDb);
     printTable();
@@ -837,6 +839,7 @@ async function main(): Promise<void> {
   await measureDpop(smallDb);
   await measureDevice(smallDb);
   await measureConsole(smallDb);
+  await measurePages(smallDb);
 
   rows.sort((a, b) => a.figure.localeCompare(b.figure, "en", { numeric: true }));
   printTable();
@@ -1298,6 +1301,43 @@ async function measureConsole(databaseUrl: string): Promise<void> {
     ratio: `${(median(starts.on) / median(starts.off)).toFixed(2)}x`,
     target: "(reported)",
     holds: true,
+  });
+}
+
+/**
+ * Group 13 (issue 37): the sign-in page, rendered in the reader's language (German here, so the
+ * language choice and the catalogue are on the path), against GET /me on the same instance, in
+ * alternating rounds; the target is at least half GET /me's rate.
+ */
+async function measurePages(databaseUrl: string): Promise<void> {
+  const service = await startService(databaseUrl);
+  const auth = { authorization: `Bearer ${await tokenFor(service.url)}` };
+  const german = { "accept-language": "de-DE,de;q=0.9,en;q=0.5" };
+  const page = await fetch(`${service.url}/sign-in`, { headers: german });
+  const html = await page.text();
+  if (page.status !== 200 || !html.includes('lang="de"')) throw new Error("GET /sign-in is not served in German");
+  await load(`${service.url}/sign-in`, { connections: 64, seconds: 1, headers: german });
+  await load(`${service.url}/me`, { connections: 64, seconds: 1, headers: auth });
+  const pages: Load[] = [];
+  const me: Load[] = [];
+  const sides = [
+    { runs: pages, url: `${service.url}/sign-in`, headers: german },
+    { runs: me, url: `${service.url}/me`, headers: auth },
+  ];
+  for (let round = 0; round < plan.meRounds; round++) {
+    log(`sign-in page and GET /me, round ${round + 1}/${plan.meRounds}`);
+    for (const { runs, url, headers } of round % 2 === 0 ? sides : [...sides].reverse())
+      runs.push(await load(url, { connections: 64, seconds: plan.meSeconds, headers }));
+  }
+  await service.stop();
+  record.pages = { signIn: pages, me, bytes: Buffer.byteLength(html) };
+  rows.push({
+    figure: "13. GET /sign-in req/s (German, 64 connections)",
+    value: median(rates(pages)).toFixed(0),
+    reference: `${median(rates(me)).toFixed(0)} (GET /me, same instance)`,
+    ratio: pct(pairedRatio(rates(pages), rates(me))),
+    target: ">= 50% of GET /me",
+    holds: pairedRatio(rates(pages), rates(me)) >= 0.5 && [...pages, ...me].every((run) => run.errors === 0),
   });
 }
 
