@@ -343,8 +343,8 @@ async function loadIdentities() {
   $("identities-section").hidden = false;
 }
 
-// Language (issue 37): kept in this browser (the language page's cookie) and saved to the account, for
-// its mails. The account's `locale` comes with helper i18n-mail's PATCH /me; a 422 (not there yet) is ignored.
+// Language (issue 37): kept in this browser (the language page's cookie) and saved to the account
+// (PATCH /me's `locale`), which its mails follow.
 onSubmit($("language-choice"), async () => {
   const locale = $("language-select").value;
   const chosen = await fetch("/language", {
@@ -355,7 +355,7 @@ onSubmit($("language-choice"), async () => {
   if (chosen === null || (chosen.type !== "opaqueredirect" && !chosen.ok))
     return say(t("pages.securityJs.languageFailed"), "error");
   const saved = await api("/me", { method: "PATCH", body: { locale } });
-  if (!saved.ok && saved.status !== 422) return say(problem(saved, "pages.securityJs.languageFailed"), "error");
+  if (!saved.ok) return say(problem(saved, "pages.securityJs.languageFailed"), "error");
   location.reload();
 });
 

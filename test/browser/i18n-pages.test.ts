@@ -156,8 +156,8 @@ describe("the hosted pages in six languages in Chromium", { skip: skipWithoutChr
         );
 
         if (locale === "de") {
-          // The security page's choice: the cookie (POST /language), the account (PATCH /me, whose 422 before
-          // the account's locale exists is ignored), and the page again in the language chosen.
+          // The security page's choice: the cookie (POST /language), the account (PATCH /me's locale, which
+          // the mails follow), and the page again in the language chosen.
           await page.locator("#language-select").selectOption("fr");
           await page.locator("#language-choice button[type=submit]").click();
           // The page again, in French (a locator, not waitForFunction: the page's policy refuses eval).
@@ -166,6 +166,7 @@ describe("the hosted pages in six languages in Chromium", { skip: skipWithoutChr
           const cookies = await context.cookies(baseUrl);
           assert.equal(cookies.find((cookie) => cookie.name === "lang")?.value, "fr");
           assert.equal(await page.locator("#language-select").inputValue(), "fr");
+          assert.equal((await fixture.store.findByEmail(email))?.locale, "fr", "saved to the account");
           await context.addCookies([{ name: "lang", value: locale, url: baseUrl }]);
         }
 
