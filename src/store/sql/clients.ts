@@ -161,6 +161,7 @@ export function clientVerbs({ db, d, clock, now, find, record, eventful, session
           at,
         );
         await tx.run("DELETE FROM oidc_consents WHERE client_id = $1", [id]);
+        await tx.run("DELETE FROM brands WHERE owner = $1", [id]);
         await tx.run("DELETE FROM oauth_clients WHERE id = $1", [id]);
         await record(tx, events, null);
         return true;
