@@ -6,6 +6,7 @@
 // from the address bar, and posts it in a JSON body to the API.
 import { readFileSync } from "node:fs";
 import type { FastifyInstance, FastifyReply } from "fastify";
+import { brandFooter, brandHead, brandHeader } from "../branding/page-parts.ts";
 import { type Translator, translator } from "../i18n/translate.ts";
 import { RESET_PAGE_PATH, VERIFY_PAGE_PATH } from "../mail/messages.ts";
 
@@ -26,7 +27,8 @@ const stylesheet = readFileSync(new URL("./account.css", import.meta.url), "utf8
 /**
  * A page of the service in the reader's language (`t`, issue 37: its `lang` and `dir`): its title (also
  * the heading), the pages' stylesheet, one script tag (the pages' scripts are files served from here),
- * the body, and what to say without JavaScript. Title, body and noscript come already escaped.
+ * the body, and what to say without JavaScript. Title, body and noscript come already escaped. The
+ * brand's stylesheet, header and footer are marked here and filled as the page is sent (branding/page-parts.ts).
  */
 export function pageDocument(t: Translator, title: string, scriptTag: string, body: string, noscript: string): string {
   return `<!doctype html>
@@ -37,14 +39,17 @@ export function pageDocument(t: Translator, title: string, scriptTag: string, bo
 <meta name="referrer" content="no-referrer">
 <title>${title}</title>
 <link rel="stylesheet" href="/pages/account.css">
+${brandHead()}
 ${scriptTag}
 </head>
 <body>
+${brandHeader()}
 <main>
 <h1>${title}</h1>
 ${body}
 <noscript><p class="error">${noscript}</p></noscript>
 </main>
+${brandFooter()}
 </body>
 </html>
 `;
