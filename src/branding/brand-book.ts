@@ -106,13 +106,13 @@ export function createBrandBook({
       const client = await clients?.find(clientId);
       if (client === undefined) return service;
       const own = await record(client.id);
-      const colour = own?.primaryColor ?? service.primaryColor;
+      const colour = client.brandColor ?? service.primaryColor;
       return {
         ...service,
         primaryColor: colour,
         logoPath: logoPath(own) ?? service.logoPath,
         stylesheetPath:
-          own?.primaryColor == null
+          client.brandColor === null
             ? service.stylesheetPath
             : `/branding/brand.css?v=${stylesheetVersion(colour)}&client=${encodeURIComponent(client.id)}`,
         client: { id: client.id, name: client.name },

@@ -645,6 +645,9 @@ export const migrations: readonly Migration[] = [
       CREATE INDEX brands_by_logo ON brands (logo_hash);
     `,
   ),
+  // Issue 37: a client's own colour on the sign-in and consent pages of its requests (#rrggbb; null: the
+  // service's). Its logo is a row of brands (migration 160).
+  migration(165, "clients' brand colour", (t) => `ALTER TABLE oauth_clients ADD COLUMN brand_color ${t.text};`),
 ];
 
 /** The versions still to apply, in order. */
