@@ -10,9 +10,10 @@
 // own first-party audience. Lookups are answered from a short, bounded
 // cache that every change made through this registry empties at once; a
 // change made by another instance (or the CLI) is seen within CACHE_TTL_MS.
-import { primaryColourProblem } from "../branding/colour.ts";
+
 import { hash, randomBytes, timingSafeEqual } from "node:crypto";
 import { CONSOLE_CLIENT_ID } from "../admin/console-id.ts";
+import { primaryColourProblem } from "../branding/colour.ts";
 import { HttpError } from "../errors.ts";
 import type { Resolve } from "../outbound/guard.ts";
 import type { AuditEntry, ClientAuthMethod, ClientMetadataRecord, ClientRecord, UserStore } from "../store/store.ts";

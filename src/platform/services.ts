@@ -21,6 +21,7 @@ import { type Clock, createTokenService, type TokenService } from "../auth/token
 import { createUserLookup } from "../auth/user-cache.ts";
 import { withVerifiedTokenCache } from "../auth/verified-tokens.ts";
 import { type BrandBook, createBrandBook } from "../branding/brand-book.ts";
+import { brandMail } from "../branding/mail-parts.ts";
 import type { Config } from "../config.ts";
 import type { GrantDeps } from "../core/grants/grant.ts";
 import { createGrantRegistry, type GrantRegistry } from "../core/grants/registry.ts";
@@ -186,6 +187,11 @@ export function createServices(
     log: app.log,
     audit,
     ...(metrics ? { onDelivery: (kind, result) => metrics.observeMail(kind, result) } : {}),
+    brand: async (mail) =>
+      brandMail(mail, await brands.service(), {
+        defaultFrom: config.settingsGiven?.MAIL_FROM === undefined,
+        publicUrl: config.publicUrl,
+      }),
   });
   app.addHook("onClose", async function stopMailSender() {
     await mailSender.stop();
