@@ -8,14 +8,14 @@ import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { after, before, describe, type TestContext, test } from "node:test";
+import { after, before, describe, test } from "node:test";
 import { buildApp } from "../src/app.ts";
 import { REREAD_MS } from "../src/branding/brand-book.ts";
 import { loadConfig } from "../src/config.ts";
 import { ConfigError } from "../src/errors.ts";
 import { openSqliteStore } from "../src/store/sqlite.ts";
 import { admin, DEFAULT_BRANDING, GIF, PASSWORD, png, sha20 } from "./branding/fixture.ts";
-import { buildTestApp, createUser, openTestStore, requestToken, TestClock, testConfig } from "./helpers.ts";
+import { buildTestApp, createUser, requestToken, TestClock, testConfig } from "./helpers.ts";
 import { MailServer } from "./mail-server.ts";
 import { OIDC_KEY, pkcePair } from "./oidc/fixture.ts";
 

@@ -11,6 +11,7 @@ import { SIGN_IN_PAGE_PATH } from "../pages/security-pages.ts";
 import type { Services } from "../platform/services.ts";
 import { type Brand, brandStylesheet, stylesheetVersion } from "./brand-book.ts";
 import { registerFrontDoor } from "./front-door.ts";
+import { logoExtension } from "./logo.ts";
 import { fillBrand, HEAD_MARK } from "./page-parts.ts";
 import { brandingRoutes } from "./routes.ts";
 import { DEFAULT_BRAND_SETTINGS } from "./settings.ts";
@@ -72,7 +73,9 @@ export async function installBranding(app: FastifyInstance, { config, brands, st
     async function brandLogo(request, reply) {
       const match = /^([0-9a-f]{20})\.(png|jpg|webp|gif)$/.exec(request.params.name);
       const logo = match?.[1] === undefined ? undefined : await store.findBrandLogo(match[1]);
-      if (logo === undefined) return reply.code(404).send({ detail: "Not Found" });
+      // The name is the whole URL the brand gives: its hash and its type's extension.
+      if (logo === undefined || logoExtension(logo.type) !== match?.[2])
+        return reply.code(404).send({ detail: "Not Found" });
       return reply
         .type(logo.type)
         .header("cache-control", IMMUTABLE)
