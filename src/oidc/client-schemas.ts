@@ -114,18 +114,13 @@ const metadataFields = {
   ),
   // Issue 37, branding.
   brand_color: Type.Optional(
-    Type.Union([
-      Type.String({
-        maxLength: 7,
-        description:
-          "The colour of the sign-in and consent pages of the client's authorization requests, `#RRGGBB`; refused " +
-          "unless white text on it, and it as link text on the page background, reach WCAG AA contrast (4.5:1). " +
-          "With its logo (`PUT /clients/{id}/logo`; `logo_uri` is never fetched) and its name. A dynamic " +
-          "registration may set it too. Null or left out: the service's brand.",
-        examples: ["#0f766e"],
-      }),
-      Type.Null(),
-    ]),
+    Type.Union([Type.String({ maxLength: 7, examples: ["#0f766e"] }), Type.Null()], {
+      description:
+        "Issue 37: the colour of the sign-in and consent pages of the client's authorization requests, `#RRGGBB`; " +
+        "refused unless white text on it, and it as link text on the page background, reach WCAG AA contrast " +
+        "(4.5:1). Shown with its logo (`PUT /clients/{id}/logo`; `logo_uri` is never fetched) and its name. A " +
+        "dynamic registration may set it too. Null or left out: the service's brand.",
+    }),
   ),
 };
 
