@@ -8,14 +8,16 @@ import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { after, before, describe, test } from "node:test";
+import { after, before, describe, type TestContext, test } from "node:test";
 import { buildApp } from "../src/app.ts";
 import { REREAD_MS } from "../src/branding/brand-book.ts";
 import { loadConfig } from "../src/config.ts";
 import { ConfigError } from "../src/errors.ts";
+import { openPostgresStore } from "../src/store/postgres.ts";
 import { openSqliteStore } from "../src/store/sqlite.ts";
+import type { UserStore } from "../src/store/store.ts";
 import { admin, DEFAULT_BRANDING, GIF, PASSWORD, png, sha20 } from "./branding/fixture.ts";
-import { buildTestApp, createUser, requestToken, TestClock, testConfig } from "./helpers.ts";
+import { buildTestApp, createUser, openPostgresSchema, requestToken, TestClock, testConfig } from "./helpers.ts";
 import { MailServer } from "./mail-server.ts";
 import { OIDC_KEY, pkcePair } from "./oidc/fixture.ts";
 
@@ -353,21 +355,33 @@ describe("the pages", () => {
 });
 
 describe("two instances on one database", () => {
-  test("a change through one shows on the other within the re-read bound", async (t) => {
+  /** Two stores on one database: an SQLite file, or (TEST_BACKEND=postgres) one PostgreSQL schema. */
+  async function twoStores(t: TestContext, clock: TestClock): Promise<[UserStore, UserStore]> {
+    if (process.env.TEST_BACKEND === "postgres") {
+      const { store, schema } = await openPostgresSchema(t, "branding", clock.read);
+      const url = process.env.POSTGRES_URL as string;
+      const other = await openPostgresStore({ url, schema, poolSize: 2, timeoutMs: 10_000, clock: clock.read });
+      t.after(() => other.close());
+      return [store, other];
+    }
     const dir = mkdtempSync(join(tmpdir(), "branding-"));
-    t.after(() => rmSync(dir, { recursive: true, force: true }));
-    const clock = new TestClock();
     const path = join(dir, "users.db");
-    const config = testConfig({ database: { kind: "sqlite", path, synchronous: "normal" } });
-    const storeA = await openSqliteStore(path, clock.read);
-    const storeB = await openSqliteStore(path, clock.read);
-    const a = await buildApp({ config, store: storeA, clock: clock.read });
-    const b = await buildApp({ config, store: storeB, clock: clock.read });
+    const stores = [await openSqliteStore(path, clock.read), await openSqliteStore(path, clock.read)] as const;
+    t.after(async () => {
+      for (const store of stores) await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    });
+    return [...stores];
+  }
+
+  test("a change through one shows on the other within the re-read bound", async (t) => {
+    const clock = new TestClock();
+    const [storeA, storeB] = await twoStores(t, clock);
+    const a = await buildApp({ config: testConfig(), store: storeA, clock: clock.read });
+    const b = await buildApp({ config: testConfig(), store: storeB, clock: clock.read });
     t.after(async () => {
       await a.close();
       await b.close();
-      await storeA.close();
-      await storeB.close();
     });
     const name = async () => /<span class="brand-name">([^<]*)<\/span>/.exec((await b.inject("/sign-in")).body)?.[1];
     assert.equal(await name(), "User service");
