@@ -17,7 +17,15 @@ import { openPostgresStore } from "../src/store/postgres.ts";
 import { openSqliteStore } from "../src/store/sqlite.ts";
 import type { UserStore } from "../src/store/store.ts";
 import { admin, DEFAULT_BRANDING, GIF, PASSWORD, png, sha20 } from "./branding/fixture.ts";
-import { buildTestApp, createUser, openPostgresSchema, requestToken, TestClock, testConfig } from "./helpers.ts";
+import {
+  buildTestApp,
+  createUser,
+  openPostgresSchema,
+  openTestStore,
+  requestToken,
+  TestClock,
+  testConfig,
+} from "./helpers.ts";
 import { MailServer } from "./mail-server.ts";
 import { OIDC_KEY, pkcePair } from "./oidc/fixture.ts";
 
@@ -351,6 +359,20 @@ describe("the pages", () => {
     assert.ok(
       after.body.includes('<header class="brand"><span class="brand-name">Partner &#60;App&#62;</span></header>'),
     );
+  });
+});
+
+describe("while the database cannot be read", () => {
+  test("a page still shows, in the brand of the settings", async (t) => {
+    const clock = new TestClock();
+    const store = await openTestStore(t, clock.read);
+    const failing: UserStore = { ...store, findBrand: () => Promise.reject(new Error("the database is away")) };
+    const app = await buildApp({ config: testConfig(), store: failing, clock: clock.read });
+    t.after(() => app.close());
+    const page = await app.inject("/sign-in");
+    assert.equal(page.statusCode, 200);
+    assert.ok(page.body.includes('<header class="brand"><span class="brand-name">User service</span></header>'));
+    assert.ok(page.body.includes('<link rel="stylesheet" href="/branding/brand.css?v=d139a669343e">'));
   });
 });
 

@@ -51,6 +51,8 @@ export interface BrandBook {
   serviceRecord(): Promise<BrandRecord | undefined>;
   /** After this instance changed `owner`'s brand: read it again now. */
   forget(owner: string): void;
+  /** The brand of the settings alone: what a page shows while the database cannot be read. */
+  fromSettings(): Brand;
 }
 
 export function createBrandBook({
@@ -72,9 +74,12 @@ export function createBrandBook({
     if (entry !== undefined && now - entry.at < REREAD_MS) return entry.record;
     if (kept.size >= MAX_CLIENTS) for (const key of [...kept.keys()].slice(0, MAX_CLIENTS / 2)) kept.delete(key);
     const read = store.findBrand(owner);
+    const fresh = { at: now, record: read };
     // A failed read is not kept: the next page tries again.
-    read.catch(() => kept.delete(owner));
-    kept.set(owner, { at: now, record: read });
+    read.catch(() => {
+      if (kept.get(owner) === fresh) kept.delete(owner);
+    });
+    kept.set(owner, fresh);
     return read;
   }
 
@@ -120,6 +125,9 @@ export function createBrandBook({
     },
     forget(owner) {
       kept.delete(owner);
+    },
+    fromSettings() {
+      return effective(undefined);
     },
   };
 }

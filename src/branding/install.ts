@@ -60,9 +60,13 @@ export async function installBranding(app: FastifyInstance, { config, brands, st
       if (!payload.includes(HEAD_MARK)) return done(null, payload);
       const clientId = brandClientOf(request);
       const brand: Promise<Brand> = clientId === undefined ? brands.service() : brands.forClient(clientId);
+      // A page still shows while the database cannot be read, in the brand of the settings.
       brand.then(
         (found) => done(null, fillBrand(payload, found)),
-        (error: Error) => done(error),
+        (error: Error) => {
+          request.log.warn({ err: error }, "the brand could not be read; the page shows the settings' brand");
+          done(null, fillBrand(payload, brands.fromSettings()));
+        },
       );
     },
   );
