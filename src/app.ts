@@ -17,6 +17,7 @@ import { installAdminConsole } from "./admin/install.ts";
 import { installAdminApi } from "./admin-api/install.ts";
 import type { CounterStore } from "./auth/rate-limits.ts";
 import type { Clock } from "./auth/tokens.ts";
+import { installBranding, installBrandingApi } from "./branding/install.ts";
 import type { Config } from "./config.ts";
 import { installCore } from "./core/install.ts";
 import { installDevice } from "./device/install.ts";
@@ -80,6 +81,8 @@ export async function buildApp({
   // First: the OpenAPI document lists the routes registered after it. Then the docs page, metrics,
   // housekeeping and the health probes.
   await installOperations(app, services);
+  // Before the pages: the brand is filled into every page as it is sent.
+  await installBranding(app, services);
   await installPages(app, services);
   await installDiscovery(app, services);
   await installAdminConsole(app, services);
@@ -96,6 +99,7 @@ export async function buildApp({
     await installDevice(api, services);
     await installWebhooks(api, services);
     await installAdminApi(api, services);
+    await installBrandingApi(api, services);
   });
 
   await app.ready();

@@ -12,6 +12,7 @@ import { ADMIN_CONSOLE_SETTINGS, type AdminConsoleSettings, readAdminConsoleSett
 import { PASSWORD_SETTINGS, type PasswordSettings, readPasswordSettings } from "./auth/password-settings.ts";
 import { RATE_LIMIT_SETTINGS, type RateLimitConfig, readRateLimitSettings } from "./auth/rate-limit-settings.ts";
 import { readTokenSettings, TOKEN_SETTINGS, type TokenSettings } from "./auth/token-settings.ts";
+import { BRANDING_SETTINGS, type BrandSettings, readBrandSettings } from "./branding/settings.ts";
 import { CORE_SETTINGS, readCoreSettings } from "./core/settings.ts";
 import { DEVICE_SETTINGS, type DeviceSettings, readDeviceSettings } from "./device/settings.ts";
 import { DPOP_SETTINGS, type DpopSettings, readDpopSettings } from "./dpop/settings.ts";
@@ -57,6 +58,7 @@ export const SETTINGS_SECTIONS: readonly SettingsSection[] = [
   OPERATIONS_SETTINGS,
   ADMIN_CONSOLE_SETTINGS,
   LANGUAGE_SETTINGS,
+  BRANDING_SETTINGS,
 ];
 
 export interface Config {
@@ -157,6 +159,8 @@ export interface Config {
   adminConsole?: AdminConsoleSettings;
   /** DEFAULT_LOCALE (issue 37): src/i18n/settings.ts; absent (tests' configs), English. */
   defaultLocale?: Locale;
+  /** The brand's defaults and the front door (issue 37): src/branding/settings.ts; absent (tests' configs), theirs. */
+  branding?: BrandSettings;
 }
 
 export interface LoadedConfig {
@@ -233,6 +237,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): LoadedConfig 
     settingsGiven: settingsGiven(env),
     adminConsole: readAdminConsoleSettings(env),
     defaultLocale: readDefaultLocale(env),
+    branding: readBrandSettings(env),
   };
   // The rules between sections.
   if (config.upstream?.keepTokens && config.mfa.encryptionKeys.length === 0)

@@ -34,6 +34,7 @@ test("metadata: RFC 7591 defaults for a web app", () => {
     resourceServer: false,
     requirePushedAuthorizationRequests: false,
     dpopBoundAccessTokens: false,
+    brandColor: null,
   });
 });
 
@@ -58,6 +59,7 @@ test("metadata: a service with client_credentials needs no redirect URI and has 
       resourceServer: false,
       requirePushedAuthorizationRequests: false,
       dpopBoundAccessTokens: false,
+      brandColor: null,
     },
   );
 });

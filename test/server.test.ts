@@ -152,6 +152,8 @@ describe("the service process", () => {
     ["REQUEST_TIMEOUT_MS", { REQUEST_TIMEOUT_MS: "forever" }],
     ["SHUTDOWN_DELAY_MS", { SHUTDOWN_DELAY_MS: "20000", SHUTDOWN_TIMEOUT_MS: "15000" }],
     ["LISTEN_BACKLOG", { LISTEN_BACKLOG: "-1" }],
+    // Issue 37: a colour white text is unreadable on.
+    ["BRAND_PRIMARY_COLOR", { BRAND_PRIMARY_COLOR: "#ffff00" }],
   ] as const) {
     test(`exits non-zero with one line naming ${setting} when it is unusable`, async (t) => {
       const cwd = scratchDir(t);

@@ -3,6 +3,12 @@
 // them. A new area adds its six files and one line to AREAS. The catalogue
 // test (test/i18n-catalogues.test.ts) fails when any language lacks a key
 // another has, or takes other values in a message.
+import brandingDe from "./catalogues/branding/de.json" with { type: "json" };
+import brandingEn from "./catalogues/branding/en.json" with { type: "json" };
+import brandingEs from "./catalogues/branding/es.json" with { type: "json" };
+import brandingFr from "./catalogues/branding/fr.json" with { type: "json" };
+import brandingJa from "./catalogues/branding/ja.json" with { type: "json" };
+import brandingPt from "./catalogues/branding/pt-BR.json" with { type: "json" };
 import commonDe from "./catalogues/common/de.json" with { type: "json" };
 import commonEn from "./catalogues/common/en.json" with { type: "json" };
 import commonEs from "./catalogues/common/es.json" with { type: "json" };
@@ -28,6 +34,7 @@ export type AreaCatalogues = Readonly<Record<Locale, Catalogue>>;
 
 /** Each area's catalogues. Keys are prefixed with their area's name (`signIn.title` lives in `signIn`... by convention). */
 export const AREAS: Readonly<Record<string, AreaCatalogues>> = {
+  branding: { en: brandingEn, de: brandingDe, fr: brandingFr, es: brandingEs, "pt-BR": brandingPt, ja: brandingJa },
   common: { en: commonEn, de: commonDe, fr: commonFr, es: commonEs, "pt-BR": commonPt, ja: commonJa },
   mail: { en: mailEn, de: mailDe, fr: mailFr, es: mailEs, "pt-BR": mailPt, ja: mailJa },
   pages: { en: pagesEn, de: pagesDe, fr: pagesFr, es: pagesEs, "pt-BR": pagesPt, ja: pagesJa },

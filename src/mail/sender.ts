@@ -16,7 +16,7 @@ import {
 import type { Audit } from "../platform/audit.ts";
 import type { MailKind, OutboxMessage, UserStore } from "../store/store.ts";
 import type { AccountMails } from "./messages.ts";
-import type { MailTransport } from "./transport.ts";
+import type { MailTransport, RenderedMail } from "./transport.ts";
 
 export type { DeliveryResult } from "../outbox/worker.ts";
 
@@ -42,6 +42,8 @@ export interface SenderOptions {
   log: FastifyBaseLogger;
   audit: Audit;
   onDelivery?: (kind: MailKind, result: DeliveryResult) => void;
+  /** Issue 37: the brand put on each mail as it goes out (branding/mail-parts.ts). */
+  brand?: (mail: RenderedMail) => Promise<RenderedMail>;
 }
 
 export function createMailSender({
@@ -53,6 +55,7 @@ export function createMailSender({
   log,
   audit,
   onDelivery,
+  brand = async (mail) => mail,
 }: SenderOptions): MailSender {
   const worker = createOutboxWorker<OutboxMessage>(
     {
@@ -62,7 +65,7 @@ export function createMailSender({
         const rendered = mails.render(message);
         if (!rendered) return { error: UNRENDERABLE, final: true };
         try {
-          await transport.send(rendered);
+          await transport.send(await brand(rendered));
           return undefined;
         } catch (failure) {
           return { error: (failure as Error).message };

@@ -112,6 +112,16 @@ const metadataFields = {
         "otherwise), so all its tokens are DPoP-bound. False by default.",
     }),
   ),
+  // Issue 37, branding.
+  brand_color: Type.Optional(
+    Type.Union([Type.String({ maxLength: 7, examples: ["#0f766e"] }), Type.Null()], {
+      description:
+        "Issue 37: the colour of the sign-in and consent pages of the client's authorization requests, `#RRGGBB`; " +
+        "refused unless white text on it, and it as link text on the page background, reach WCAG AA contrast " +
+        "(4.5:1). Shown with its logo (`PUT /clients/{id}/logo`; `logo_uri` is never fetched) and its name. A " +
+        "dynamic registration may set it too. Null or left out: the service's brand.",
+    }),
+  ),
 };
 
 export const ClientCreate = Type.Object(metadataFields, {
@@ -148,6 +158,7 @@ export const ClientRegistration = Type.Object(
     backchannel_logout_uri: metadataFields.backchannel_logout_uri,
     require_pushed_authorization_requests: metadataFields.require_pushed_authorization_requests,
     dpop_bound_access_tokens: metadataFields.dpop_bound_access_tokens,
+    brand_color: metadataFields.brand_color,
   },
   { $id: "ClientRegistration", description: "RFC 7591 client metadata; unknown fields are ignored." },
 );
@@ -168,6 +179,7 @@ const clientOutFields = {
   resource_server: Type.Boolean(),
   require_pushed_authorization_requests: Type.Boolean(),
   dpop_bound_access_tokens: Type.Boolean(),
+  brand_color: Type.Optional(Type.String({ description: "Only when set (issue 37)." })),
   client_id_issued_at: Type.Integer({ description: "Seconds since the epoch (RFC 7591 section 3.2.1)." }),
   client_secret_expires_at: Type.Optional(
     Type.Integer({ description: "0: the secret does not expire (confidential clients only)." }),

@@ -10,8 +10,10 @@
 // own first-party audience. Lookups are answered from a short, bounded
 // cache that every change made through this registry empties at once; a
 // change made by another instance (or the CLI) is seen within CACHE_TTL_MS.
+
 import { hash, randomBytes, timingSafeEqual } from "node:crypto";
 import { CONSOLE_CLIENT_ID } from "../admin/console-id.ts";
+import { primaryColourProblem } from "../branding/colour.ts";
 import { HttpError } from "../errors.ts";
 import type { Resolve } from "../outbound/guard.ts";
 import type { AuditEntry, ClientAuthMethod, ClientMetadataRecord, ClientRecord, UserStore } from "../store/store.ts";
@@ -65,6 +67,8 @@ export interface ClientMetadataInput {
   require_pushed_authorization_requests?: boolean;
   /** RFC 9449 section 5.2: every token request of the client must carry a DPoP proof. */
   dpop_bound_access_tokens?: boolean;
+  /** Issue 37: the colour of its sign-in and consent pages, #RRGGBB, checked for WCAG AA contrast. */
+  brand_color?: string | null;
 }
 
 /**
@@ -249,6 +253,7 @@ export function clientMetadata(input: ClientMetadataInput): ClientMetadataRecord
     resourceServer: input.resource_server ?? false,
     requirePushedAuthorizationRequests: input.require_pushed_authorization_requests ?? false,
     dpopBoundAccessTokens: input.dpop_bound_access_tokens ?? false,
+    brandColor: checkBrandColor(input.brand_color ?? null),
   };
 }
 
@@ -269,6 +274,14 @@ function checkResource(uri: string): void {
   if (url.username !== "" || url.password !== "") throw invalid("resources: must not carry credentials");
   if (url.protocol === "https:" || (url.protocol === "http:" && LOOPBACK_HOSTS.has(url.hostname))) return;
   throw invalid("resources: must be https, or http on a loopback host (127.0.0.1, [::1], localhost)");
+}
+
+/** Issue 37: a colour its pages' white button text and links stay readable on (WCAG AA), as the brand's. */
+function checkBrandColor(colour: string | null): string | null {
+  if (colour === null) return null;
+  const problem = primaryColourProblem("brand_color", colour);
+  if (problem !== undefined) throw invalid(problem);
+  return colour.toLowerCase();
 }
 
 /** OpenID Connect Back-Channel Logout section 2.2: an absolute http(s) URI without a fragment. */
@@ -301,6 +314,7 @@ export function metadataInputOf(client: ClientMetadataRecord): Required<ClientMe
     resource_server: client.resourceServer,
     require_pushed_authorization_requests: client.requirePushedAuthorizationRequests,
     dpop_bound_access_tokens: client.dpopBoundAccessTokens,
+    brand_color: client.brandColor,
   };
 }
 

@@ -6,9 +6,12 @@ import { type Client, metadataInputOf, type Registered } from "./clients.ts";
 
 /** RFC 7591 section 3.2.1's response fields for a client. */
 export function toClientOut(client: Client) {
+  // Issue 37: brand_color only when it is set, so that a client's answer is what it was without one.
+  const { brand_color, ...metadata } = metadataInputOf(client);
   return {
     client_id: client.id,
-    ...metadataInputOf(client),
+    ...metadata,
+    ...(brand_color === null ? {} : { brand_color }),
     client_id_issued_at: Math.floor(Date.parse(client.createdAt) / 1000),
     ...(client.confidential
       ? { client_secret_expires_at: 0, previous_secret_expires_at: client.previousSecretExpiresAt }

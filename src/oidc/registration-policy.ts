@@ -47,6 +47,8 @@ const REGISTRANT_FIELDS = [
   "require_pushed_authorization_requests",
   // RFC 9449 section 5.2: a registrant may ask to be held to DPoP (issue 36).
   "dpop_bound_access_tokens",
+  // Issue 37: its pages' colour, held to the same contrast check as an admin's (it only colours its own pages).
+  "brand_color",
 ] as const satisfies readonly (keyof ClientMetadataInput)[];
 
 const refused = (detail: string) => new InvalidClientMetadata("invalid_client_metadata", detail);

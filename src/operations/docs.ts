@@ -96,6 +96,11 @@ export async function registerDocs(app: FastifyInstance): Promise<void> {
             "Endpoints that receive account events, signed by the Standard Webhooks scheme (admins); the events " +
             "themselves are listed under Webhooks.",
         },
+        {
+          name: "branding",
+          description:
+            "The product's name, logo, colour, support address and terms and privacy links on every page and mail (admins).",
+        },
       ],
       // Plain JSON Schema objects (TypeBox); the plugin's types name its own object types.
       webhooks: openApiWebhooks() as never,

@@ -6,6 +6,7 @@
 // from the address bar, and posts it in a JSON body to the API.
 import { readFileSync } from "node:fs";
 import type { FastifyInstance, FastifyReply } from "fastify";
+import { brandFooter, brandHead, brandHeader } from "../branding/page-parts.ts";
 import { LOCALE_NAMES } from "../i18n/locales.ts";
 import { escapeHtml, type Translator } from "../i18n/translate.ts";
 import { RESET_PAGE_PATH, VERIFY_PAGE_PATH } from "../mail/messages.ts";
@@ -30,7 +31,8 @@ const stylesheet = readFileSync(new URL("./account.css", import.meta.url), "utf8
  * the heading), the pages' stylesheet, one script tag (the pages' scripts are files served from here),
  * the body, and what to say without JavaScript. Title, body and noscript come already escaped. Its footer
  * links to the language page (/language), which comes back to `back` (a path of this service; the pages'
- * shared script, session.js, points it at the very address the reader is on).
+ * shared script, session.js, points it at the very address the reader is on). The brand's stylesheet,
+ * header and footer are marked here and filled as the page is sent (branding/page-parts.ts).
  */
 export function pageDocument(
   t: Translator,
@@ -49,15 +51,18 @@ export function pageDocument(
 <meta name="referrer" content="no-referrer">
 <title>${title}</title>
 <link rel="stylesheet" href="/pages/account.css">
+${brandHead()}
 ${scriptTag}
 </head>
 <body>
+${brandHeader()}
 <main>
 <h1>${title}</h1>
 ${body}
 <noscript><p class="error">${noscript}</p></noscript>
 </main>
 <footer><a id="language-link" href="${escapeHtml(language)}">${t.html("pages.footer.language", { name: LOCALE_NAMES[t.locale] })}</a></footer>
+${brandFooter()}
 </body>
 </html>
 `;

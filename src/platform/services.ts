@@ -20,6 +20,8 @@ import { createSessions, type Sessions } from "../auth/sessions.ts";
 import { type Clock, createTokenService, type TokenService } from "../auth/tokens.ts";
 import { createUserLookup } from "../auth/user-cache.ts";
 import { withVerifiedTokenCache } from "../auth/verified-tokens.ts";
+import { type BrandBook, createBrandBook } from "../branding/brand-book.ts";
+import { brandMail } from "../branding/mail-parts.ts";
 import type { Config } from "../config.ts";
 import type { GrantDeps } from "../core/grants/grant.ts";
 import { createGrantRegistry, type GrantRegistry } from "../core/grants/registry.ts";
@@ -90,6 +92,8 @@ export interface Services {
   factors: SecondFactorService;
   passkeys: Passkeys;
   clients: ClientRegistry;
+  /** The brand (issue 37): the service's and each client's, read from the database at most every few seconds. */
+  brands: BrandBook;
   /** The token and revocation endpoints (and discovery, JWKS, userinfo) answer browser apps of public clients. */
   clientCors: ClientCors;
   mails: AccountMails;
@@ -168,6 +172,7 @@ export function createServices(
     { settings: config.webhooks, resolve, reservedAudiences: () => [addresses.issuer(), addresses.audience()] },
   );
   const clientCors = createClientCors(clients, config.corsOrigins);
+  const brands = createBrandBook({ store, clients, settings: config.branding, clock });
   const policy = createPasswordPolicy({ listCheck: config.passwordListCheck });
   const mails = createAccountMails(
     { from: config.mail.from, ...config.accountRecovery, defaultLocale: config.defaultLocale },
@@ -182,6 +187,11 @@ export function createServices(
     log: app.log,
     audit,
     ...(metrics ? { onDelivery: (kind, result) => metrics.observeMail(kind, result) } : {}),
+    brand: async (mail) =>
+      brandMail(mail, await brands.service(), {
+        defaultFrom: config.settingsGiven?.MAIL_FROM === undefined,
+        publicUrl: config.publicUrl,
+      }),
   });
   app.addHook("onClose", async function stopMailSender() {
     await mailSender.stop();
@@ -254,6 +264,7 @@ export function createServices(
     passkeys,
     clients,
     clientCors,
+    brands,
     mails,
     mailSender,
     notices,

@@ -30,6 +30,8 @@ export const AUDIT_EVENT_TYPES = [
   "device_authorization",
   // A DPoP proof refused at the token endpoint (issue 36), with its reason; about no user.
   "dpop",
+  // The brand changed through the admin API (issue 37): the service's or a client's; about the admin who did it.
+  "branding",
 ] as const;
 export type AuditEventType = (typeof AUDIT_EVENT_TYPES)[number];
 

@@ -36,6 +36,8 @@ export interface ClientRecord {
   requirePushedAuthorizationRequests: boolean;
   /** RFC 9449 section 5.2 (issue 36): the client must send a DPoP proof with every token request. */
   dpopBoundAccessTokens: boolean;
+  /** Issue 37: the colour of its sign-in and consent pages (#rrggbb, WCAG AA-checked); null: the service's. */
+  brandColor: string | null;
   /** By an admin (/clients, the CLI) or through dynamic registration (RFC 7591). */
   registeredBy: "admin" | "dynamic";
   /** SHA-256 of the secret, base64url; null for a public client. */
@@ -62,10 +64,13 @@ export type ClientMetadataRecord = Pick<
   | "resourceServer"
   | "requirePushedAuthorizationRequests"
   | "dpopBoundAccessTokens"
+  | "brandColor"
 >;
 
-export type NewClient = ClientMetadataRecord &
+export type NewClient = Omit<ClientMetadataRecord, "brandColor"> &
   Pick<ClientRecord, "registeredBy" | "secretHash"> & {
+    /** Issue 37: none unless given. */
+    brandColor?: string | null;
     /** Issue 35: a fixed client_id (the admin console's, registered once by every instance); else a new UUIDv7. */
     id?: string;
   };

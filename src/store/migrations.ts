@@ -632,6 +632,31 @@ export const migrations: readonly Migration[] = [
       ALTER TABLE users ADD COLUMN locale ${t.text};
     `,
   ),
+  // Issue 37, branding: the service's brand (owner 'service') and each client's (owner: its id), the
+  // fields an admin set (null: the setting, or the service's brand, holds), and the logo as base64 text
+  // with its type and the prefix of its SHA-256 that names it in its URL (found by it: the index).
+  migration(
+    160,
+    "brands",
+    (t) => `
+      CREATE TABLE brands (
+        owner ${t.text} PRIMARY KEY,
+        product_name ${t.text},
+        primary_color ${t.text},
+        support_email ${t.text},
+        terms_url ${t.text},
+        privacy_url ${t.text},
+        logo ${t.text},
+        logo_type ${t.text},
+        logo_hash ${t.text},
+        updated_at ${t.time} NOT NULL
+      )${t.strict};
+      CREATE INDEX brands_by_logo ON brands (logo_hash);
+    `,
+  ),
+  // Issue 37: a client's own colour on the sign-in and consent pages of its requests (#rrggbb; null: the
+  // service's). Its logo is a row of brands (migration 160).
+  migration(165, "clients' brand colour", (t) => `ALTER TABLE oauth_clients ADD COLUMN brand_color ${t.text};`),
 ];
 
 /** The versions still to apply, in order. */

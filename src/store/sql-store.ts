@@ -8,7 +8,7 @@
 //   SQL, src/store/sql/<name>.ts (`<name>Verbs(shared)`, which answers those
 //   verbs). Users, sessions, second factors, recovery, mail, clients,
 //   upstream, webhooks, audit, back-channel logouts, device
-//   authorizations, and the service-wide admin reads (admin.ts).
+//   authorizations, brands (issue 37), and the service-wide admin reads (admin.ts).
 // - To add a verb: declare it in the aggregate's interface, and write it in
 //   the object its SQL factory returns. Nothing else changes: this file
 //   spreads every factory's verbs into the store, and UserStore extends every
@@ -30,6 +30,7 @@ import type { Db } from "./db.ts";
 import { adminVerbs } from "./sql/admin.ts";
 import { auditVerbs } from "./sql/audit.ts";
 import { backchannelLogoutVerbs } from "./sql/backchannel-logouts.ts";
+import { brandVerbs } from "./sql/branding.ts";
 import { clientVerbs } from "./sql/clients.ts";
 import { deviceVerbs } from "./sql/device.ts";
 import { mailVerbs } from "./sql/mail.ts";
@@ -60,6 +61,7 @@ export function sqlStore(db: Db, clock: () => number): UserStore {
     ...backchannelLogoutVerbs(s),
     ...pushedRequestVerbs(s),
     ...deviceVerbs(s),
+    ...brandVerbs(s),
     // The database itself
     ping: () => db.one("SELECT 1").then(() => {}),
     close: () => db.close(),

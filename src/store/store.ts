@@ -16,6 +16,7 @@
 import type { AdminReadVerbs } from "./admin.ts";
 import type { AuditVerbs } from "./audit.ts";
 import type { BackchannelLogoutVerbs } from "./backchannel-logouts.ts";
+import type { BrandVerbs } from "./branding.ts";
 import type { ClientVerbs } from "./clients.ts";
 import type { DeviceVerbs } from "./device.ts";
 import type { MailVerbs } from "./mail.ts";
@@ -38,6 +39,8 @@ export type {
 export type { AuditEntry, AuditEvent, AuditEventType, AuditQuery, AuditVerbs } from "./audit.ts";
 export { AUDIT_EVENT_TYPES } from "./audit.ts";
 export type { BackchannelLogoutMessage, BackchannelLogoutVerbs } from "./backchannel-logouts.ts";
+export type { BrandLogo, BrandRecord, BrandValues, BrandVerbs } from "./branding.ts";
+export { SERVICE_BRAND } from "./branding.ts";
 export type {
   AuthorizationCodeRecord,
   ClientAuthMethod,
@@ -140,7 +143,8 @@ export interface UserStore
     AdminReadVerbs,
     BackchannelLogoutVerbs,
     PushedRequestVerbs,
-    DeviceVerbs {
+    DeviceVerbs,
+    BrandVerbs {
   /** Resolves when the database answers; throws StoreUnavailable otherwise (for /readyz). */
   ping(): Promise<void>;
   close(): Promise<void>;

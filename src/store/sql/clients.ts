@@ -39,10 +39,11 @@ const CLIENT_COLUMN_OF: Record<keyof ClientMetadataRecord, string> = {
   resourceServer: "resource_server",
   requirePushedAuthorizationRequests: "require_pushed_authorization_requests",
   dpopBoundAccessTokens: "dpop_bound_access_tokens",
+  brandColor: "brand_color",
 };
 
 /** A client's metadata as the parameters $2 to $13 of the insert (and $17, DPoP's), lists as JSON. */
-function clientColumns(client: ClientMetadataRecord): Param[] {
+function clientColumns(client: Omit<ClientMetadataRecord, "brandColor">): Param[] {
   return [
     client.name,
     JSON.stringify(client.redirectUris),
@@ -89,13 +90,15 @@ export function clientVerbs({ db, d, clock, now, find, record, eventful, session
       ];
       // Issue 36 (DPoP): its column after the others, so that the numbering above stays as it was.
       values.push(client.dpopBoundAccessTokens);
+      // Issue 37: after DPoP's.
+      values.push(client.brandColor ?? null);
       return db.transaction(async (tx) => {
         const row = (await tx.one<Row>(
           `INSERT INTO oauth_clients (id, name, redirect_uris, post_logout_redirect_uris, grant_types, response_types,
              token_endpoint_auth_method, scope, backchannel_logout_uri, first_party, resources, resource_server,
              require_pushed_authorization_requests,
-             registered_by, secret_hash, created_at, updated_at, dpop_bound_access_tokens)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $16, $17) RETURNING *`,
+             registered_by, secret_hash, created_at, updated_at, dpop_bound_access_tokens, brand_color)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $16, $17, $18) RETURNING *`,
           values,
         )) as Row;
         await record(tx, events, null);
@@ -161,6 +164,7 @@ export function clientVerbs({ db, d, clock, now, find, record, eventful, session
           at,
         );
         await tx.run("DELETE FROM oidc_consents WHERE client_id = $1", [id]);
+        await tx.run("DELETE FROM brands WHERE owner = $1", [id]);
         await tx.run("DELETE FROM oauth_clients WHERE id = $1", [id]);
         await record(tx, events, null);
         return true;

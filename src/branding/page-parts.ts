@@ -1,0 +1,67 @@
+// The brand on every hosted page (issue 37). pageDocument (pages/account-pages.ts)
+// marks three places, the same for every page whatever its language: the
+// head (the brand's stylesheet), the header (logo and name) and the footer
+// (support address, terms, privacy). The pages are built once and kept, but
+// the brand is the database's and may change while the process runs, and a
+// page shown for an application's request wears that application's brand: so
+// the branding capability fills the marks as each page is sent (install.ts),
+// with the brand the request calls for, in the page's own language (its
+// `<html lang>`). A page sent without the branding capability keeps the
+// marks, which are HTML comments and show nothing.
+import { matchLocale } from "../i18n/locales.ts";
+import { escapeHtml, type Translator, translator } from "../i18n/translate.ts";
+import type { Brand } from "./brand-book.ts";
+
+export const HEAD_MARK = "<!--brand:head-->";
+export const HEADER_MARK = "<!--brand:header-->";
+export const FOOTER_MARK = "<!--brand:footer-->";
+
+/** The place of the brand's stylesheet, in the page's head. */
+export const brandHead = () => HEAD_MARK;
+/** The place of the brand's header (logo and name), first in the body. */
+export const brandHeader = () => HEADER_MARK;
+/** The place of the brand's footer (support, terms, privacy), after main. */
+export const brandFooter = () => FOOTER_MARK;
+
+/** The stylesheet link of a brand. */
+export const headOf = (brand: Brand) => `<link rel="stylesheet" href="${escapeHtml(brand.stylesheetPath)}">`;
+
+/** The header: the logo (beside the name, so it says nothing more: empty alt) and the name. */
+export function headerOf(brand: Brand): string {
+  const name = brand.client?.name ?? brand.productName;
+  const logo =
+    brand.logoPath === null ? "" : `<img class="brand-logo" src="${escapeHtml(brand.logoPath)}" alt="" height="40">`;
+  return `<header class="brand">${logo}<span class="brand-name">${escapeHtml(name)}</span></header>`;
+}
+
+/** The footer: who provides the sign-in (on an application's page), and the support, terms and privacy links. */
+export function footerOf(brand: Brand, t: Translator): string {
+  const links: string[] = [];
+  if (brand.supportEmail !== null)
+    links.push(`<li><a href="mailto:${escapeHtml(brand.supportEmail)}">${t.html("branding.footer.support")}</a></li>`);
+  if (brand.termsUrl !== null)
+    links.push(`<li><a href="${escapeHtml(brand.termsUrl)}">${t.html("branding.footer.terms")}</a></li>`);
+  if (brand.privacyUrl !== null)
+    links.push(`<li><a href="${escapeHtml(brand.privacyUrl)}">${t.html("branding.footer.privacy")}</a></li>`);
+  const provided =
+    brand.client === undefined
+      ? ""
+      : `<p>${t.html("branding.footer.providedBy", { product: brand.productName })}</p>\n`;
+  if (links.length === 0 && provided === "") return "";
+  const nav =
+    links.length === 0
+      ? ""
+      : `<nav aria-label="${t.html("branding.footer.label")}"><ul class="brand-links">${links.join("")}</ul></nav>\n`;
+  return `<footer class="brand">\n${provided}${nav}</footer>`;
+}
+
+const LANG = /^<!doctype html>\s*<html lang="([^"]+)"/i;
+
+/** The page with its marks filled with `brand`, in the page's language. */
+export function fillBrand(page: string, brand: Brand): string {
+  const locale = matchLocale(LANG.exec(page)?.[1] ?? "en") ?? "en";
+  return page
+    .replace(HEAD_MARK, () => headOf(brand))
+    .replace(HEADER_MARK, () => headerOf(brand))
+    .replace(FOOTER_MARK, () => footerOf(brand, translator(locale)));
+}
