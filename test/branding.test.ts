@@ -231,7 +231,11 @@ describe("the pages", () => {
       before.body,
       /<body>\n<header class="brand"><span class="brand-name">User service<\/span><\/header>\n<main>/,
     );
-    assert.match(before.body, /<\/main>\n\n<\/body>/, "no footer without support, terms or privacy");
+    assert.match(
+      before.body,
+      /<\/main>\n<footer class="brand">\n<p><a id="language-link" href="\/language\?continue=%2Fsign-in">Language: English<\/a><\/p>\n<\/footer>\n<\/body>/,
+      "no brand footer without support, terms or privacy (the language link only)",
+    );
     assert.ok(!before.body.includes("<!--brand:"));
 
     await app.inject({ method: "PUT", url: "/branding", headers, payload: ACME });
@@ -256,7 +260,7 @@ describe("the pages", () => {
         '<footer class="brand">\n<nav aria-label="About this service"><ul class="brand-links">' +
           '<li><a href="mailto:help@acme.example">Contact support</a></li>' +
           '<li><a href="https://acme.example/terms">Terms of service</a></li>' +
-          '<li><a href="https://acme.example/privacy">Privacy</a></li></ul></nav>\n</footer>',
+          '<li><a href="https://acme.example/privacy">Privacy</a></li></ul></nav>\n<p><a id="language-link"',
       ),
       page.body,
     );

@@ -78,7 +78,7 @@ function assertPage(
   assert.equal(answer.headers["content-security-policy"], expected.policy ?? PAGES_CONTENT_SECURITY_POLICY);
   assert.equal(answer.headers["cache-control"], "no-store");
   assert.ok(answer.body.includes(`<html lang="${locale}" dir="ltr">`), `${expected.page} (${locale}): lang and dir`);
-  const link = `>${escapeHtml(AREAS.pages![locale]["pages.footer.language"]!.replace("{name}", LOCALE_NAMES[locale]))}</a></footer>`;
+  const link = `>${escapeHtml(AREAS.pages![locale]["pages.footer.language"]!.replace("{name}", LOCALE_NAMES[locale]))}</a></p>\n</footer>`;
   assert.ok(answer.body.includes(link), `${expected.page} (${locale}): the footer's language link`);
   assertNoEnglish(answer.body, locale, expected.keys, expected.page);
 }
@@ -154,9 +154,7 @@ describe("every hosted page in six languages", () => {
       assert.ok(consent.body.includes('<strong id="client-name">Partner &#60;App&#62;</strong>'), "escaped name");
       // The language link comes back to the very request (by the parameters the page answers).
       const back = new URLSearchParams({ continue: `/oauth/authorize?${query({ prompt: "consent" })}` });
-      assert.ok(
-        consent.body.includes(`<footer><a id="language-link" href="/language?${escapeHtml(back.toString())}">`),
-      );
+      assert.ok(consent.body.includes(`<p><a id="language-link" href="/language?${escapeHtml(back.toString())}">`));
 
       const error = await s.app.inject({
         url: `/oauth/authorize?${query({ client_id: "no-such-client" })}`,

@@ -5,14 +5,14 @@
 // logo and the colours' stylesheet, and the front door; installBrandingApi
 // (with the API): the admin routes (routes.ts). The brand itself is a shared
 // service (services.brands, brand-book.ts), which the mails use too.
-import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { FastifyInstance, FastifyRequest } from "fastify";
 import { AUTHORIZE_PATH } from "../oidc/paths.ts";
 import { SIGN_IN_PAGE_PATH } from "../pages/security-pages.ts";
 import type { Services } from "../platform/services.ts";
 import { type Brand, brandStylesheet, stylesheetVersion } from "./brand-book.ts";
 import { registerFrontDoor } from "./front-door.ts";
 import { logoExtension } from "./logo.ts";
-import { fillBrand, HEAD_MARK } from "./page-parts.ts";
+import { fillBrand, PAGE_BRAND, type PageBrandFiller } from "./page-parts.ts";
 import { brandingRoutes } from "./routes.ts";
 import { DEFAULT_BRAND_SETTINGS } from "./settings.ts";
 
@@ -45,31 +45,21 @@ export function brandClientOf(request: FastifyRequest): string | undefined {
 export async function installBranding(app: FastifyInstance, { config, brands, store, oidcKeys }: Services) {
   const settings = config.branding ?? DEFAULT_BRAND_SETTINGS;
 
-  // Every page built by pageDocument carries the marks; nothing else is touched (one header read).
-  app.addHook(
-    "onSend",
-    function fillPageBrand(
-      request: FastifyRequest,
-      reply: FastifyReply,
-      payload: unknown,
-      done: (error: Error | null, payload?: unknown) => void,
-    ) {
-      const type = reply.getHeader("content-type");
-      if (typeof payload !== "string" || typeof type !== "string" || !type.startsWith("text/html"))
-        return done(null, payload);
-      if (!payload.includes(HEAD_MARK)) return done(null, payload);
-      const clientId = brandClientOf(request);
-      const brand: Promise<Brand> = clientId === undefined ? brands.service() : brands.forClient(clientId);
-      // A page still shows while the database cannot be read, in the brand of the settings.
-      brand.then(
-        (found) => done(null, fillBrand(payload, found)),
-        (error: Error) => {
-          request.log.warn({ err: error }, "the brand could not be read; the page shows the settings' brand");
-          done(null, fillBrand(payload, brands.fromSettings()));
-        },
-      );
-    },
-  );
+  // Every page built by pageDocument carries the marks; sendPage (pages/account-pages.ts) has them
+  // filled through this decoration, so that no other answer (GET /me above all) pays a hook for it.
+  const fillPage: PageBrandFiller = (request, page) => {
+    const clientId = brandClientOf(request);
+    const brand: Promise<Brand> = clientId === undefined ? brands.service() : brands.forClient(clientId);
+    // A page still shows while the database cannot be read, in the brand of the settings.
+    return brand.then(
+      (found) => fillBrand(page, found),
+      (error: Error) => {
+        request.log.warn({ err: error }, "the brand could not be read; the page shows the settings' brand");
+        return fillBrand(page, brands.fromSettings());
+      },
+    );
+  };
+  app.decorate(PAGE_BRAND, fillPage);
 
   app.get<{ Params: { name: string } }>(
     "/branding/logo/:name",

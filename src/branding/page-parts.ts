@@ -4,15 +4,20 @@
 // (support address, terms, privacy). The pages are built once and kept, but
 // the brand is the database's and may change while the process runs, and a
 // page shown for an application's request wears that application's brand: so
-// the branding capability fills the marks as each page is sent (install.ts),
+// the branding capability fills the marks as each page is sent (sendPage calls
+// the app's PAGE_BRAND decoration, set by install.ts),
 // with the brand the request calls for, in the page's own language (its
 // `<html lang>`). A page sent without the branding capability keeps the
 // marks, which are HTML comments and show nothing.
+import type { FastifyRequest } from "fastify";
 import { matchLocale } from "../i18n/locales.ts";
 import { escapeHtml, type Translator, translator } from "../i18n/translate.ts";
 import type { Brand } from "./brand-book.ts";
 
 export const HEAD_MARK = "<!--brand:head-->";
+/** The app's decoration (set by install.ts) that fills a page's marks with the brand its request calls for. */
+export const PAGE_BRAND = "fillPageBrand";
+export type PageBrandFiller = (request: FastifyRequest, page: string) => Promise<string>;
 export const HEADER_MARK = "<!--brand:header-->";
 export const FOOTER_MARK = "<!--brand:footer-->";
 
@@ -34,7 +39,10 @@ export function headerOf(brand: Brand): string {
   return `<header class="brand">${logo}<span class="brand-name">${escapeHtml(name)}</span></header>`;
 }
 
-/** The footer: who provides the sign-in (on an application's page), and the support, terms and privacy links. */
+/**
+ * The brand's part of the page's one footer (pageDocument's, beside the language link: one contentinfo
+ * landmark): who provides the sign-in (on an application's page), and the support, terms and privacy links.
+ */
 export function footerOf(brand: Brand, t: Translator): string {
   const links: string[] = [];
   if (brand.supportEmail !== null)
@@ -52,7 +60,7 @@ export function footerOf(brand: Brand, t: Translator): string {
     links.length === 0
       ? ""
       : `<nav aria-label="${t.html("branding.footer.label")}"><ul class="brand-links">${links.join("")}</ul></nav>\n`;
-  return `<footer class="brand">\n${provided}${nav}</footer>`;
+  return `${provided}${nav}`;
 }
 
 const LANG = /^<!doctype html>\s*<html lang="([^"]+)"/i;

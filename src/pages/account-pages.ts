@@ -6,7 +6,14 @@
 // from the address bar, and posts it in a JSON body to the API.
 import { readFileSync } from "node:fs";
 import type { FastifyInstance, FastifyReply } from "fastify";
-import { brandFooter, brandHead, brandHeader } from "../branding/page-parts.ts";
+import {
+  brandFooter,
+  brandHead,
+  brandHeader,
+  HEAD_MARK,
+  PAGE_BRAND,
+  type PageBrandFiller,
+} from "../branding/page-parts.ts";
 import { LOCALE_NAMES } from "../i18n/locales.ts";
 import { escapeHtml, type Translator } from "../i18n/translate.ts";
 import { RESET_PAGE_PATH, VERIFY_PAGE_PATH } from "../mail/messages.ts";
@@ -61,8 +68,9 @@ ${brandHeader()}
 ${body}
 <noscript><p class="error">${noscript}</p></noscript>
 </main>
-<footer><a id="language-link" href="${escapeHtml(language)}">${t.html("pages.footer.language", { name: LOCALE_NAMES[t.locale] })}</a></footer>
-${brandFooter()}
+<footer class="brand">
+${brandFooter()}<p><a id="language-link" href="${escapeHtml(language)}">${t.html("pages.footer.language", { name: LOCALE_NAMES[t.locale] })}</a></p>
+</footer>
 </body>
 </html>
 `;
@@ -105,18 +113,22 @@ const VERIFY_PAGE = perLocale((t) =>
   ),
 );
 
-/** A page, with its policy: no caching, no referrer. */
+/** A page, with its policy: no caching, no referrer; its brand marks filled (branding/page-parts.ts). */
 export function sendPage(
   reply: FastifyReply,
   body: string,
   policy: string = PAGES_CONTENT_SECURITY_POLICY,
 ): FastifyReply {
-  return reply
+  reply
     .header("content-security-policy", policy)
     .header("referrer-policy", "no-referrer")
     .header("cache-control", "no-store")
-    .type("text/html; charset=utf-8")
-    .send(body);
+    .type("text/html; charset=utf-8");
+  const fill = (reply.server as unknown as Record<string, PageBrandFiller | undefined>)[PAGE_BRAND];
+  if (fill === undefined || !body.includes(HEAD_MARK)) return reply.send(body);
+  // The brand is the database's (cached): the page goes out once it is filled; the handler returns the reply.
+  fill(reply.request, body).then((page) => reply.send(page));
+  return reply;
 }
 
 export async function registerAccountPages(app: FastifyInstance): Promise<void> {
