@@ -23,6 +23,7 @@ import { MAIL_SETTINGS, type MailConfig, readMailSettings } from "./mail/setting
 import { PAR_SETTINGS, type PushedRequestSettings, readPushedRequestSettings } from "./oidc/par-settings.ts";
 import { OIDC_SETTINGS, type OidcSettings, readOidcSettings } from "./oidc/settings.ts";
 import { OPERATIONS_SETTINGS, type OperationsSettings, readOperationsSettings } from "./operations/settings.ts";
+import { PASSWORDLESS_SETTINGS, type PasswordlessMail, readPasswordlessSettings } from "./passwordless/settings.ts";
 import { type ConnectionConfig, type LogLevel, readServerSettings, SERVER_SETTINGS } from "./platform/settings.ts";
 import { type AccountRecoveryConfig, RECOVERY_SETTINGS, readRecoverySettings } from "./recovery/settings.ts";
 import { readSessionSettings, SESSION_SETTINGS, type SessionsConfig } from "./sessions/settings.ts";
@@ -47,6 +48,7 @@ export const SETTINGS_SECTIONS: readonly SettingsSection[] = [
   USER_SETTINGS,
   MAIL_SETTINGS,
   RECOVERY_SETTINGS,
+  PASSWORDLESS_SETTINGS,
   FACTOR_SETTINGS,
   OIDC_SETTINGS,
   PAR_SETTINGS,
@@ -157,6 +159,8 @@ export interface Config {
   adminConsole?: AdminConsoleSettings;
   /** DEFAULT_LOCALE (issue 37): src/i18n/settings.ts; absent (tests' configs), English. */
   defaultLocale?: Locale;
+  /** PASSWORDLESS_MAIL (issue 37): sign-in by mail; absent (tests' configs), off. */
+  passwordlessMail?: PasswordlessMail;
 }
 
 export interface LoadedConfig {
@@ -233,6 +237,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): LoadedConfig 
     settingsGiven: settingsGiven(env),
     adminConsole: readAdminConsoleSettings(env),
     defaultLocale: readDefaultLocale(env),
+    passwordlessMail: readPasswordlessSettings(env, envValue(env, "MAIL_URL")),
   };
   // The rules between sections.
   if (config.upstream?.keepTokens && config.mfa.encryptionKeys.length === 0)

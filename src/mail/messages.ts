@@ -4,6 +4,8 @@
 // link starts with the configured base (ACCOUNT_LINK_BASE_URL, by default
 // PUBLIC_URL), never with anything from a request, and carries its token in
 // the fragment, which browsers do not send to servers or put in access logs.
+import { isLocale, type Locale } from "../i18n/locales.ts";
+import { translator } from "../i18n/translate.ts";
 import type { MailKind, NewOutboxMessage, NoticeKind, OutboxMessage } from "../store/store.ts";
 import { factLines, type NoticeFacts, noticeContent, REVIEW_PAGE_PATH } from "./notices.ts";
 import type { Sealer } from "./seal.ts";
@@ -13,6 +15,18 @@ export const RESET_PAGE_PATH = "/reset-password";
 export const VERIFY_PAGE_PATH = "/verify-email";
 /** Where the link that proves an account for an upstream sign-in leads: the sign-in page, in its mailed-link mode. */
 export const UPSTREAM_LINK_PAGE_PATH = "/sign-in?link=mail";
+/** Where a sign-in mail's link leads: the sign-in page, with the attempt in the query and the token in the fragment. */
+export const MAIL_SIGN_IN_PAGE_PATH = "/sign-in?mail_sign_in=";
+
+/** What a sign-in mail carries (issue 37): the link's token and the code, each only when offered. */
+export interface MailSignInParts {
+  attempt: string;
+  token?: string;
+  code?: string;
+  /** The language of the page that asked. */
+  locale: Locale;
+  ttlSeconds: number;
+}
 
 export interface MailSettings {
   from: string;
@@ -35,6 +49,8 @@ export interface AccountMails {
     provider: string,
     ttlSeconds: number,
   ): NewOutboxMessage;
+  /** A sign-in without a password (issue 37): a one-use link and/or a 6-digit code, in the asking page's language. */
+  mailSignIn(recipient: string, userId: string | null, parts: MailSignInParts): NewOutboxMessage;
   /** Tells the previous address that the account's e-mail changed (when, and from what where known). */
   emailChanged(previousEmail: string, user: { id: string; email: string }, facts?: NoticeFacts): NewOutboxMessage;
   /** A security notification (mail/notices.ts) to the user's address. */
@@ -90,7 +106,7 @@ function toRendered(content: Content): { subject: string; text: string; html: st
 
 export function createAccountMails(settings: MailSettings, sealer: Sealer): AccountMails {
   const domain = /@([^<>@\s]+)>?\s*$/.exec(settings.from)?.[1] ?? "localhost";
-  const message = (kind: MailKind, recipient: string, userId: string, payload: object): NewOutboxMessage => ({
+  const message = (kind: MailKind, recipient: string, userId: string | null, payload: object): NewOutboxMessage => ({
     kind,
     recipient,
     userId,
@@ -123,6 +139,7 @@ export function createAccountMails(settings: MailSettings, sealer: Sealer): Acco
         linkAfter: 3,
       };
     }
+    if (kind === "mail_sign_in") return mailSignInContent(payload);
     const token = typeof payload.token === "string" ? sealer.open(payload.token) : undefined;
     if (token === undefined) return undefined;
     if (kind === "upstream_link") {
@@ -165,7 +182,42 @@ export function createAccountMails(settings: MailSettings, sealer: Sealer): Acco
     };
   }
 
+  /** The sign-in mail, in the language it was asked in; undefined when a sealed part no longer opens. */
+  function mailSignInContent(payload: Record<string, unknown>): Content | undefined {
+    const t = translator(isLocale(payload.locale) ? payload.locale : "en");
+    const token = typeof payload.token === "string" ? sealer.open(payload.token) : undefined;
+    const code = typeof payload.code === "string" ? sealer.open(payload.code) : undefined;
+    if (token === undefined && code === undefined) return undefined;
+    const minutes = Math.round(Number(payload.ttl) / 60);
+    const attempt = encodeURIComponent(String(payload.attempt));
+    return {
+      subject: t.text("passwordless.mail.subject"),
+      paragraphs: [
+        t.text(token === undefined ? "passwordless.mail.introCode" : "passwordless.mail.introLink"),
+        ...(code === undefined ? [] : [t.text("passwordless.mail.code", { code })]),
+        t.text("passwordless.mail.expiry", { minutes }),
+        t.text("passwordless.mail.ignore"),
+      ],
+      ...(token === undefined
+        ? {}
+        : {
+            link: {
+              url: link(`${MAIL_SIGN_IN_PAGE_PATH}${attempt}`, token),
+              label: t.text("passwordless.mail.linkLabel"),
+            },
+          }),
+    };
+  }
+
   return {
+    mailSignIn: (recipient, userId, parts) =>
+      message("mail_sign_in", recipient, userId, {
+        attempt: parts.attempt,
+        ...(parts.token === undefined ? {} : { token: sealer.seal(parts.token) }),
+        ...(parts.code === undefined ? {} : { code: sealer.seal(parts.code) }),
+        locale: parts.locale,
+        ttl: parts.ttlSeconds,
+      }),
     passwordReset: (user, token) => message("password_reset", user.email, user.id, { token: sealer.seal(token) }),
     verification: (user, email, token, change) =>
       message("email_verification", email, user.id, { token: sealer.seal(token), change }),

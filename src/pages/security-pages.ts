@@ -10,6 +10,7 @@ import type { FastifyInstance } from "fastify";
 import type { DeviceCookie } from "../auth/devices.ts";
 import { translator } from "../i18n/translate.ts";
 import { REVIEW_PAGE_PATH } from "../mail/notices.ts";
+import { mailSignInSection } from "../passwordless/page-section.ts";
 import { PAGES_CONTENT_SECURITY_POLICY, pageDocument, sendPage } from "./account-pages.ts";
 
 export const SIGN_IN_PAGE_PATH = "/sign-in";
@@ -48,6 +49,7 @@ const SIGN_IN_PAGE = page(
 <p class="hint">No e-mail or password needed: your device asks for your fingerprint, face or PIN.</p>
 <button type="button" id="passkey-sign-in">Sign in with a passkey</button>
 </section>
+${mailSignInSection(translator("en"))}
 <section id="link-mail-section" aria-labelledby="link-mail-heading" hidden>
 <h2 id="link-mail-heading">Or prove it with a link we send you</h2>
 <p class="hint">We send a link to the account's address; open it in this browser.</p>

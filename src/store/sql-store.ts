@@ -8,7 +8,7 @@
 //   SQL, src/store/sql/<name>.ts (`<name>Verbs(shared)`, which answers those
 //   verbs). Users, sessions, second factors, recovery, mail, clients,
 //   upstream, webhooks, audit, back-channel logouts, device
-//   authorizations, and the service-wide admin reads (admin.ts).
+//   authorizations, mail sign-ins, and the service-wide admin reads (admin.ts).
 // - To add a verb: declare it in the aggregate's interface, and write it in
 //   the object its SQL factory returns. Nothing else changes: this file
 //   spreads every factory's verbs into the store, and UserStore extends every
@@ -33,6 +33,7 @@ import { backchannelLogoutVerbs } from "./sql/backchannel-logouts.ts";
 import { clientVerbs } from "./sql/clients.ts";
 import { deviceVerbs } from "./sql/device.ts";
 import { mailVerbs } from "./sql/mail.ts";
+import { mailSignInVerbs } from "./sql/mail-sign-ins.ts";
 import { pushedRequestVerbs } from "./sql/pushed-requests.ts";
 import { recoveryVerbs } from "./sql/recovery.ts";
 import { secondFactorVerbs } from "./sql/second-factors.ts";
@@ -60,6 +61,7 @@ export function sqlStore(db: Db, clock: () => number): UserStore {
     ...backchannelLogoutVerbs(s),
     ...pushedRequestVerbs(s),
     ...deviceVerbs(s),
+    ...mailSignInVerbs(s),
     // The database itself
     ping: () => db.one("SELECT 1").then(() => {}),
     close: () => db.close(),

@@ -19,6 +19,7 @@ import type { BackchannelLogoutVerbs } from "./backchannel-logouts.ts";
 import type { ClientVerbs } from "./clients.ts";
 import type { DeviceVerbs } from "./device.ts";
 import type { MailVerbs } from "./mail.ts";
+import type { MailSignInVerbs } from "./mail-sign-ins.ts";
 import type { PushedRequestVerbs } from "./pushed-requests.ts";
 import type { RecoveryVerbs } from "./recovery.ts";
 import type { SecondFactorVerbs } from "./second-factors.ts";
@@ -67,6 +68,7 @@ export type {
   OutboxMessage,
 } from "./mail.ts";
 export { NOTICE_KINDS } from "./mail.ts";
+export type { MailSignInRecord, MailSignInVerbs, NewMailSignIn } from "./mail-sign-ins.ts";
 export type { NewPushedRequest, PushedRequestRecord, PushedRequestUse, PushedRequestVerbs } from "./pushed-requests.ts";
 export type {
   AccountTokenPurpose,
@@ -140,7 +142,8 @@ export interface UserStore
     AdminReadVerbs,
     BackchannelLogoutVerbs,
     PushedRequestVerbs,
-    DeviceVerbs {
+    DeviceVerbs,
+    MailSignInVerbs {
   /** Resolves when the database answers; throws StoreUnavailable otherwise (for /readyz). */
   ping(): Promise<void>;
   close(): Promise<void>;
