@@ -30,8 +30,25 @@ export async function mailSignInApp(
   });
 }
 
-export const askMail = (app: FastifyInstance, email: string, headers: Record<string, string> = {}) =>
-  app.inject({ method: "POST", url: "/auth/mail-sign-in", payload: { email }, headers });
+export const askMail = (app: FastifyInstance, email: string, headers: Record<string, string> = {}, remoteAddress?: string) =>
+  app.inject({
+    method: "POST",
+    url: "/auth/mail-sign-in",
+    payload: { email },
+    headers,
+    ...(remoteAddress ? { remoteAddress } : {}),
+  });
+
+/** Waits for `count` sign-in mails to `email` (other mails, such as security notices, left aside); oldest first. */
+export async function signInMails(smtp: MailServer, email: string, count = 1, timeoutMs = 10_000): Promise<ReceivedMail[]> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const mails = smtp.messages.filter((mail) => mail.to.includes(email) && mail.text.includes("mail_sign_in="));
+    if (mails.length >= count) return mails;
+    if (Date.now() > deadline) throw new Error(`expected ${count} sign-in mails to ${email}, got ${mails.length}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
 
 /** The `name=value` of the binding cookie an answer set, for the next request's Cookie header. */
 export function bindingOf(response: { headers: Record<string, unknown> }): string {
@@ -82,7 +99,7 @@ export function claimsOf(jwt: string): Record<string, unknown> {
 /** Enrols and confirms an authenticator app for the holder of `token`; answers its secret. */
 export async function enrolTotp(app: FastifyInstance, token: string, now: number): Promise<string> {
   const enrolment = await app.inject({ method: "POST", url: "/me/totp", headers: bearer(token) });
-  assert.equal(enrolment.statusCode, 200, enrolment.body);
+  assert.equal(enrolment.statusCode, 201, enrolment.body);
   const secret = enrolment.json().secret as string;
   const confirmed = await app.inject({
     method: "POST",
