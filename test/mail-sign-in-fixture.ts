@@ -30,7 +30,12 @@ export async function mailSignInApp(
   });
 }
 
-export const askMail = (app: FastifyInstance, email: string, headers: Record<string, string> = {}, remoteAddress?: string) =>
+export const askMail = (
+  app: FastifyInstance,
+  email: string,
+  headers: Record<string, string> = {},
+  remoteAddress?: string,
+) =>
   app.inject({
     method: "POST",
     url: "/auth/mail-sign-in",
@@ -40,7 +45,12 @@ export const askMail = (app: FastifyInstance, email: string, headers: Record<str
   });
 
 /** Waits for `count` sign-in mails to `email` (other mails, such as security notices, left aside); oldest first. */
-export async function signInMails(smtp: MailServer, email: string, count = 1, timeoutMs = 10_000): Promise<ReceivedMail[]> {
+export async function signInMails(
+  smtp: MailServer,
+  email: string,
+  count = 1,
+  timeoutMs = 10_000,
+): Promise<ReceivedMail[]> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const mails = smtp.messages.filter((mail) => mail.to.includes(email) && mail.text.includes("mail_sign_in="));

@@ -42,7 +42,9 @@ after(() => smtp.stop());
 
 const setup = (t: TestContext, overrides: Partial<Config> = {}) => mailSignInApp(t, smtp, overrides);
 const verified = (email: string) =>
-  passwords.hash(PASSWORD).then((hashedPassword) => ({ email, hashedPassword, emailVerifiedAt: new Date().toISOString() }));
+  passwords
+    .hash(PASSWORD)
+    .then((hashedPassword) => ({ email, hashedPassword, emailVerifiedAt: new Date().toISOString() }));
 
 /** A wrong code for `code`: the same length, another value. */
 const other = (code: string) => String((Number(code) + 1) % 1_000_000).padStart(6, "0");
@@ -61,7 +63,10 @@ describe("sign-in by mail: the attacker's list", () => {
     assert.deepEqual(shape(b.json()), shape(a.json()));
     assert.notEqual(a.json().attempt, b.json().attempt);
     assert.deepEqual(Object.keys(a.headers).sort(), Object.keys(b.headers).sort());
-    assert.equal(a.headers["set-cookie"]?.toString().replace(/=[\w-]{43};/, "=;"), b.headers["set-cookie"]?.toString().replace(/=[\w-]{43};/, "=;"));
+    assert.equal(
+      a.headers["set-cookie"]?.toString().replace(/=[\w-]{43};/, "=;"),
+      b.headers["set-cookie"]?.toString().replace(/=[\w-]{43};/, "=;"),
+    );
     await smtp.mailsTo(known);
 
     // As the password reset's test: pairs, alternating which goes first, every sample followed by one mail
@@ -206,11 +211,10 @@ describe("sign-in by mail: the attacker's list", () => {
     }
     // Six asked from this client address: the seventh, for a fresh address, is over its limit.
     const byAddress = await askMail(app, address("fresh"));
-    assert.deepEqual([byAddress.statusCode, byAddress.headers["retry-after"], byAddress.json()], [
-      429,
-      "900",
-      { detail: TOO_MANY_MAIL_REQUESTS },
-    ]);
+    assert.deepEqual(
+      [byAddress.statusCode, byAddress.headers["retry-after"], byAddress.json()],
+      [429, "900", { detail: TOO_MANY_MAIL_REQUESTS }],
+    );
     // Another client address is not limited by this one's requests.
     assert.equal((await askMail(app, address("elsewhere"), {}, "203.0.113.9")).statusCode, 202);
 
@@ -258,7 +262,11 @@ describe("sign-in by mail: the attacker's list", () => {
     assert.deepEqual([password.statusCode, password.json()], [401, { detail: INCORRECT_EMAIL_OR_PASSWORD }]);
     const refreshed = await requestToken(app, { grant_type: "refresh_token", refresh_token });
     assert.equal(refreshed.statusCode, 401);
-    const me = await app.inject({ method: "GET", url: "/me", headers: { authorization: `Bearer ${login.json().access_token}` } });
+    const me = await app.inject({
+      method: "GET",
+      url: "/me",
+      headers: { authorization: `Bearer ${login.json().access_token}` },
+    });
     assert.equal(me.statusCode, 401);
     const events = await store.listEvents({ userId: squatter.id, limit: 50 });
     assert.ok(
@@ -280,12 +288,23 @@ describe("sign-in by mail: the attacker's list", () => {
     const challenged = await linkGrant(app, attempt, token, { cookie: bindingOf(asked) });
     assert.equal(challenged.statusCode, 403);
     const body = challenged.json();
-    assert.deepEqual(Object.keys(body).sort(), ["detail", "error", "error_description", "expires_in", "mfa_factors", "mfa_token"]);
+    assert.deepEqual(Object.keys(body).sort(), [
+      "detail",
+      "error",
+      "error_description",
+      "expires_in",
+      "mfa_factors",
+      "mfa_token",
+    ]);
     assert.equal(body.error, "mfa_required");
     assert.deepEqual(body.mfa_factors, ["otp", "recovery_code"]);
     assert.equal(challenged.headers["cache-control"], "no-store");
     clock.advanceSeconds(30);
-    const second = await requestToken(app, { grant_type: MFA_OTP_GRANT, mfa_token: body.mfa_token, otp: codeAt(secret, clock.now) });
+    const second = await requestToken(app, {
+      grant_type: MFA_OTP_GRANT,
+      mfa_token: body.mfa_token,
+      otp: codeAt(secret, clock.now),
+    });
     assert.equal(second.statusCode, 200, second.body);
     assert.deepEqual(claimsOf(second.json().access_token).amr, ["email", "otp", "mfa"]);
     assert.equal(await store.findTotp(user.id).then((totp) => totp !== undefined), true);
