@@ -98,7 +98,7 @@ describe("sign-in by mail", () => {
     assert.deepEqual(claimsOf(refreshed.json().access_token).amr, ["email", "otp"]);
     const events = await store.listEvents({ userId: user.id, limit: 20 });
     assert.ok(events.some((event) => event.type === "login" && event.outcome === "success_mail_code"));
-    assert.ok(events.some((event) => event.type === "login" && event.outcome === "mail_sign_in_sent"));
+    assert.ok(events.some((event) => event.type === "login" && event.outcome === "mail_sign_in_requested"));
     // A verified account keeps its password: the mail proved an address that was already proven.
     assert.equal((await store.findById(user.id))?.hashedPassword, hashedPassword);
     assert.equal((await requestToken(app, { username: email, password: PASSWORD })).statusCode, 200);

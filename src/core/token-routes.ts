@@ -268,20 +268,35 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<TokenRouteOptions> = async (
           200: Type.Union([TokenOut, ClientTokenOut], {
             description: "A user's tokens (the spec's grants), or a client's token (`client_credentials`).",
           }),
-          400: Type.Union([
-            MailLinkUnconfirmed,
-            errorAnswer(
-              "A grant type this endpoint does not know (`unsupported_grant_type`), a repeated form field, or a " +
+          400: Type.Union(
+            [
+              MailLinkUnconfirmed,
+              errorAnswer(
+                "A grant type this endpoint does not know (`unsupported_grant_type`), a repeated form field, or a " +
+                  "`webauthn_response` that is not JSON (`invalid_request`). For `client_credentials`: a client not " +
+                  `registered for it (\`unauthorized_client\`), a scope outside its registered scope (\`invalid_scope\`: ` +
+                  `"${INVALID_SCOPE}"), two client authentication methods at once or a malformed field (\`invalid_request\`). ` +
+                  "DPoP: a refused proof, or none from a client that requires one, or a bound refresh token without its " +
+                  "key's proof (`invalid_dpop_proof`); the nonce asked for (`use_dpop_nonce`, with `DPoP-Nonce`); a bound " +
+                  "refresh token with another key's proof (`invalid_grant`).",
+                UNSUPPORTED_GRANT_TYPE,
+                "unsupported_grant_type",
+              ),
+            ],
+            {
+              description:
+                "A grant type this endpoint does not know (`unsupported_grant_type`), a repeated form field, or a " +
                 "`webauthn_response` that is not JSON (`invalid_request`). For `client_credentials`: a client not " +
                 `registered for it (\`unauthorized_client\`), a scope outside its registered scope (\`invalid_scope\`: ` +
                 `"${INVALID_SCOPE}"), two client authentication methods at once or a malformed field (\`invalid_request\`). ` +
                 "DPoP: a refused proof, or none from a client that requires one, or a bound refresh token without its " +
                 "key's proof (`invalid_dpop_proof`); the nonce asked for (`use_dpop_nonce`, with `DPoP-Nonce`); a bound " +
-                "refresh token with another key's proof (`invalid_grant`).",
-              UNSUPPORTED_GRANT_TYPE,
-              "unsupported_grant_type",
-            ),
-          ]),
+                "refresh token with another key's proof (`invalid_grant`)." +
+                " Sign-in by mail: a wrong, expired or spent code or link (`invalid_grant`), a link opened in " +
+                "another browser without `confirm=true` (`invalid_grant` with `confirmation_required` and " +
+                "`requested_at`), a registered client (`unauthorized_client`).",
+            },
+          ),
           401: errorAnswer(
             "Unknown e-mail or wrong password; or an invalid, expired or spent refresh token; or, in a " +
               "second-factor grant, an unknown, expired or spent `mfa_token`, or a wrong or already used code; or, " +

@@ -118,7 +118,7 @@ export function createMailSignIn(options: MailSignInOptions) {
       mail,
     );
     if (mail) options.wakeMail();
-    await audit.record("login", user?.id ?? null, mailed ? "mail_sign_in_sent" : "mail_sign_in_not_sent", ip);
+    await audit.record("login", user?.id ?? null, mailed ? "mail_sign_in_requested" : "mail_sign_in_not_mailed", ip);
   }
 
   /** A wrong code or token: counted against the attempt and the login limits; always invalid_grant. */

@@ -52,7 +52,9 @@ export const mailSignInRoutes: FastifyPluginAsyncTypebox<MailSignInRouteOptions>
         tags: ["auth"],
         summary: "Whether sign-in by mail is on, and what the mail carries",
         description: "Absent (404) while PASSWORDLESS_MAIL is off.",
-        response: { 200: Type.Object({ delivery: Delivery }) },
+        response: {
+          200: Type.Object({ delivery: Delivery }, { description: "Sign-in by mail is on; the mail carries these." }),
+        },
       },
     },
     async function mailSignInOptions() {
