@@ -144,6 +144,21 @@ describe("sign-in by mail", () => {
     assert.deepEqual([late.statusCode, late.json()], [400, INVALID]);
   });
 
+  test("the attempt's row is there until housekeeping purges it past its expiry", async (t) => {
+    const { app, store, clock } = await setup(t);
+    const asked = await askMail(app, address());
+    const { attempt } = asked.json();
+    let row = await store.findMailSignIn(attempt);
+    for (let i = 0; row === undefined && i < 100; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      row = await store.findMailSignIn(attempt);
+    }
+    assert.equal(row?.expiresAt, new Date(clock.now + 900_000).toISOString());
+    assert.equal(await store.purgeMailSignIns(new Date(clock.now + 899_000).toISOString(), 1000), 0);
+    assert.equal(await store.purgeMailSignIns(new Date(clock.now + 901_000).toISOString(), 1000), 1);
+    assert.equal(await store.findMailSignIn(attempt), undefined);
+  });
+
   test("missing fields are 422 as for every grant; a wrong body for the ask is 422", async (t) => {
     const { app } = await setup(t);
     const noCode = await requestToken(app, { grant_type: MAIL_CODE_GRANT, attempt: "x" });
