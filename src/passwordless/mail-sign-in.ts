@@ -10,9 +10,10 @@
 // written all the same and no mail goes out.
 //
 // Redeeming: the attempt must be live (unused, unexpired, fewer than five
-// wrong codes); a wrong code or token counts against it (five end it) and
-// against the login limits of the address and the client address; the right
-// one spends it in one conditional UPDATE (a second use finds it spent). The
+// tries); each code or token compared takes a try first (five wrong ones end
+// it, however many arrive at once), and a wrong one also counts against the
+// login limits of the address and the client address; the right one gives
+// its try back and spends the attempt in one conditional UPDATE (a second use finds it spent). The
 // link opens only in the browser holding the attempt's cookie, unless the
 // person confirmed that they asked for it. Then the mail has proved the
 // address: on an account whose address was never verified, every way in set
@@ -121,26 +122,29 @@ export function createMailSignIn(options: MailSignInOptions) {
     await audit.record("login", user?.id ?? null, mailed ? "mail_sign_in_requested" : "mail_sign_in_not_mailed", ip);
   }
 
-  /** A wrong code or token: counted against the attempt and the login limits; always invalid_grant. */
+  /** A wrong code or token: its try stays counted; a failed login of the address; always invalid_grant. */
   async function wrong(attempt: MailSignInRecord, ip: string): Promise<never> {
-    await store.countWrongMailSignIn(attempt.id);
     await limits.recordLoginFailure(attempt.email, ip);
     await audit.record("login", null, "mail_sign_in_failure", ip);
     throw invalidMailSignIn();
   }
 
-  /** The attempt a grant names, live, with the login limits checked; invalid_grant otherwise. */
-  async function live(id: string, ip: string): Promise<MailSignInRecord> {
-    const attempt = await store.findMailSignIn(id);
-    if (!attempt || attempt.usedAt !== null || attempt.expiresAt <= iso() || attempt.wrongCodes >= MAX_WRONG_CODES)
-      throw invalidMailSignIn();
-    await limits.checkLogin(attempt.email, ip);
+  /**
+   * The attempt a grant names, live, with the login limits checked and one of its five tries taken
+   * (before any comparison, so parallel guesses cannot outrun the count); invalid_grant otherwise.
+   */
+  async function tryAttempt(id: string, ip: string): Promise<MailSignInRecord> {
+    const found = await store.findMailSignIn(id);
+    if (!found) throw invalidMailSignIn();
+    await limits.checkLogin(found.email, ip);
+    const attempt = await store.tryMailSignIn(id, iso(), MAX_WRONG_CODES);
+    if (!attempt) throw invalidMailSignIn();
     return attempt;
   }
 
   /** Spends the attempt; the mail proved its address: the account, proven, or a new one while sign-up is open. */
   async function spend(attempt: MailSignInRecord, ip: string): Promise<Redeemed> {
-    const spent = await store.useMailSignIn(attempt.id, iso(), MAX_WRONG_CODES);
+    const spent = await store.useMailSignIn(attempt.id, iso());
     if (!spent) throw invalidMailSignIn();
     await limits.recordLoginSuccess(spent.email, ip);
     const account = await store.findByEmail(spent.email);
@@ -189,18 +193,20 @@ export function createMailSignIn(options: MailSignInOptions) {
     },
 
     async redeemCode(id: string, code: string, ip: string): Promise<Redeemed> {
-      const attempt = await live(id, ip);
+      const attempt = await tryAttempt(id, ip);
       if (!/^\d{6}$/.test(code) || !sameHash(codeHash(attempt.id, code), attempt.codeHash)) return wrong(attempt, ip);
       return spend(attempt, ip);
     },
 
     async redeemLink(id: string, token: string, confirmed: boolean, request: FastifyRequest): Promise<Redeemed> {
       const ip = request.ip;
-      const attempt = await live(id, ip);
+      const attempt = await tryAttempt(id, ip);
       if (!sameHash(sha256(token), attempt.tokenHash)) return wrong(attempt, ip);
       const binding = cookieValue(request.headers.cookie, cookieName);
       const sameBrowser = binding !== undefined && sameHash(sha256(binding), attempt.bindingHash);
       if (!sameBrowser && !confirmed) {
+        // Not a wrong answer: the try is given back, the attempt waits for the confirmation.
+        await store.releaseMailSignInTry(attempt.id);
         await audit.record("login", null, "mail_sign_in_confirmation_asked", ip);
         throw new OAuthError(
           400,

@@ -4,8 +4,10 @@
 // from the signing material and the attempt id, so a copy of the database
 // alone cannot try the million codes), and of the cookie that binds the
 // attempt to the browser that asked. Its life is conditional UPDATEs, so of
-// two redemptions (or two instances) exactly one wins: a wrong code counts
-// (five end the attempt); a right one spends it (used_at), once.
+// two redemptions (or two instances) exactly one wins: every code or token
+// compared takes a try first (wrong_codes; five end the attempt, however many
+// requests arrive at once); a right one gives it back and spends the attempt
+// (used_at), once.
 import type { NewOutboxMessage } from "./mail.ts";
 
 export interface MailSignInRecord {
@@ -27,13 +29,16 @@ export interface MailSignInVerbs {
   /** One transaction: the attempt and, when there is one, the mail that carries its link and code. */
   createMailSignIn(attempt: NewMailSignIn, mail: NewOutboxMessage | undefined): Promise<void>;
   findMailSignIn(id: string): Promise<MailSignInRecord | undefined>;
-  /** Counts a wrong code (or token) against a live attempt; answers the new count (undefined: not live). */
-  countWrongMailSignIn(id: string): Promise<number | undefined>;
   /**
-   * Spends a live attempt (unused, unexpired, fewer than `maxWrong` wrong codes) in one conditional
-   * UPDATE; undefined when another redemption won, or it is no longer live.
+   * Takes one try of a live attempt (unused, unexpired, fewer than `maxTries` tries counted) before its
+   * code or token is compared, in one conditional UPDATE: however many requests arrive at once, at most
+   * `maxTries` answers are ever compared. Undefined when the attempt is not live.
    */
-  useMailSignIn(id: string, now: string, maxWrong: number): Promise<MailSignInRecord | undefined>;
+  tryMailSignIn(id: string, now: string, maxTries: number): Promise<MailSignInRecord | undefined>;
+  /** A right answer: spends the attempt and gives its try back; undefined when another redemption won. */
+  useMailSignIn(id: string, now: string): Promise<MailSignInRecord | undefined>;
+  /** Gives a try back without spending the attempt (a right link waiting for its confirmation). */
+  releaseMailSignInTry(id: string): Promise<void>;
   /** Deletes up to `limit` attempts that expired before `before`. */
   purgeMailSignIns(before: string, limit: number): Promise<number>;
 }

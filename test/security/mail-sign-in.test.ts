@@ -191,6 +191,18 @@ describe("sign-in by mail: the attacker's list", () => {
     await signInMails(smtp, email, 3);
     for (const code of ["12345", "1234567", "abcdef", " "])
       assert.deepEqual((await codeGrant(app, third.json().attempt, code)).json(), INVALID);
+    // Guesses sent all at once: each takes a try before it is compared, so only five are ever compared.
+    const fourth = await askMail(app, email);
+    const [, , , mail4] = await signInMails(smtp, email, 4);
+    const code4 = codeOf(mail4!);
+    const burst = await Promise.all(
+      Array.from({ length: 30 }, (_, i) =>
+        codeGrant(app, fourth.json().attempt, String((Number(code4) + 1 + i) % 1_000_000).padStart(6, "0")),
+      ),
+    );
+    assert.deepEqual(new Set(burst.map((answer) => answer.body)), new Set([JSON.stringify(INVALID)]));
+    assert.equal((await store.findMailSignIn(fourth.json().attempt))?.wrongCodes, 5);
+    assert.deepEqual((await codeGrant(app, fourth.json().attempt, code4)).json(), INVALID);
     const unknownAttempt = await codeGrant(app, "no-such-attempt", "123456");
     assert.deepEqual([unknownAttempt.statusCode, unknownAttempt.json()], [400, INVALID]);
   });

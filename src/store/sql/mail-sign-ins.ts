@@ -1,6 +1,7 @@
 // Sign-in by mail's verbs (mail-sign-ins.ts): every change of an attempt is
 // one conditional UPDATE ... RETURNING, so that of two redemptions exactly
-// one spends it, and a wrong code is counted even when several arrive at once.
+// one spends it, and every answer compared has taken a try first, so that five
+// wrong ones end the attempt even when many arrive at once.
 import type { MailSignInRecord, MailSignInVerbs } from "../mail-sign-ins.ts";
 import { reader } from "./reader.ts";
 import type { Row, Shared } from "./shared.ts";
@@ -24,21 +25,24 @@ export function mailSignInVerbs({ db, now, insertMail }: Shared): MailSignInVerb
       const row = await db.one<Row>("SELECT * FROM mail_sign_ins WHERE id = $1", [id]);
       return row && readAttempt(row);
     },
-    async countWrongMailSignIn(id) {
-      const row = await db.one<{ wrong_codes: unknown }>(
-        `UPDATE mail_sign_ins SET wrong_codes = wrong_codes + 1
-         WHERE id = $1 AND used_at IS NULL RETURNING wrong_codes`,
-        [id],
-      );
-      return row === undefined ? undefined : Number(row.wrong_codes);
-    },
-    async useMailSignIn(id, at, maxWrong) {
+    async tryMailSignIn(id, now, maxTries) {
       const row = await db.one<Row>(
-        `UPDATE mail_sign_ins SET used_at = $1
-         WHERE id = $2 AND used_at IS NULL AND expires_at > $1 AND wrong_codes < $3 RETURNING *`,
-        [at, id, maxWrong],
+        `UPDATE mail_sign_ins SET wrong_codes = wrong_codes + 1
+         WHERE id = $1 AND used_at IS NULL AND expires_at > $2 AND wrong_codes < $3 RETURNING *`,
+        [id, now, maxTries],
       );
       return row && readAttempt(row);
+    },
+    async useMailSignIn(id, at) {
+      const row = await db.one<Row>(
+        `UPDATE mail_sign_ins SET used_at = $1, wrong_codes = wrong_codes - 1
+         WHERE id = $2 AND used_at IS NULL RETURNING *`,
+        [at, id],
+      );
+      return row && readAttempt(row);
+    },
+    async releaseMailSignInTry(id) {
+      await db.run("UPDATE mail_sign_ins SET wrong_codes = wrong_codes - 1 WHERE id = $1 AND used_at IS NULL", [id]);
     },
     purgeMailSignIns(before, limit) {
       return db.run(
