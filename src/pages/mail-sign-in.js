@@ -61,8 +61,22 @@ function format(message, values) {
 const text = (key, values = {}) => format(messages[`passwordless.${key}`] ?? key, values);
 
 const others = () => [byId("password-form"), byId("passkey-section"), byId("upstream-section")].filter(Boolean);
+/** Hides the page's other ways in; answers how to show again those that were shown. */
 function hideOthers() {
-  for (const element of others()) element.hidden = true;
+  const shown = others().filter((element) => !element.hidden);
+  for (const element of shown) element.hidden = true;
+  return () => {
+    for (const element of shown) element.hidden = false;
+  };
+}
+
+/** While a mailed link is being opened, the upstream buttons (drawn later by sign-in.js) stay hidden. */
+function keepUpstreamHidden() {
+  const upstream = byId("upstream-section");
+  if (!upstream) return;
+  new MutationObserver(() => {
+    if (!upstream.hidden) upstream.hidden = true;
+  }).observe(upstream, { attributes: true, attributeFilter: ["hidden"] });
 }
 
 async function busy(button, work) {
@@ -91,6 +105,7 @@ async function finish(result, hooks) {
 /** The link from the mail: the grant, with the confirmation asked for when this is not the browser that asked. */
 async function openLink(attempt, token, hooks) {
   hideOthers();
+  keepUpstreamHidden();
   const confirm = byId("mail-link-confirm");
   const fail = (result) => {
     confirm.hidden = true;
@@ -153,6 +168,7 @@ async function offer(hooks) {
   }
   section.hidden = false;
   let attempt = null;
+  let showOthers = () => {};
 
   button.addEventListener("click", () =>
     busy(button, async () => {
@@ -170,7 +186,7 @@ async function offer(hooks) {
       }
       if (!sent.ok) return say(text("sendFailed"), "error");
       attempt = sent.data.attempt;
-      hideOthers();
+      showOthers = hideOthers();
       section.hidden = true;
       inbox.hidden = false;
       const minutes = Math.round(sent.data.expires_in / 60);
@@ -201,7 +217,7 @@ async function offer(hooks) {
   byId("mail-sign-in-restart").addEventListener("click", () => {
     inbox.hidden = true;
     section.hidden = false;
-    for (const element of others()) element.hidden = element.id === "upstream-section" && !element.querySelector("li");
+    showOthers();
     say("");
     byId("email").focus();
   });

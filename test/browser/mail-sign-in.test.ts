@@ -218,12 +218,19 @@ describe("sign-in by mail in Chromium", { skip: skipWithoutChromium("mail-sign-i
     await s.store.create({ email: known, hashedPassword: "", emailVerifiedAt: new Date().toISOString() });
     const unknown = address("unknown");
     const texts: string[] = [];
+    let last: Page | undefined;
     for (const email of [known, unknown]) {
       const { page } = await open("/sign-in");
       await askOnPage(page, email);
       texts.push(await page.locator("main").innerText());
+      last = page;
     }
     assert.equal(texts[0], texts[1]);
+    // "Use another address" brings back the page as it was.
+    await last!.getByRole("button", { name: "Use another address" }).click();
+    await last!.getByLabel("Password", { exact: true }).waitFor();
+    assert.equal(await last!.getByRole("button", { name: "E-mail me a sign-in link" }).isVisible(), true);
+    assert.equal(await last!.getByRole("heading", { name: "Check your inbox" }).isVisible(), false);
     await signInMails(smtp, known);
     await new Promise((resolve) => setTimeout(resolve, 500));
     assert.equal(smtp.lastTo(unknown), undefined);
