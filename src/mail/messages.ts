@@ -79,6 +79,8 @@ interface Content {
   link?: { url: string; label: string };
   /** How many paragraphs come before the link: 1 unless said. */
   linkAfter?: number;
+  /** The words before the link's address in HTML mails; English unless the mail says them in its language. */
+  copyHint?: string;
 }
 
 const htmlParagraph = (paragraph: string) => `<p>${escapeHtml(paragraph).replaceAll("\n", "<br>")}</p>`;
@@ -92,7 +94,7 @@ function toRendered(content: Content): { subject: string; text: string; html: st
     ...(content.link
       ? [
           `<p><a href="${escapeHtml(content.link.url)}">${escapeHtml(content.link.label)}</a></p>`,
-          `<p style="font-size:small">Or copy this address into your browser:<br>${escapeHtml(content.link.url)}</p>`,
+          `<p style="font-size:small">${escapeHtml(content.copyHint ?? "Or copy this address into your browser:")}<br>${escapeHtml(content.link.url)}</p>`,
         ]
       : []),
     ...rest.map(htmlParagraph),
@@ -190,12 +192,22 @@ export function createAccountMails(settings: MailSettings, sealer: Sealer): Acco
     if (token === undefined && code === undefined) return undefined;
     const minutes = Math.round(Number(payload.ttl) / 60);
     const attempt = encodeURIComponent(String(payload.attempt));
+    const both = token !== undefined && code !== undefined;
     return {
-      subject: t.text("passwordless.mail.subject"),
+      subject: t.text(token === undefined ? "passwordless.mail.subjectCode" : "passwordless.mail.subject"),
       paragraphs: [
         t.text(token === undefined ? "passwordless.mail.introCode" : "passwordless.mail.introLink"),
-        ...(code === undefined ? [] : [t.text("passwordless.mail.code", { code })]),
-        t.text("passwordless.mail.expiry", { minutes }),
+        ...(code === undefined
+          ? []
+          : [t.text(both ? "passwordless.mail.code" : "passwordless.mail.codeOnly", { code })]),
+        t.text(
+          both
+            ? "passwordless.mail.expiry"
+            : token === undefined
+              ? "passwordless.mail.expiryCode"
+              : "passwordless.mail.expiryLink",
+          { minutes },
+        ),
         t.text("passwordless.mail.ignore"),
       ],
       ...(token === undefined
@@ -205,6 +217,7 @@ export function createAccountMails(settings: MailSettings, sealer: Sealer): Acco
               url: link(`${MAIL_SIGN_IN_PAGE_PATH}${attempt}`, token),
               label: t.text("passwordless.mail.linkLabel"),
             },
+            copyHint: t.text("passwordless.mail.copyHint"),
           }),
     };
   }
