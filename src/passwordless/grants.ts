@@ -3,8 +3,9 @@
 // or the link's token with its attempt (and the confirmation, from another
 // browser than the one that asked). Then as the password grant: an account
 // with a second factor answers 403 mfa_required; otherwise the spec's token
-// response, its `amr` saying how (RFC 8176: `otp` for the code; `email`, not
-// in RFC 8176's registry, for proof of the mailbox, as Okta and Auth0 say).
+// response, its `amr` saying how (RFC 8176: `otp` for the code; `email`, a
+// value outside RFC 8176's registry, for proof of the mailbox: see
+// docs/accounts/mail-sign-in.md).
 // A registered client (an OpenID Connect relying party, a client_credentials
 // client) is refused: those sign people in through the authorization endpoint.
 import {
