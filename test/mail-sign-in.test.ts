@@ -118,6 +118,23 @@ describe("sign-in by mail", () => {
     assert.ok(events.some((event) => event.type === "login" && event.outcome === "success_mail_link"));
   });
 
+  test("a browser that asks again keeps its binding: the earlier mail's link still opens there", async (t) => {
+    const { app, store } = await setup(t);
+    const email = address();
+    await createUser(store, email, PASSWORD);
+    const first = await askMail(app, email);
+    const cookie = bindingOf(first);
+    const second = await askMail(app, email, { cookie });
+    assert.equal(bindingOf(second), cookie);
+    const mails = await signInMails(smtp, email, 2);
+    const earlier = mails.map(linkOf).find((link) => link.attempt === first.json().attempt);
+    const signedIn = await linkGrant(app, earlier!.attempt, earlier!.token, { cookie });
+    assert.equal(signedIn.statusCode, 200, signedIn.body);
+    // A cookie of another shape is not taken up.
+    const odd = await askMail(app, address(), { cookie: "uts_mail_sign_in=short" });
+    assert.notEqual(bindingOf(odd), "uts_mail_sign_in=short");
+  });
+
   test("the mail is in the asking page's language (Accept-Language, the language cookie)", async (t) => {
     const { app } = await setup(t);
     const de = address("de");

@@ -181,11 +181,13 @@ export function createMailSignIn(options: MailSignInOptions) {
     /** Starts an attempt: the answer and the cookie now, the row and the mail after the answer. */
     start(
       reply: FastifyReply,
-      request: { email: string; locale: Locale; ip: string },
+      request: { email: string; locale: Locale; ip: string; cookies: string | undefined },
       later: (work: () => Promise<void>) => void,
     ) {
       const attempt = randomBytes(16).toString("base64url");
-      const binding = randomBytes(32).toString("base64url");
+      // A browser that asked before keeps its binding, so the link of an earlier mail still opens there.
+      const held = cookieValue(request.cookies, cookieName);
+      const binding = held !== undefined && /^[\w-]{43}$/.test(held) ? held : randomBytes(32).toString("base64url");
       reply.header("set-cookie", `${cookieName}=${binding}; ${cookieAttributes}`);
       const address = normalizeEmail(request.email);
       later(() => write(attempt, binding, address, request.locale, request.ip));

@@ -93,13 +93,17 @@ export const mailSignInRoutes: FastifyPluginAsyncTypebox<MailSignInRouteOptions>
     async function requestMailSignIn(request, reply) {
       await limits.countMailRequest(request.ip, request.body.email);
       const locale = requestLocale(request, options.defaultLocale);
-      const answer = mailSignIn.start(reply, { email: request.body.email, locale, ip: request.ip }, (work) => {
-        const task = new Promise<void>((resolve) => setImmediate(resolve))
-          .then(work)
-          .catch((error) => request.log.warn({ err: error }, "mail sign-in request failed after the response"))
-          .finally(() => pending.delete(task));
-        pending.add(task);
-      });
+      const answer = mailSignIn.start(
+        reply,
+        { email: request.body.email, locale, ip: request.ip, cookies: request.headers.cookie },
+        (work) => {
+          const task = new Promise<void>((resolve) => setImmediate(resolve))
+            .then(work)
+            .catch((error) => request.log.warn({ err: error }, "mail sign-in request failed after the response"))
+            .finally(() => pending.delete(task));
+          pending.add(task);
+        },
+      );
       reply.code(202);
       return answer;
     },
