@@ -30,6 +30,10 @@ const FEATURES: { when: string; env: Env }[] = [
     },
   },
   {
+    when: "`PASSWORDLESS_MAIL` is not `off` (by default, when `MAIL_URL` names an SMTP server)",
+    env: { MAIL_URL: "smtp://mail.example.com:587", PASSWORDLESS_MAIL: "both" },
+  },
+  {
     when: "`DYNAMIC_CLIENT_REGISTRATION=on`",
     env: {
       DYNAMIC_CLIENT_REGISTRATION: "on",

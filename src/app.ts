@@ -28,6 +28,7 @@ import { installOperations } from "./operations/install.ts";
 import type { Metrics } from "./operations/metrics.ts";
 import { type Resolve, systemResolve } from "./outbound/guard.ts";
 import { installPages } from "./pages/install.ts";
+import { installPasswordless } from "./passwordless/install.ts";
 import { documentCommonResponses } from "./platform/common-responses.ts";
 import { harden } from "./platform/hardening.ts";
 import { createInstance } from "./platform/instance.ts";
@@ -93,6 +94,7 @@ export async function buildApp({
     await installSessions(api, services);
     await installUsers(api, services);
     await installRecovery(api, services);
+    await installPasswordless(api, services);
     await installFactors(api, services);
     await installUpstream(api, services);
     await installOpenIdConnect(api, services);

@@ -24,6 +24,7 @@ import { MAIL_SETTINGS, type MailConfig, readMailSettings } from "./mail/setting
 import { PAR_SETTINGS, type PushedRequestSettings, readPushedRequestSettings } from "./oidc/par-settings.ts";
 import { OIDC_SETTINGS, type OidcSettings, readOidcSettings } from "./oidc/settings.ts";
 import { OPERATIONS_SETTINGS, type OperationsSettings, readOperationsSettings } from "./operations/settings.ts";
+import { PASSWORDLESS_SETTINGS, type PasswordlessMail, readPasswordlessSettings } from "./passwordless/settings.ts";
 import { type ConnectionConfig, type LogLevel, readServerSettings, SERVER_SETTINGS } from "./platform/settings.ts";
 import { type AccountRecoveryConfig, RECOVERY_SETTINGS, readRecoverySettings } from "./recovery/settings.ts";
 import { readSessionSettings, SESSION_SETTINGS, type SessionsConfig } from "./sessions/settings.ts";
@@ -48,6 +49,7 @@ export const SETTINGS_SECTIONS: readonly SettingsSection[] = [
   USER_SETTINGS,
   MAIL_SETTINGS,
   RECOVERY_SETTINGS,
+  PASSWORDLESS_SETTINGS,
   FACTOR_SETTINGS,
   OIDC_SETTINGS,
   PAR_SETTINGS,
@@ -161,6 +163,8 @@ export interface Config {
   defaultLocale?: Locale;
   /** The brand's defaults and the front door (issue 37): src/branding/settings.ts; absent (tests' configs), theirs. */
   branding?: BrandSettings;
+  /** PASSWORDLESS_MAIL (issue 37): sign-in by mail; absent (tests' configs), off. */
+  passwordlessMail?: PasswordlessMail;
 }
 
 export interface LoadedConfig {
@@ -238,6 +242,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): LoadedConfig 
     adminConsole: readAdminConsoleSettings(env),
     defaultLocale: readDefaultLocale(env),
     branding: readBrandSettings(env),
+    passwordlessMail: readPasswordlessSettings(env, envValue(env, "MAIL_URL")),
   };
   // The rules between sections.
   if (config.upstream?.keepTokens && config.mfa.encryptionKeys.length === 0)

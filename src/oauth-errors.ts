@@ -71,10 +71,19 @@ export function handleOAuthError(error: FastifyError, request: FastifyRequest, r
  */
 export class OAuthError extends HttpError {
   readonly error: string;
-  constructor(status: number, error: string, description: string, headers: Headers = {}) {
+  /** Machine-readable members beside `error` (the mail link's confirmation hint); listed in the route's schema. */
+  readonly extra: Readonly<Record<string, unknown>>;
+  constructor(
+    status: number,
+    error: string,
+    description: string,
+    headers: Headers = {},
+    extra: Readonly<Record<string, unknown>> = {},
+  ) {
     super(status, description, headers);
     this.name = "OAuthError";
     this.error = error;
+    this.extra = extra;
   }
 }
 
@@ -83,5 +92,5 @@ export function renderOAuthError(error: OAuthError, reply: FastifyReply): void {
   reply
     .code(error.status)
     .headers(error.headers)
-    .send({ error: error.error, error_description: error.detail, detail: error.detail });
+    .send({ error: error.error, error_description: error.detail, detail: error.detail, ...error.extra });
 }

@@ -20,7 +20,11 @@ import { buildTestApp, type testConfig } from "./helpers.ts";
 import { RP, setUp } from "./oidc/client-flow.ts";
 import { pkcePair } from "./oidc/fixture.ts";
 
-const ENGLISH = AREAS.pages!.en;
+// The areas whose messages pages show: the pages', sign-in by mail's and the brand's.
+const PAGE_AREAS = ["pages", "passwordless", "branding"] as const;
+const pageMessages = (locale: Locale): Record<string, string> =>
+  Object.assign({}, ...PAGE_AREAS.map((area) => AREAS[area]![locale]));
+const ENGLISH = pageMessages("en");
 
 /** The English message's words: its literal parts (between values), those long enough to be telling. */
 function englishParts(message: string): string[] {
@@ -51,7 +55,7 @@ function readableText(html: string): string {
 function assertNoEnglish(html: string, locale: Locale, keys: readonly string[], page: string): void {
   if (locale === "en") return;
   const words = readableText(html);
-  const own = AREAS.pages![locale];
+  const own = pageMessages(locale);
   for (const key of keys) {
     const english = ENGLISH[key];
     assert.ok(english !== undefined, `${key}: no English message`);
@@ -89,7 +93,12 @@ describe("every hosted page in six languages", () => {
   test("the account and security pages: sign-in, security, reset, verify, language", async (t) => {
     const { app } = await buildTestApp(t);
     const pages = [
-      { url: "/sign-in", keys: keysOf("pages.signIn.", "pages.signInJs.", "pages.sharedJs.", "pages.common.") },
+      {
+        url: "/sign-in",
+        keys: keysOf("pages.signIn.", "pages.signInJs.", "pages.sharedJs.", "pages.common.").concat(
+          keysOf("passwordless.").filter((key) => !key.startsWith("passwordless.mail.")),
+        ),
+      },
       {
         url: "/account/security",
         keys: keysOf("pages.security.", "pages.securityJs.", "pages.sharedJs.", "pages.common."),

@@ -11,6 +11,9 @@ import { ErrorBody } from "../platform/openapi.ts";
 export const MFA_OTP_GRANT = "urn:user-token-service:grant-type:mfa-otp";
 /** Sign-in with an upstream provider (issue 25): the sign-in page spends the callback's ticket here. */
 export const UPSTREAM_GRANT = "urn:user-token-service:grant-type:upstream";
+/** Sign-in by mail (issue 37): the mail's 6-digit code, or its link's token. */
+export const MAIL_CODE_GRANT = "urn:user-token-service:grant-type:mail-code";
+export const MAIL_LINK_GRANT = "urn:user-token-service:grant-type:mail-link";
 export const MFA_RECOVERY_CODE_GRANT = "urn:user-token-service:grant-type:mfa-recovery-code";
 /** A passkey as the second factor: `mfa_token` + `webauthn_response` (auth/passkeys.ts verifies it). */
 export const MFA_WEBAUTHN_GRANT = "urn:user-token-service:grant-type:mfa-webauthn";
@@ -112,7 +115,33 @@ export const TokenForm = Type.Object(
       }),
     ),
     code: Type.Optional(
-      Type.String({ maxLength: 256, description: "`authorization_code` grant, required: the code (OpenID Connect)." }),
+      Type.String({
+        maxLength: 256,
+        description:
+          "`authorization_code` grant, required: the code (OpenID Connect). `urn:user-token-service:grant-type:mail-code`, " +
+          "required: the 6-digit code of the sign-in mail.",
+      }),
+    ),
+    attempt: Type.Optional(
+      Type.String({
+        maxLength: 64,
+        description:
+          "Sign-in by mail (`...:mail-code`, `...:mail-link`), required: the `attempt` of `POST /auth/mail-sign-in`.",
+      }),
+    ),
+    token: Type.Optional(
+      Type.String({
+        maxLength: 128,
+        description: "`urn:user-token-service:grant-type:mail-link`, required: the token in the link's fragment.",
+      }),
+    ),
+    confirm: Type.Optional(
+      Type.String({
+        maxLength: 8,
+        description:
+          "`urn:user-token-service:grant-type:mail-link`: `true` when the person confirmed on the page that they " +
+          "asked for the link (needed when the browser is not the one that asked).",
+      }),
     ),
     redirect_uri: Type.Optional(
       Type.String({
@@ -326,4 +355,21 @@ export const MfaRequired = Type.Object(
       },
     ],
   },
+);
+
+/**
+ * The mail link grant's 400 when the link is opened in a browser other than the one that asked and the
+ * person has not confirmed: `invalid_grant` with the hint the sign-in page turns into its question.
+ */
+export const MailLinkUnconfirmed = Type.Object(
+  {
+    error: Type.Literal("invalid_grant"),
+    error_description: Type.String(),
+    detail: ErrorBody.properties.detail,
+    confirmation_required: Type.Literal(true, {
+      description: "Send the grant again with `confirm=true` once the person confirmed they asked for the link.",
+    }),
+    requested_at: Type.String({ format: "date-time", description: "When the sign-in mail was asked for." }),
+  },
+  { description: "The mail link needs the person's confirmation (another browser than the one that asked)." },
 );

@@ -52,6 +52,9 @@ import { EMAIL_NOT_VERIFIED, type Grant } from "./grants/grant.ts";
 import type { GrantRegistry } from "./grants/registry.ts";
 import {
   ClientTokenOut,
+  MAIL_CODE_GRANT,
+  MAIL_LINK_GRANT,
+  MailLinkUnconfirmed,
   MFA_OTP_GRANT,
   MFA_RECOVERY_CODE_GRANT,
   MFA_WEBAUTHN_GRANT,
@@ -250,23 +253,49 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<TokenRouteOptions> = async (
           "first-party app's) is bound too and then needs a proof by that key. Server nonces are on by default: " +
           "a proof without the current one answers 400 `use_dpop_nonce` with the nonce in `DPoP-Nonce`. A refused " +
           "proof is 400 `invalid_dpop_proof`, as is a request without a proof from a client registered with " +
-          "`dpop_bound_access_tokens`. These errors always carry `error`. Without the header, nothing changes.",
+          "`dpop_bound_access_tokens`. These errors always carry `error`. Without the header, nothing changes." +
+          "\n\n" +
+          `**Sign-in by mail** (first-party apps only, when PASSWORDLESS_MAIL is on). After \`POST /auth/mail-sign-in\`, ` +
+          `\`grant_type=${MAIL_CODE_GRANT}\` with \`attempt\` and \`code\` (the mail's 6 digits), or ` +
+          `\`grant_type=${MAIL_LINK_GRANT}\` with \`attempt\`, \`token\` (the link's fragment) and, from another ` +
+          'browser than the one that asked, `confirm=true`. The usual token response (`amr` `["email","otp"]` ' +
+          'or `["email"]`), or 403 `mfa_required` for an account with a second factor. Every refusal is 400 ' +
+          "`invalid_grant` (with `confirmation_required` and `requested_at` when the link needs the confirmation), " +
+          "whatever OAUTH_ERROR_FIELDS says; a registered client is refused (`unauthorized_client`).",
         consumes: ["application/x-www-form-urlencoded"],
         body: TokenForm,
         response: {
           200: Type.Union([TokenOut, ClientTokenOut], {
             description: "A user's tokens (the spec's grants), or a client's token (`client_credentials`).",
           }),
-          400: errorAnswer(
-            "A grant type this endpoint does not know (`unsupported_grant_type`), a repeated form field, or a " +
-              "`webauthn_response` that is not JSON (`invalid_request`). For `client_credentials`: a client not " +
-              `registered for it (\`unauthorized_client\`), a scope outside its registered scope (\`invalid_scope\`: ` +
-              `"${INVALID_SCOPE}"), two client authentication methods at once or a malformed field (\`invalid_request\`). ` +
-              "DPoP: a refused proof, or none from a client that requires one, or a bound refresh token without its " +
-              "key's proof (`invalid_dpop_proof`); the nonce asked for (`use_dpop_nonce`, with `DPoP-Nonce`); a bound " +
-              "refresh token with another key's proof (`invalid_grant`).",
-            UNSUPPORTED_GRANT_TYPE,
-            "unsupported_grant_type",
+          400: Type.Union(
+            [
+              MailLinkUnconfirmed,
+              errorAnswer(
+                "A grant type this endpoint does not know (`unsupported_grant_type`), a repeated form field, or a " +
+                  "`webauthn_response` that is not JSON (`invalid_request`). For `client_credentials`: a client not " +
+                  `registered for it (\`unauthorized_client\`), a scope outside its registered scope (\`invalid_scope\`: ` +
+                  `"${INVALID_SCOPE}"), two client authentication methods at once or a malformed field (\`invalid_request\`). ` +
+                  "DPoP: a refused proof, or none from a client that requires one, or a bound refresh token without its " +
+                  "key's proof (`invalid_dpop_proof`); the nonce asked for (`use_dpop_nonce`, with `DPoP-Nonce`); a bound " +
+                  "refresh token with another key's proof (`invalid_grant`).",
+                UNSUPPORTED_GRANT_TYPE,
+                "unsupported_grant_type",
+              ),
+            ],
+            {
+              description:
+                "A grant type this endpoint does not know (`unsupported_grant_type`), a repeated form field, or a " +
+                "`webauthn_response` that is not JSON (`invalid_request`). For `client_credentials`: a client not " +
+                `registered for it (\`unauthorized_client\`), a scope outside its registered scope (\`invalid_scope\`: ` +
+                `"${INVALID_SCOPE}"), two client authentication methods at once or a malformed field (\`invalid_request\`). ` +
+                "DPoP: a refused proof, or none from a client that requires one, or a bound refresh token without its " +
+                "key's proof (`invalid_dpop_proof`); the nonce asked for (`use_dpop_nonce`, with `DPoP-Nonce`); a bound " +
+                "refresh token with another key's proof (`invalid_grant`)." +
+                " Sign-in by mail: a wrong, expired or spent code or link (`invalid_grant`), a link opened in " +
+                "another browser without `confirm=true` (`invalid_grant` with `confirmation_required` and " +
+                "`requested_at`), a registered client (`unauthorized_client`).",
+            },
           ),
           401: errorAnswer(
             "Unknown e-mail or wrong password; or an invalid, expired or spent refresh token; or, in a " +

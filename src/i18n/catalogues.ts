@@ -27,6 +27,12 @@ import pagesEs from "./catalogues/pages/es.json" with { type: "json" };
 import pagesFr from "./catalogues/pages/fr.json" with { type: "json" };
 import pagesJa from "./catalogues/pages/ja.json" with { type: "json" };
 import pagesPt from "./catalogues/pages/pt-BR.json" with { type: "json" };
+import passwordlessDe from "./catalogues/passwordless/de.json" with { type: "json" };
+import passwordlessEn from "./catalogues/passwordless/en.json" with { type: "json" };
+import passwordlessEs from "./catalogues/passwordless/es.json" with { type: "json" };
+import passwordlessFr from "./catalogues/passwordless/fr.json" with { type: "json" };
+import passwordlessJa from "./catalogues/passwordless/ja.json" with { type: "json" };
+import passwordlessPt from "./catalogues/passwordless/pt-BR.json" with { type: "json" };
 import type { Locale } from "./locales.ts";
 
 export type Catalogue = Readonly<Record<string, string>>;
@@ -38,4 +44,12 @@ export const AREAS: Readonly<Record<string, AreaCatalogues>> = {
   common: { en: commonEn, de: commonDe, fr: commonFr, es: commonEs, "pt-BR": commonPt, ja: commonJa },
   mail: { en: mailEn, de: mailDe, fr: mailFr, es: mailEs, "pt-BR": mailPt, ja: mailJa },
   pages: { en: pagesEn, de: pagesDe, fr: pagesFr, es: pagesEs, "pt-BR": pagesPt, ja: pagesJa },
+  passwordless: {
+    en: passwordlessEn,
+    de: passwordlessDe,
+    fr: passwordlessFr,
+    es: passwordlessEs,
+    "pt-BR": passwordlessPt,
+    ja: passwordlessJa,
+  },
 };

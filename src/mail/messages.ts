@@ -17,6 +17,18 @@ export const RESET_PAGE_PATH = "/reset-password";
 export const VERIFY_PAGE_PATH = "/verify-email";
 /** Where the link that proves an account for an upstream sign-in leads: the sign-in page, in its mailed-link mode. */
 export const UPSTREAM_LINK_PAGE_PATH = "/sign-in?link=mail";
+/** Where a sign-in mail's link leads: the sign-in page, with the attempt in the query and the token in the fragment. */
+export const MAIL_SIGN_IN_PAGE_PATH = "/sign-in?mail_sign_in=";
+
+/** What a sign-in mail carries (issue 37): the link's token and the code, each only when offered. */
+export interface MailSignInParts {
+  attempt: string;
+  token?: string;
+  code?: string;
+  /** The language of the page that asked. */
+  locale: Locale;
+  ttlSeconds: number;
+}
 
 export interface MailSettings {
   from: string;
@@ -48,6 +60,8 @@ export interface AccountMails {
     ttlSeconds: number,
     asked?: Locale,
   ): NewOutboxMessage;
+  /** A sign-in without a password (issue 37): a one-use link and/or a 6-digit code, in the asking page's language. */
+  mailSignIn(recipient: string, userId: string | null, parts: MailSignInParts): NewOutboxMessage;
   /** Tells the previous address that the account's e-mail changed (when, and from what where known). */
   emailChanged(
     previousEmail: string,
@@ -113,12 +127,12 @@ export function createAccountMails(settings: MailSettings, sealer: Sealer): Acco
   const domain = /@([^<>@\s]+)>?\s*$/.exec(settings.from)?.[1] ?? "localhost";
   const fallback: Locale = settings.defaultLocale ?? "en";
   /** The reader's saved language, else the request's, else DEFAULT_LOCALE: decided now, kept in the payload. */
-  const localeOf = (user: ReaderOf, asked: Locale | undefined): Locale =>
+  const localeOf = (user: Omit<ReaderOf, "id">, asked: Locale | undefined): Locale =>
     (isLocale(user.locale) ? user.locale : undefined) ?? asked ?? fallback;
   const message = (
     kind: MailKind,
     recipient: string,
-    user: ReaderOf,
+    user: Omit<ReaderOf, "id"> & { id: string | null },
     asked: Locale | undefined,
     payload: object,
   ): NewOutboxMessage => ({
@@ -154,6 +168,7 @@ export function createAccountMails(settings: MailSettings, sealer: Sealer): Acco
         linkAfter: 3,
       };
     }
+    if (kind === "mail_sign_in") return mailSignInContent(payload, t);
     const token = typeof payload.token === "string" ? sealer.open(payload.token) : undefined;
     if (token === undefined) return undefined;
     if (kind === "upstream_link") {
@@ -190,7 +205,51 @@ export function createAccountMails(settings: MailSettings, sealer: Sealer): Acco
     };
   }
 
+  /** The sign-in mail, in the language it was asked in; undefined when a sealed part no longer opens. */
+  function mailSignInContent(payload: Record<string, unknown>, t: Translator): Content | undefined {
+    const token = typeof payload.token === "string" ? sealer.open(payload.token) : undefined;
+    const code = typeof payload.code === "string" ? sealer.open(payload.code) : undefined;
+    if (token === undefined && code === undefined) return undefined;
+    const minutes = Math.round(Number(payload.ttl) / 60);
+    const attempt = encodeURIComponent(String(payload.attempt));
+    const both = token !== undefined && code !== undefined;
+    return {
+      subject: t.text(token === undefined ? "passwordless.mail.subjectCode" : "passwordless.mail.subject"),
+      paragraphs: [
+        t.text(token === undefined ? "passwordless.mail.introCode" : "passwordless.mail.introLink"),
+        ...(code === undefined
+          ? []
+          : [t.text(both ? "passwordless.mail.code" : "passwordless.mail.codeOnly", { code })]),
+        t.text(
+          both
+            ? "passwordless.mail.expiry"
+            : token === undefined
+              ? "passwordless.mail.expiryCode"
+              : "passwordless.mail.expiryLink",
+          { minutes },
+        ),
+        t.text("passwordless.mail.ignore"),
+      ],
+      ...(token === undefined
+        ? {}
+        : {
+            link: {
+              url: link(`${MAIL_SIGN_IN_PAGE_PATH}${attempt}`, token),
+              label: t.text("passwordless.mail.linkLabel"),
+            },
+          }),
+    };
+  }
+
   return {
+    mailSignIn: (recipient, userId, parts) =>
+      // In the language of the page that asked (the account may be unknown): kept as the payload's locale.
+      message("mail_sign_in", recipient, { id: userId }, parts.locale, {
+        attempt: parts.attempt,
+        ...(parts.token === undefined ? {} : { token: sealer.seal(parts.token) }),
+        ...(parts.code === undefined ? {} : { code: sealer.seal(parts.code) }),
+        ttl: parts.ttlSeconds,
+      }),
     passwordReset: (user, token, asked) =>
       message("password_reset", user.email, user, asked, { token: sealer.seal(token) }),
     verification: (user, email, token, change, asked) =>

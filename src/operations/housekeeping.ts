@@ -32,7 +32,9 @@ export function startHousekeeping(app: FastifyInstance, store: UserStore, clock:
           // Pushed authorization requests live a minute (issue 36); the same hour's margin.
           (await store.purgePushedRequests(codeCutoff, 1000)) +
           // Device authorizations (issue 36) live ten minutes by default; the same hour's margin.
-          (await store.purgeDeviceAuthorizations(codeCutoff, 1000)) >
+          (await store.purgeDeviceAuthorizations(codeCutoff, 1000)) +
+          // Sign-in mails' attempts (issue 37) live fifteen minutes; the same hour's margin.
+          (await store.purgeMailSignIns(codeCutoff, 1000)) >
         0
       ) {
         await new Promise((resolve) => setImmediate(resolve));

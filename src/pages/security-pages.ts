@@ -11,6 +11,7 @@ import type { DeviceCookie } from "../auth/devices.ts";
 import { LOCALE_NAMES, LOCALES } from "../i18n/locales.ts";
 import { escapeHtml, type Translator } from "../i18n/translate.ts";
 import { REVIEW_PAGE_PATH } from "../mail/notices.ts";
+import { mailSignInSection } from "../passwordless/page-section.ts";
 import { PAGES_CONTENT_SECURITY_POLICY, pageDocument, sendPage } from "./account-pages.ts";
 import { messagesBlock, pageTranslator, perLocale } from "./page-locale.ts";
 
@@ -99,6 +100,7 @@ const SIGN_IN_PAGE = perLocale((t) =>
       signInStatus(),
       signInPasswordForm(t),
       signInPasskeySection(t),
+      mailSignInSection(t),
       signInLinkMailSection(t),
       signInUpstreamSection(t),
       signInSecondFactorSection(t),

@@ -249,3 +249,4 @@ if (linkTicket) {
   signInWithTicket(upstreamTicket);
 }
 if (!upstreamTicket && !mailedLink) showProviders();
+import("./mail-sign-in.js").then((mail) => mail.start({ signedIn, askSecondFactor }));

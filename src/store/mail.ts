@@ -24,7 +24,7 @@ export const NOTICE_KINDS = [
 ] as const;
 export type NoticeKind = (typeof NOTICE_KINDS)[number];
 
-export type MailKind = "password_reset" | "email_verification" | "upstream_link" | NoticeKind;
+export type MailKind = "password_reset" | "email_verification" | "upstream_link" | "mail_sign_in" | NoticeKind;
 export type MailStatus = "pending" | "sent" | "failed";
 
 export interface NewOutboxMessage {

@@ -657,6 +657,26 @@ export const migrations: readonly Migration[] = [
   // Issue 37: a client's own colour on the sign-in and consent pages of its requests (#rrggbb; null: the
   // service's). Its logo is a row of brands (migration 160).
   migration(165, "clients' brand colour", (t) => `ALTER TABLE oauth_clients ADD COLUMN brand_color ${t.text};`),
+  // Issue 37, sign-in by mail without a password: one row per attempt, its link token, code and browser
+  // binding kept as hashes only, with its expiry, the wrong codes counted and the one use (used_at).
+  migration(
+    170,
+    "mail sign-in attempts",
+    (t) => `
+      CREATE TABLE mail_sign_ins (
+        id ${t.text} PRIMARY KEY,
+        email ${t.text} NOT NULL,
+        binding_hash ${t.text} NOT NULL,
+        token_hash ${t.text} NOT NULL,
+        code_hash ${t.text} NOT NULL,
+        wrong_codes ${t.integer} NOT NULL DEFAULT 0,
+        created_at ${t.time} NOT NULL,
+        expires_at ${t.time} NOT NULL,
+        used_at ${t.time}
+      )${t.strict};
+      CREATE INDEX mail_sign_ins_by_expiry ON mail_sign_ins (expires_at);
+    `,
+  ),
 ];
 
 /** The versions still to apply, in order. */

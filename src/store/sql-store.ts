@@ -8,7 +8,7 @@
 //   SQL, src/store/sql/<name>.ts (`<name>Verbs(shared)`, which answers those
 //   verbs). Users, sessions, second factors, recovery, mail, clients,
 //   upstream, webhooks, audit, back-channel logouts, device
-//   authorizations, brands (issue 37), and the service-wide admin reads (admin.ts).
+//   authorizations, brands and mail sign-ins (issue 37), and the service-wide admin reads (admin.ts).
 // - To add a verb: declare it in the aggregate's interface, and write it in
 //   the object its SQL factory returns. Nothing else changes: this file
 //   spreads every factory's verbs into the store, and UserStore extends every
@@ -34,6 +34,7 @@ import { brandVerbs } from "./sql/branding.ts";
 import { clientVerbs } from "./sql/clients.ts";
 import { deviceVerbs } from "./sql/device.ts";
 import { mailVerbs } from "./sql/mail.ts";
+import { mailSignInVerbs } from "./sql/mail-sign-ins.ts";
 import { pushedRequestVerbs } from "./sql/pushed-requests.ts";
 import { recoveryVerbs } from "./sql/recovery.ts";
 import { secondFactorVerbs } from "./sql/second-factors.ts";
@@ -62,6 +63,7 @@ export function sqlStore(db: Db, clock: () => number): UserStore {
     ...pushedRequestVerbs(s),
     ...deviceVerbs(s),
     ...brandVerbs(s),
+    ...mailSignInVerbs(s),
     // The database itself
     ping: () => db.one("SELECT 1").then(() => {}),
     close: () => db.close(),

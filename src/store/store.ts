@@ -20,6 +20,7 @@ import type { BrandVerbs } from "./branding.ts";
 import type { ClientVerbs } from "./clients.ts";
 import type { DeviceVerbs } from "./device.ts";
 import type { MailVerbs } from "./mail.ts";
+import type { MailSignInVerbs } from "./mail-sign-ins.ts";
 import type { PushedRequestVerbs } from "./pushed-requests.ts";
 import type { RecoveryVerbs } from "./recovery.ts";
 import type { SecondFactorVerbs } from "./second-factors.ts";
@@ -70,6 +71,7 @@ export type {
   OutboxMessage,
 } from "./mail.ts";
 export { NOTICE_KINDS } from "./mail.ts";
+export type { MailSignInRecord, MailSignInVerbs, NewMailSignIn } from "./mail-sign-ins.ts";
 export type { NewPushedRequest, PushedRequestRecord, PushedRequestUse, PushedRequestVerbs } from "./pushed-requests.ts";
 export type {
   AccountTokenPurpose,
@@ -144,7 +146,8 @@ export interface UserStore
     BackchannelLogoutVerbs,
     PushedRequestVerbs,
     DeviceVerbs,
-    BrandVerbs {
+    BrandVerbs,
+    MailSignInVerbs {
   /** Resolves when the database answers; throws StoreUnavailable otherwise (for /readyz). */
   ping(): Promise<void>;
   close(): Promise<void>;
