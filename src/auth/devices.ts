@@ -11,7 +11,7 @@
 // one stored. The token endpoint's answers are the same whether or not a
 // device is new (the notice is only queued, in the login's transaction); the
 // cookie is set by the sign-in page, never by the token endpoint.
-import { createHmac, hkdfSync, randomBytes, timingSafeEqual } from "node:crypto";
+import { createHmac, createSecretKey, hkdfSync, type KeyObject, randomBytes, timingSafeEqual } from "node:crypto";
 import type { NoticeClient, Notices } from "../mail/notices.ts";
 import type { DeviceSighting } from "../store/store.ts";
 import { parseUserAgent } from "./user-agent.ts";
@@ -56,9 +56,11 @@ export interface DeviceOptions {
   clock: () => number;
 }
 
+// Keys as KeyObjects, made once: Node 24's createHmac spends about 20 us checking a Buffer key on every
+// call (isKeyObject), several times what the MAC itself costs (docs/performance.md, issue 34).
 const keyFor = (secret: string, info: string) =>
-  Buffer.from(hkdfSync("sha256", secret, "user-token-service", info, 32));
-const mac = (key: Buffer, value: string) => createHmac("sha256", key).update(value).digest();
+  createSecretKey(Buffer.from(hkdfSync("sha256", secret, "user-token-service", info, 32)));
+const mac = (key: KeyObject, value: string) => createHmac("sha256", key).update(value).digest();
 
 /** The value of one cookie in a Cookie header (RFC 6265 section 5.4), if present. */
 function cookieValue(header: string | undefined, name: string): string | undefined {
@@ -73,12 +75,12 @@ function cookieValue(header: string | undefined, name: string): string | undefin
 /** `secure`: the cookie is marked Secure, for a service reached over HTTPS. */
 export function createDeviceCookie(signingMaterial: readonly string[], secure: boolean): DeviceCookie {
   const keys = signingMaterial.map((secret) => keyFor(secret, "device-cookie"));
-  const signature = (key: Buffer, id: string) => mac(key, id).subarray(0, 16);
+  const signature = (key: KeyObject, id: string) => mac(key, id).subarray(0, 16);
   const cookie: DeviceCookie = {
     issueFor(cookies) {
       if (cookie.idIn(cookies) !== undefined || keys.length === 0) return undefined;
       const id = randomBytes(16).toString("base64url");
-      const value = `${id}.${signature(keys[0] as Buffer, id).toString("base64url")}`;
+      const value = `${id}.${signature(keys[0] as KeyObject, id).toString("base64url")}`;
       return (
         `${DEVICE_COOKIE}=${value}; Path=${DEVICE_COOKIE_PATH}; Max-Age=${DEVICE_COOKIE_MAX_AGE_SECONDS}; ` +
         `HttpOnly; SameSite=Strict${secure ? "; Secure" : ""}`

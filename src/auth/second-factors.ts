@@ -19,7 +19,7 @@
 //   five minutes; a few wrong codes spend it.
 // Failed checks count against the user (rate-limits.ts) and answer 429 past
 // the limit.
-import { createHash, createHmac, hkdfSync, randomBytes } from "node:crypto";
+import { createHash, createHmac, createSecretKey, hkdfSync, randomBytes } from "node:crypto";
 import { Secret, TOTP } from "otpauth";
 import { HttpError } from "../errors.ts";
 import { createSealer } from "../mail/seal.ts";
@@ -164,8 +164,9 @@ export function createSecondFactors({
   clock,
 }: SecondFactorOptions): SecondFactorService {
   const sealer = createSealer(keys, SEAL_INFO);
+  // KeyObjects, made once: createHmac checks a Buffer key at about 20 us a call (issue 34).
   const hmacKey = (secret: string, info: string) =>
-    Buffer.from(hkdfSync("sha256", secret, "user-token-service", info, 32));
+    createSecretKey(Buffer.from(hkdfSync("sha256", secret, "user-token-service", info, 32)));
   // The first makes new hashes: MFA_ENCRYPTION_KEY's first key as ever, else the first signing secret or key.
   const hmacKeys = [
     ...keys.map((key) => hmacKey(key, RECOVERY_HASH_INFO)),

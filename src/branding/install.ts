@@ -7,12 +7,13 @@
 // service (services.brands, brand-book.ts), which the mails use too.
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { AUTHORIZE_PATH } from "../oidc/paths.ts";
+import { isPerLocalePage } from "../pages/page-locale.ts";
 import { SIGN_IN_PAGE_PATH } from "../pages/security-pages.ts";
 import type { Services } from "../platform/services.ts";
 import { type Brand, brandStylesheet, stylesheetVersion } from "./brand-book.ts";
 import { registerFrontDoor } from "./front-door.ts";
 import { logoExtension } from "./logo.ts";
-import { fillBrand, PAGE_BRAND, type PageBrandFiller } from "./page-parts.ts";
+import { brandedBytes, fillBrand, PAGE_BRAND, type PageBrandFiller } from "./page-parts.ts";
 import { brandingRoutes } from "./routes.ts";
 import { DEFAULT_BRAND_SETTINGS } from "./settings.ts";
 
@@ -47,12 +48,13 @@ export async function installBranding(app: FastifyInstance, { config, brands, st
 
   // Every page built by pageDocument carries the marks; sendPage (pages/account-pages.ts) has them
   // filled through this decoration, so that no other answer (GET /me above all) pays a hook for it.
+  const keptBytes = brandedBytes();
   const fillPage: PageBrandFiller = (request, page) => {
     const clientId = brandClientOf(request);
     const brand: Promise<Brand> = clientId === undefined ? brands.service() : brands.forClient(clientId);
     // A page still shows while the database cannot be read, in the brand of the settings.
     return brand.then(
-      (found) => fillBrand(page, found),
+      (found) => (isPerLocalePage(page) ? keptBytes(page, found) : fillBrand(page, found)),
       (error: Error) => {
         request.log.warn({ err: error }, "the brand could not be read; the page shows the settings' brand");
         return fillBrand(page, brands.fromSettings());

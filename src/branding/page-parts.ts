@@ -9,6 +9,7 @@
 // with the brand the request calls for, in the page's own language (its
 // `<html lang>`). A page sent without the branding capability keeps the
 // marks, which are HTML comments and show nothing.
+import { brotliCompressSync, gzipSync } from "node:zlib";
 import type { FastifyRequest } from "fastify";
 import { matchLocale } from "../i18n/locales.ts";
 import { escapeHtml, type Translator, translator } from "../i18n/translate.ts";
@@ -17,7 +18,7 @@ import type { Brand } from "./brand-book.ts";
 export const HEAD_MARK = "<!--brand:head-->";
 /** The app's decoration (set by install.ts) that fills a page's marks with the brand its request calls for. */
 export const PAGE_BRAND = "fillPageBrand";
-export type PageBrandFiller = (request: FastifyRequest, page: string) => Promise<string>;
+export type PageBrandFiller = (request: FastifyRequest, page: string) => Promise<string | PageBytes>;
 export const HEADER_MARK = "<!--brand:header-->";
 export const FOOTER_MARK = "<!--brand:footer-->";
 
@@ -65,11 +66,55 @@ export function footerOf(brand: Brand, t: Translator): string {
 
 const LANG = /^<!doctype html>\s*<html lang="([^"]+)"/i;
 
+/** What fills a page's three marks with `brand`, in the page's language. */
+function partsFor(page: string, brand: Brand): [head: string, header: string, footer: string] {
+  const locale = matchLocale(LANG.exec(page)?.[1] ?? "en") ?? "en";
+  return [headOf(brand), headerOf(brand), footerOf(brand, translator(locale))];
+}
+
+function filled(page: string, [head, header, footer]: readonly [string, string, string]): string {
+  return page
+    .replace(HEAD_MARK, () => head)
+    .replace(HEADER_MARK, () => header)
+    .replace(FOOTER_MARK, () => footer);
+}
+
 /** The page with its marks filled with `brand`, in the page's language. */
 export function fillBrand(page: string, brand: Brand): string {
-  const locale = matchLocale(LANG.exec(page)?.[1] ?? "en") ?? "en";
-  return page
-    .replace(HEAD_MARK, () => headOf(brand))
-    .replace(HEADER_MARK, () => headerOf(brand))
-    .replace(FOOTER_MARK, () => footerOf(brand, translator(locale)));
+  return filled(page, partsFor(page, brand));
+}
+
+/** A kept page's bytes as sent: as they are, and compressed once for the browsers that accept it. */
+export interface PageBytes {
+  readonly identity: Buffer;
+  readonly br: Buffer;
+  readonly gzip: Buffer;
+}
+
+/**
+ * The bytes of a page that is the same for every reader of a language (perLocale's), filled with `brand`:
+ * made once per brand and kept, with their Brotli and gzip forms, so that serving the sign-in page costs
+ * a lookup, not three replacements, the UTF-8 encoding and the socket writes of its ten-odd kilobytes
+ * (issue 37's benchmark: the page at no less than half GET /me's rate). At most a few brands per page are
+ * kept (a client's own, the service's): past that the page's are forgotten and made again.
+ */
+export function brandedBytes(): (page: string, brand: Brand) => PageBytes {
+  const byPage = new Map<string, Map<string, PageBytes>>();
+  return (page, brand) => {
+    const parts = partsFor(page, brand);
+    const key = parts.join("\u0000");
+    let byBrand = byPage.get(page);
+    if (byBrand === undefined) {
+      byBrand = new Map();
+      byPage.set(page, byBrand);
+    }
+    let bytes = byBrand.get(key);
+    if (bytes === undefined) {
+      if (byBrand.size >= 16) byBrand.clear();
+      const identity = Buffer.from(filled(page, parts));
+      bytes = { identity, br: brotliCompressSync(identity), gzip: gzipSync(identity, { level: 9 }) };
+      byBrand.set(key, bytes);
+    }
+    return bytes;
+  };
 }

@@ -6,7 +6,7 @@
 // (rotation), the first seals and all of them open.
 // The same sealer, under its own HKDF info and keys, seals TOTP secrets
 // (auth/second-factors.ts).
-import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from "node:crypto";
+import { createCipheriv, createDecipheriv, createSecretKey, hkdfSync, type KeyObject, randomBytes } from "node:crypto";
 
 export interface Sealer {
   seal(plain: string): string;
@@ -14,8 +14,10 @@ export interface Sealer {
   open(sealed: string): string | undefined;
 }
 
-function keyFor(secret: string, info: string): Buffer {
-  return Buffer.from(hkdfSync("sha256", secret, "user-token-service", info, 32));
+// A KeyObject, made once: Node 24's createCipheriv spends about 50 us checking a Buffer key on every
+// call (isKeyObject), several times the cipher's own work (docs/performance.md, issue 34).
+function keyFor(secret: string, info: string): KeyObject {
+  return createSecretKey(Buffer.from(hkdfSync("sha256", secret, "user-token-service", info, 32)));
 }
 
 /** `info` separates the uses of one secret (HKDF, RFC 5869 section 3.2): each gets its own key. */
@@ -24,7 +26,7 @@ export function createSealer(secrets: readonly string[], info = "mail-outbox-sea
   return {
     seal(plain) {
       const iv = randomBytes(12);
-      const cipher = createCipheriv("aes-256-gcm", keys[0] as Buffer, iv);
+      const cipher = createCipheriv("aes-256-gcm", keys[0] as KeyObject, iv);
       const body = Buffer.concat([cipher.update(plain, "utf8"), cipher.final()]);
       return Buffer.concat([iv, cipher.getAuthTag(), body]).toString("base64url");
     },

@@ -127,8 +127,30 @@ export function sendPage(
   const fill = (reply.server as unknown as Record<string, PageBrandFiller | undefined>)[PAGE_BRAND];
   if (fill === undefined || !body.includes(HEAD_MARK)) return reply.send(body);
   // The brand is the database's (cached): the page goes out once it is filled; the handler returns the reply.
-  fill(reply.request, body).then((page) => reply.send(page));
+  fill(reply.request, body).then((page) => {
+    if (typeof page === "string") return reply.send(page);
+    const encoding = acceptedEncoding(reply.request.headers["accept-encoding"]);
+    reply.header("vary", "accept-encoding");
+    if (encoding === "identity") return reply.send(page.identity);
+    return reply.header("content-encoding", encoding).send(page[encoding]);
+  });
   return reply;
+}
+
+/** The best of Brotli, gzip or none that an Accept-Encoding header allows (RFC 9110 section 12.5.3). */
+export function acceptedEncoding(header: string | string[] | undefined): "br" | "gzip" | "identity" {
+  if (typeof header !== "string" || header.length > 512) return "identity";
+  let gzip = false;
+  for (const part of header.split(",")) {
+    const [name = "", ...params] = part.split(";");
+    const coding = name.trim().toLowerCase();
+    if (coding !== "br" && coding !== "gzip") continue;
+    const q = params.map((param) => param.trim().toLowerCase()).find((param) => param.startsWith("q="));
+    if (q !== undefined && !(Number(q.slice(2)) > 0)) continue;
+    if (coding === "br") return "br";
+    gzip = true;
+  }
+  return gzip ? "gzip" : "identity";
 }
 
 export async function registerAccountPages(app: FastifyInstance): Promise<void> {

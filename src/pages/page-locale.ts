@@ -26,6 +26,14 @@ export function pageTranslator(request: FastifyRequest, uiLocales?: string | nul
   return translator(requestLocale(request, fallback, uiLocales ? { uiLocales } : {}));
 }
 
+/** Every page perLocale kept: the same for every reader of its language (branding keeps their bytes). */
+const perLocalePages = new Set<string>();
+
+/** Whether this page is one perLocale kept (the very string; a lookup, the string's hash is cached). */
+export function isPerLocalePage(page: string): boolean {
+  return perLocalePages.has(page);
+}
+
 /** A page rendered once per language, when first asked for, and kept. */
 export function perLocale(render: (t: Translator) => string): (t: Translator) => string {
   const rendered = new Map<Locale, string>();
@@ -34,6 +42,7 @@ export function perLocale(render: (t: Translator) => string): (t: Translator) =>
     if (page === undefined) {
       page = render(t);
       rendered.set(t.locale, page);
+      perLocalePages.add(page);
     }
     return page;
   };

@@ -21,7 +21,15 @@
 // link's proof does (auth/address-proof.ts, store.proveAddress); an unknown
 // address becomes an account (verified, no password) only while sign-up is
 // open. Every refusal is the same invalid_grant.
-import { createHash, createHmac, hkdfSync, randomBytes, randomInt, timingSafeEqual } from "node:crypto";
+import {
+  createHash,
+  createHmac,
+  createSecretKey,
+  hkdfSync,
+  randomBytes,
+  randomInt,
+  timingSafeEqual,
+} from "node:crypto";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { endedEvents, mailedLinkPlan } from "../auth/address-proof.ts";
 import type { RateLimits } from "../auth/rate-limits.ts";
@@ -82,8 +90,8 @@ export const invalidMailSignIn = () => new OAuthError(400, "invalid_grant", INVA
 export function createMailSignIn(options: MailSignInOptions) {
   const { store, mails, limits, audit, clock } = options;
   const delivery: Delivery[] = options.mode === "both" ? ["link", "code"] : [options.mode];
-  const codeKey = Buffer.from(
-    hkdfSync("sha256", options.signingMaterial[0] ?? "", "user-token-service", "mail-sign-in-code", 32),
+  const codeKey = createSecretKey(
+    Buffer.from(hkdfSync("sha256", options.signingMaterial[0] ?? "", "user-token-service", "mail-sign-in-code", 32)),
   );
   const codeHash = (attempt: string, code: string) =>
     createHmac("sha256", codeKey).update(`${attempt}:${code}`).digest("base64url");
