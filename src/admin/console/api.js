@@ -16,15 +16,18 @@ export class ApiError extends Error {
  * @param {{ accessToken(): string | undefined, refresh(): Promise<boolean> }} session
  */
 export function createApi(session) {
+  /** A JSON body, or a raw one (a Blob: a file sent as itself, with its own type). */
   async function send(method, path, body, accept = "application/json") {
     const headers = { accept };
     const token = session.accessToken();
     if (token) headers.authorization = `Bearer ${token}`;
-    if (body !== undefined) headers["content-type"] = "application/json";
+    const raw = body instanceof Blob;
+    if (raw) headers["content-type"] = body.type || "application/octet-stream";
+    else if (body !== undefined) headers["content-type"] = "application/json";
     return fetch(path, {
       method,
       headers,
-      body: body === undefined ? undefined : JSON.stringify(body),
+      body: body === undefined || raw ? body : JSON.stringify(body),
       cache: "no-store",
       credentials: "omit",
     });
@@ -33,7 +36,7 @@ export function createApi(session) {
   /**
    * @param {string} method
    * @param {string} path
-   * @param {unknown} [body]
+   * @param {unknown} [body] JSON, or a Blob sent as its raw bytes with its type
    */
   async function request(method, path, body) {
     let answer = await send(method, path, body);
@@ -82,6 +85,8 @@ export function createApi(session) {
     post: (path, body) => request("POST", path, body ?? {}),
     patch: (path, body) => request("PATCH", path, body),
     put: (path, body) => request("PUT", path, body),
+    /** A file (an image) as the raw body, with its type: the logo routes read the bytes themselves. */
+    upload: (path, file) => request("PUT", path, file),
     delete: (path) => request("DELETE", path),
   };
 }

@@ -3,6 +3,7 @@
 // an app's page (redirect URIs, secret rotation with a grace period, deletion)
 // and ready-to-paste snippets with this service's issuer filled in.
 import { query } from "./api.js";
+import { colourField, colourPreview } from "./colour.js";
 import { checkbox, confirmAction, emptyState, field, fill, h, secretOnce, statusLine, table, when } from "./ui.js";
 
 export const apps = { path: "apps", title: "Apps", nav: true, render };
@@ -245,6 +246,8 @@ async function appPage({ api, page }, id) {
     }
   });
 
+  const brandSection = await appBranding(api, path, client);
+
   const remove = h(
     "button",
     {
@@ -298,6 +301,7 @@ async function appPage({ api, page }, id) {
     client.token_endpoint_auth_method === "none"
       ? null
       : h("section", { "aria-labelledby": "secret-heading" }, h("h2", { id: "secret-heading" }, "Secret"), rotate),
+    brandSection,
     h(
       "section",
       { "aria-labelledby": "snippets-heading" },
@@ -306,6 +310,136 @@ async function appPage({ api, page }, id) {
     ),
     h("section", { "aria-labelledby": "danger-heading" }, h("h2", { id: "danger-heading" }, "Delete"), remove),
     h("p", {}, h("a", { href: "#/apps" }, "Back to apps")),
+  );
+}
+
+/**
+ * The app's own brand on the sign-in and consent pages of its requests (issue 37): its colour
+ * (`brand_color`, PATCH; null is the service's colour) and its logo (PUT/DELETE /clients/{id}/logo).
+ * The client's answer does not say whether it has a logo, so the section shows the logo it uploads.
+ */
+async function appBranding(api, path, client) {
+  const service = await api.get("/branding");
+  const status = statusLine();
+  const preview = colourPreview("app-brand-preview");
+  const colour = colourField(
+    "app-brand-color",
+    "brand_color",
+    "The colour of this app's sign-in and consent pages, as #RRGGBB; the same WCAG AA contrast check as the service's colour. Empty: the service's colour.",
+    (value) => preview.show(value ?? service.primary_color),
+  );
+  const error = h("p", { class: "error field-error", id: "app-brand-color-error", hidden: true });
+  colour.text.setAttribute("aria-describedby", "app-brand-color-hint app-brand-color-error");
+  colour.element.append(error, preview.element);
+  let current = client.brand_color ?? null;
+  colour.set(current);
+  preview.show(current ?? service.primary_color);
+
+  async function save(value) {
+    error.hidden = true;
+    colour.text.removeAttribute("aria-invalid");
+    try {
+      const saved = await api.patch(path, { brand_color: value });
+      current = saved.brand_color ?? null;
+      colour.set(current);
+      preview.show(current ?? service.primary_color);
+      status.say(current ? `Saved: its pages are in ${current}.` : "Its pages use the service's colour.");
+    } catch (failure) {
+      if (failure?.status === 422) {
+        error.textContent = failure.detail;
+        error.hidden = false;
+        colour.text.setAttribute("aria-invalid", "true");
+        status.fail({ detail: "Nothing was saved: the colour was refused." });
+        colour.text.focus();
+      } else status.fail(failure);
+    }
+  }
+
+  const colourForm = h(
+    "form",
+    { id: "app-brand-form", novalidate: true },
+    colour.element,
+    h(
+      "div",
+      { class: "actions" },
+      h("button", { type: "submit" }, "Save the colour"),
+      h(
+        "button",
+        { type: "button", class: "secondary", id: "app-brand-color-reset", onclick: () => save(null) },
+        "Use the service's colour",
+      ),
+    ),
+  );
+  colourForm.addEventListener("submit", (event) => {
+    event.preventDefault();
+    const typed = colour.value();
+    save(typed === "" ? null : typed.toLowerCase());
+  });
+
+  const logoNow = h("div", { id: "app-logo" });
+  const logoInput = h("input", { type: "file", accept: "image/png,image/jpeg,image/webp,image/gif" });
+  const logoForm = h(
+    "form",
+    { id: "app-logo-form" },
+    field(
+      "app-logo-file",
+      "Logo",
+      logoInput,
+      "Shown with its name on its sign-in and consent pages. PNG, JPEG, WebP or GIF, at most 256 KiB. Its logo_uri is never fetched.",
+    ),
+    h("button", { type: "submit" }, "Upload the logo"),
+  );
+  logoForm.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const file = logoInput.files?.[0];
+    if (!file) {
+      status.fail({ detail: "Choose an image file first." });
+      return;
+    }
+    try {
+      const uploaded = await api.upload(`${path}/logo`, file);
+      logoForm.reset();
+      fill(logoNow, h("img", { src: uploaded.logo_url, alt: `The logo of ${client.client_name}`, class: "logo-now" }));
+      status.say("The logo was uploaded: its pages show it now.");
+    } catch (failure) {
+      status.fail(failure);
+    }
+  });
+  const removeLogo = h(
+    "button",
+    {
+      type: "button",
+      class: "secondary",
+      id: "app-logo-remove",
+      async onclick() {
+        if (
+          !(await confirmAction(
+            `Remove the logo of ${client.client_name}? Its pages show the service's logo.`,
+            "Remove",
+          ))
+        )
+          return;
+        try {
+          await api.delete(`${path}/logo`);
+          fill(logoNow);
+          status.say("Its logo was removed (if it had one): its pages show the service's logo.");
+        } catch (failure) {
+          status.fail(failure);
+        }
+      },
+    },
+    "Remove its logo",
+  );
+
+  return h(
+    "section",
+    { "aria-labelledby": "app-brand-heading" },
+    h("h2", { id: "app-brand-heading" }, "Branding"),
+    colourForm,
+    logoNow,
+    logoForm,
+    removeLogo,
+    status.element,
   );
 }
 

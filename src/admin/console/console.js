@@ -6,6 +6,7 @@
 import { createApi } from "./api.js";
 import { apps } from "./apps.js";
 import { audit } from "./audit.js";
+import { branding } from "./branding.js";
 import { createSession } from "./oidc.js";
 import { overview } from "./overview.js";
 import { settings as settingsScreen } from "./settings.js";
@@ -14,7 +15,7 @@ import { users } from "./users.js";
 import { webhooks } from "./webhooks.js";
 
 /** The screens, in the navigation's order; the first is the default route (the overview, after sign-in). */
-const SCREENS = [overview, users, apps, webhooks, audit, settingsScreen];
+const SCREENS = [overview, users, apps, branding, webhooks, audit, settingsScreen];
 
 const settings = document.querySelector('meta[name="admin-console"]')?.dataset ?? {};
 const main = /** @type {HTMLElement} */ (document.getElementById("main"));
