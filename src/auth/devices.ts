@@ -11,8 +11,9 @@
 // one stored. The token endpoint's answers are the same whether or not a
 // device is new (the notice is only queued, in the login's transaction); the
 // cookie is set by the sign-in page, never by the token endpoint.
-import { createHmac, createSecretKey, hkdfSync, type KeyObject, randomBytes, timingSafeEqual } from "node:crypto";
+import { createHmac, createSecretKey, hkdfSync, type KeyObject, timingSafeEqual } from "node:crypto";
 import type { NoticeClient, Notices } from "../mail/notices.ts";
+import { randomBase64url } from "../random-pool.ts";
 import type { DeviceSighting } from "../store/store.ts";
 import { parseUserAgent } from "./user-agent.ts";
 
@@ -79,7 +80,8 @@ export function createDeviceCookie(signingMaterial: readonly string[], secure: b
   const cookie: DeviceCookie = {
     issueFor(cookies) {
       if (cookie.idIn(cookies) !== undefined || keys.length === 0) return undefined;
-      const id = randomBytes(16).toString("base64url");
+      // From the pool (random-pool.ts): a CSPRNG call per sign-in page would cost more than the page.
+      const id = randomBase64url(16);
       const value = `${id}.${signature(keys[0] as KeyObject, id).toString("base64url")}`;
       return (
         `${DEVICE_COOKIE}=${value}; Path=${DEVICE_COOKIE_PATH}; Max-Age=${DEVICE_COOKIE_MAX_AGE_SECONDS}; ` +

@@ -83,7 +83,23 @@ export function createBrandBook({
     return read;
   }
 
+  // One Brand per stored record (the same object while it is kept): kept pages find their bytes by it.
+  const effectiveOf = new WeakMap<BrandRecord, Brand>();
+  let fromSettingsOnly: Brand | undefined;
   function effective(stored: BrandRecord | undefined): Brand {
+    if (stored === undefined) {
+      fromSettingsOnly ??= effectiveFrom(undefined);
+      return fromSettingsOnly;
+    }
+    let brand = effectiveOf.get(stored);
+    if (brand === undefined) {
+      brand = effectiveFrom(stored);
+      effectiveOf.set(stored, brand);
+    }
+    return brand;
+  }
+
+  function effectiveFrom(stored: BrandRecord | undefined): Brand {
     const fields = { ...settings.defaults };
     const sources = {} as Brand["sources"];
     for (const field of BRAND_FIELDS) {

@@ -100,21 +100,36 @@ export interface PageBytes {
  */
 export function brandedBytes(): (page: string, brand: Brand) => PageBytes {
   const byPage = new Map<string, Map<string, PageBytes>>();
+  // The same Brand object (brand-book.ts keeps one per stored record) finds its bytes without the parts.
+  const byBrand = new WeakMap<Brand, Map<string, PageBytes>>();
   return (page, brand) => {
-    const parts = partsFor(page, brand);
-    const key = parts.join("\u0000");
-    let byBrand = byPage.get(page);
-    if (byBrand === undefined) {
-      byBrand = new Map();
-      byPage.set(page, byBrand);
+    const known = byBrand.get(brand)?.get(page);
+    if (known !== undefined) return known;
+    const bytes = bytesFor(page, brand);
+    let pages = byBrand.get(brand);
+    if (pages === undefined) {
+      pages = new Map();
+      byBrand.set(brand, pages);
     }
-    let bytes = byBrand.get(key);
-    if (bytes === undefined) {
-      if (byBrand.size >= 16) byBrand.clear();
-      const identity = Buffer.from(filled(page, parts));
-      bytes = { identity, br: brotliCompressSync(identity), gzip: gzipSync(identity, { level: 9 }) };
-      byBrand.set(key, bytes);
-    }
+    pages.set(page, bytes);
     return bytes;
   };
+
+  function bytesFor(page: string, brand: Brand): PageBytes {
+    const parts = partsFor(page, brand);
+    const key = parts.join("\u0000");
+    let byKey = byPage.get(page);
+    if (byKey === undefined) {
+      byKey = new Map();
+      byPage.set(page, byKey);
+    }
+    let bytes = byKey.get(key);
+    if (bytes === undefined) {
+      if (byKey.size >= 16) byKey.clear();
+      const identity = Buffer.from(filled(page, parts));
+      bytes = { identity, br: brotliCompressSync(identity), gzip: gzipSync(identity, { level: 9 }) };
+      byKey.set(key, bytes);
+    }
+    return bytes;
+  }
 }
