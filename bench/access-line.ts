@@ -24,7 +24,7 @@ import pino from "pino";
 import { BatchedLogDestination } from "../src/log-destination.ts";
 import { accessLogHook } from "../src/platform/access-log.ts";
 import { requestLoggerOnFirstUse } from "../src/platform/request-logger.ts";
-import { type Child, cpuTimes, ROOT, SERVICE, startChild } from "./processes.ts";
+import { type Child, cpuTimes, ROOT, SERVICE, sampleMemory, startChild } from "./processes.ts";
 
 const USER = {
   id: "0190e0c4-7d2a-7b3c-9f41-3a2b1c0d9e8f",
@@ -58,7 +58,8 @@ async function serve(kind: string): Promise<void> {
     const hook = accessLogHook(app);
     if (!hook) throw new Error("the access line is off");
     if (kind === "c") app.addHook("onResponse", hook);
-    else if (kind === "c-hook") app.addHook("onResponse", (_request: unknown, _reply: unknown, done: () => void) => done());
+    else if (kind === "c-hook")
+      app.addHook("onResponse", (_request: unknown, _reply: unknown, done: () => void) => done());
   } else throw new Error(`--server: unknown server '${kind}' (a, b, c, c-logger, c-hook)`);
   app.get("/me", async () => USER);
   app.get("/healthz", async () => ({ status: "ok" }));
@@ -86,11 +87,14 @@ interface Sample {
   rps: number;
   /** CPU time of the whole server process per request answered, in microseconds. */
   cpuUs: number;
+  /** The server's peak resident memory during the load, in MB. */
+  peakMb: number;
   errors: number;
 }
 
 async function measure(child: Child, seconds: number, connections: number, headers: Record<string, string>) {
   const pid = child.process.pid as number;
+  const memory = sampleMemory(pid);
   const before = cpuTimes(pid);
   const result = await autocannon({
     url: `${child.url}/me`,
@@ -103,6 +107,7 @@ async function measure(child: Child, seconds: number, connections: number, heade
   return {
     rps: result.requests.average,
     cpuUs: ((after.process - before.process) * 1000) / result.requests.total,
+    peakMb: memory.stop(),
     errors: result.errors + result.non2xx,
   } satisfies Sample;
 }
@@ -143,10 +148,11 @@ async function main(): Promise<void> {
   try {
     const chosen = argv.includes("--only") ? (argv[argv.indexOf("--only") + 1] ?? "").split(",") : undefined;
     const wanted = (name: string) => chosen === undefined || chosen.includes(name);
+    // The bare servers run with npm start's V8 options (the young generation's fixed size) too.
     for (const kind of ["a", "b", "c", "c-logger", "c-hook"]) {
       if (!wanted(kind) || (chosen === undefined && kind.startsWith("c-"))) continue;
       const child = await startChild(
-        [join(ROOT, "bench/access-line.ts"), "--server", kind],
+        [...SERVICE.filter((arg) => arg.startsWith("-")), join(ROOT, "bench/access-line.ts"), "--server", kind],
         { LOG_FILE: join(work, `${kind}.log`) },
         work,
         "/healthz",
@@ -168,14 +174,19 @@ async function main(): Promise<void> {
         const sample = await measure(server.child, seconds, connections, server.headers);
         if (sample.errors > 0) throw new Error(`${server.name}: ${sample.errors} errors`);
         samples.get(server.name)?.push(sample);
-        log(`round ${round + 1}/${rounds} ${server.name}: ${sample.cpuUs.toFixed(2)} us/request, ${sample.rps.toFixed(0)}/s`);
+        log(
+          `round ${round + 1}/${rounds} ${server.name}: ${sample.cpuUs.toFixed(2)} us/request, ${sample.rps.toFixed(0)}/s, ${sample.peakMb.toFixed(0)} MB`,
+        );
       }
     }
     const cpu = (name: string) => median((samples.get(name) ?? []).map((sample) => sample.cpuUs));
     const rps = (name: string) => median((samples.get(name) ?? []).map((sample) => sample.rps));
+    const peak = (name: string) => Math.max(...(samples.get(name) ?? []).map((sample) => sample.peakMb));
     /** A difference as the median of the rounds' own differences (each round's loads ran seconds apart). */
     const gap = (side: string, reference: string) =>
-      median((samples.get(side) ?? []).map((sample, i) => sample.cpuUs - (samples.get(reference)?.[i]?.cpuUs ?? 0)));
+      samples.has(side) && samples.has(reference)
+        ? median((samples.get(side) ?? []).map((sample, i) => sample.cpuUs - (samples.get(reference)?.[i]?.cpuUs ?? 0)))
+        : undefined;
     const labels: Record<string, string> = {
       a: "(a) bare Fastify, logging off",
       b: "(b) bare Fastify, request logging to pino's asynchronous destination",
@@ -190,16 +201,28 @@ async function main(): Promise<void> {
       seconds,
       connections,
       servers: Object.fromEntries(
-        servers.map((server) => [server.name, { cpuUs: cpu(server.name), rps: rps(server.name), samples: samples.get(server.name) }]),
+        servers.map((server) => [
+          server.name,
+          {
+            cpuUs: cpu(server.name),
+            rps: rps(server.name),
+            peakMb: peak(server.name),
+            samples: samples.get(server.name),
+          },
+        ]),
       ),
       rate,
-      pinoCostUs: samples.has("b") ? gap("b", "a") : undefined,
-      accessLineCostUs: samples.has("c") ? gap("c", "a") : undefined,
-      serviceInfoWarnGapUs: samples.has("d-info") ? gap("d-info", "d-warn") : undefined,
+      pinoCostUs: gap("b", "a"),
+      accessLineCostUs: gap("c", "a"),
+      serviceInfoWarnGapUs: gap("d-info", "d-warn"),
     };
-    process.stdout.write(`\n| server | CPU per request | req/s (server on one core) |\n|---|---|---|\n`);
+    process.stdout.write(
+      `\n| server | CPU per request (median) | req/s (server on one core) | peak RSS (highest) |\n|---|---|---|---|\n`,
+    );
     for (const server of servers)
-      process.stdout.write(`| ${labels[server.name]} | ${cpu(server.name).toFixed(2)} us | ${rps(server.name).toFixed(0)} |\n`);
+      process.stdout.write(
+        `| ${labels[server.name]} | ${cpu(server.name).toFixed(2)} us | ${rps(server.name).toFixed(0)} | ${peak(server.name).toFixed(0)} MB |\n`,
+      );
     process.stdout.write(
       `\npino's asynchronous destination, (b) - (a): ${result.pinoCostUs?.toFixed(2)} us\n` +
         `the service's access line, (c) - (a): ${result.accessLineCostUs?.toFixed(2)} us\n` +

@@ -4,8 +4,8 @@
 import assert from "node:assert/strict";
 import { Writable } from "node:stream";
 import { describe, test } from "node:test";
-import { buildApp } from "../src/app.ts";
 import Fastify from "fastify";
+import { buildApp } from "../src/app.ts";
 import { accessLogHook, milliseconds } from "../src/platform/access-log.ts";
 import { openTestStore, testConfig } from "./helpers.ts";
 
@@ -96,7 +96,17 @@ describe("the access line", () => {
         ["r6", { method: "GET", url: "/no", remoteAddress: "10.0.0.9" }],
       ],
     );
-    assert.deepEqual(Object.keys(lines[4]), ["level", "time", "pid", "hostname", "reqId", "req", "res", "responseTime", "msg"]);
+    assert.deepEqual(Object.keys(lines[4]), [
+      "level",
+      "time",
+      "pid",
+      "hostname",
+      "reqId",
+      "req",
+      "res",
+      "responseTime",
+      "msg",
+    ]);
     assert.deepEqual(lines[4].res, { statusCode: 200 });
     assert.equal(lines[4].responseTime, 1.5);
   });
