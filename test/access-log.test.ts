@@ -4,8 +4,9 @@
 import assert from "node:assert/strict";
 import { Writable } from "node:stream";
 import { describe, test } from "node:test";
+import Fastify from "fastify";
 import { buildApp } from "../src/app.ts";
-import { milliseconds } from "../src/platform/access-log.ts";
+import { accessLogHook, milliseconds } from "../src/platform/access-log.ts";
 import { openTestStore, testConfig } from "./helpers.ts";
 
 describe("the access line", () => {
@@ -63,5 +64,50 @@ describe("the access line", () => {
     assert.match(second.reqId, /^[0-9a-f-]{36}$/);
     assert.equal(second.req.remoteAddress, '10.0.0.1"\n');
     assert.deepEqual(second.res, { statusCode: 200 });
+  });
+  test("each line carries its own path and address when they change from line to line; a vanished address is left out", () => {
+    const written: string[] = [];
+    const app = Fastify({ logger: { level: "info", stream: { write: (line: string) => written.push(line) } } });
+    const hook = accessLogHook(app);
+    assert.ok(hook);
+    const requests = [
+      { url: "/me", ip: "10.0.0.1" },
+      { url: "/me", ip: "10.0.0.1" },
+      { url: "/me?code=x", ip: "10.0.0.1" },
+      { url: "/me?code=x", ip: "10.0.0.2" },
+      { url: "/me", ip: undefined },
+      { url: "/me", ip: "10.0.0.1" },
+      { url: "/no", ip: "10.0.0.9" },
+    ];
+    for (const [i, { url, ip }] of requests.entries()) {
+      const request = { id: `r${i}`, method: "GET", url, ip };
+      hook(request as never, { statusCode: 200, elapsedTime: 1.5 } as never, () => {});
+    }
+    const lines = written.map((line) => JSON.parse(line));
+    assert.deepEqual(
+      lines.map((line) => [line.reqId, line.req]),
+      [
+        ["r0", { method: "GET", url: "/me", remoteAddress: "10.0.0.1" }],
+        ["r1", { method: "GET", url: "/me", remoteAddress: "10.0.0.1" }],
+        ["r2", { method: "GET", url: "/me?code=%5Bredacted%5D", remoteAddress: "10.0.0.1" }],
+        ["r3", { method: "GET", url: "/me?code=%5Bredacted%5D", remoteAddress: "10.0.0.2" }],
+        ["r4", { method: "GET", url: "/me" }],
+        ["r5", { method: "GET", url: "/me", remoteAddress: "10.0.0.1" }],
+        ["r6", { method: "GET", url: "/no", remoteAddress: "10.0.0.9" }],
+      ],
+    );
+    assert.deepEqual(Object.keys(lines[4]), [
+      "level",
+      "time",
+      "pid",
+      "hostname",
+      "reqId",
+      "req",
+      "res",
+      "responseTime",
+      "msg",
+    ]);
+    assert.deepEqual(lines[4].res, { statusCode: 200 });
+    assert.equal(lines[4].responseTime, 1.5);
   });
 });

@@ -50,17 +50,34 @@ export function accessLogHook(app: FastifyInstance): AccessLogHook | undefined {
   // Many lines share a millisecond; its digits are written once (a 13-digit number is no small integer to V8).
   let lastTime = 0;
   let lastTimeText = "0";
+  // Consecutive lines mostly share their path and address (a client's keep-alive connection, a probe): each is
+  // censored and escaped again only when it differs from the previous line's (a compare, against ~200 ns).
+  let lastUrl = "";
+  let lastUrlJson = '""';
+  let lastIp: string | undefined = "";
+  let lastAddress = `,"remoteAddress":""`;
   return function accessLog(request, reply, done) {
     const time = Date.now();
     if (time !== lastTime) {
       lastTime = time;
       lastTimeText = String(time);
     }
+    const url = request.url;
+    if (url !== lastUrl) {
+      lastUrl = url;
+      lastUrlJson = JSON.stringify(loggedUrl(url));
+    }
+    // (undefined when the client's socket closed before its address was read: the field is left out, as pino does)
+    const ip = request.ip as string | undefined;
+    if (ip !== lastIp) {
+      lastIp = ip;
+      lastAddress = ip === undefined ? "" : `,"remoteAddress":${JSON.stringify(ip)}`;
+    }
     // The request id (a UUID, or the caller's after SANE_REQUEST_ID in instance.ts) and a standard method
     // hold nothing JSON must escape; the path and the address may.
     const method = PLAIN_METHODS.has(request.method) ? request.method : JSON.stringify(request.method).slice(1, -1);
     stream.write(
-      `${prefix}${lastTimeText}${bindings}${request.id}","req":{"method":"${method}","url":${JSON.stringify(loggedUrl(request.url))},"remoteAddress":${JSON.stringify(request.ip)}},"res":{"statusCode":${reply.statusCode}},"responseTime":${milliseconds(reply.elapsedTime)},"msg":"request completed"}\n`,
+      `${prefix}${lastTimeText}${bindings}${request.id}","req":{"method":"${method}","url":${lastUrlJson}${lastAddress}},"res":{"statusCode":${reply.statusCode}},"responseTime":${milliseconds(reply.elapsedTime)},"msg":"request completed"}\n`,
     );
     done();
   };
