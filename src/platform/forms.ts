@@ -39,7 +39,10 @@ export function parseForm(body: string): Record<string, string> {
   const add = (name: string, value: string) => {
     if (fields[name] !== undefined || empty?.has(name)) throw repeated(name);
     if (value !== "") fields[name] = value;
-    else (empty ??= new Set()).add(name);
+    else {
+      empty ??= new Set();
+      empty.add(name);
+    }
   };
   if (body.indexOf("%") >= 0 || body.indexOf("+") >= 0) {
     for (const [name, value] of new URLSearchParams(body)) add(name, value);
