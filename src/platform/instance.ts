@@ -8,7 +8,7 @@
 import { isUtf8 } from "node:buffer";
 import { randomUUID } from "node:crypto";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
-import Fastify, { type FastifyRequest, LogController } from "fastify";
+import Fastify, { type FastifyInstance, type FastifyRequest, LogController } from "fastify";
 import type { DestinationStream } from "pino";
 import type { Config } from "../config.ts";
 import { HttpError, MALFORMED_JSON, withoutStackTraces } from "../errors.ts";
@@ -57,7 +57,7 @@ function proxyTrust(setting: Config["trustProxy"]): boolean | string[] | ((addre
 /** An incoming X-Request-Id is kept only when it is short and plain, so it cannot forge log content. */
 const SANE_REQUEST_ID = /^[\w.:-]{1,128}$/;
 
-function requestId(request: { headers: Record<string, string | string[] | undefined> }): string {
+export function requestId(request: { headers: Record<string, string | string[] | undefined> }): string {
   const incoming = request.headers["x-request-id"];
   return typeof incoming === "string" && SANE_REQUEST_ID.test(incoming) ? incoming : randomUUID();
 }
@@ -125,6 +125,15 @@ export function createInstance(config: Config, { metrics, logStream }: InstanceO
   app.decorateRequest("actionOutcome", null);
   app.setErrorHandler(handleError);
   app.setNotFoundHandler(handleNotFound);
+  acceptJsonBodies(app);
+  return app;
+}
+
+/**
+ * The service's JSON parser, in place of Fastify's (and no text/plain one): UTF-8 only, and an empty
+ * body is no body.
+ */
+export function acceptJsonBodies(app: FastifyInstance): void {
   // JSON is the only body type outside the token endpoint; text/plain would otherwise parse.
   app.removeContentTypeParser("text/plain");
   // An empty JSON body (Content-Length: 0) is no body, as a request without one is (see commonHeaders):
@@ -148,5 +157,4 @@ export function createInstance(config: Config, { metrics, logStream }: InstanceO
       done(...parsed);
     }
   });
-  return app;
 }
