@@ -127,13 +127,16 @@ export function sendPage(
   const fill = (reply.server as unknown as Record<string, PageBrandFiller | undefined>)[PAGE_BRAND];
   if (fill === undefined || !body.includes(HEAD_MARK)) return reply.send(body);
   // The brand is the database's (cached): the page goes out once it is filled; the handler returns the reply.
-  fill(reply.request, body).then((page) => {
-    if (typeof page === "string") return reply.send(page);
-    const encoding = acceptedEncoding(reply.request.headers["accept-encoding"]);
-    reply.header("vary", "accept-encoding");
-    if (encoding === "identity") return reply.send(page.identity);
-    return reply.header("content-encoding", encoding).send(page[encoding]);
-  });
+  fill(reply.request, body).then(
+    (page) => {
+      if (typeof page === "string") return reply.send(page);
+      const encoding = acceptedEncoding(reply.request.headers["accept-encoding"]);
+      reply.header("vary", "accept-encoding");
+      if (encoding === "identity") return reply.send(page.identity);
+      return reply.header("content-encoding", encoding).send(page[encoding]);
+    },
+    (error: Error) => reply.send(error),
+  ); // never a hanging request: the error handler answers
   return reply;
 }
 
