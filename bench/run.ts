@@ -1,4 +1,4 @@
-// npm run bench [-- --quick] [-- --postgres URL] [-- --only clients|memory|dpop|device|console|pages]
+// npm run bench [-- --quick] [-- --postgres URL] [-- --only clients|codes|memory|dpop|device|console|pages]
 //
 // Measures the service against ceilings taken in the same run, on this
 // machine, over loopback: a bare Fastify server for GET /me, bare Argon2id
@@ -17,7 +17,8 @@
 // --only console only the admin console's first screen and GET /me with the
 // console on and off (bench/console.ts), --only pages the sign-in page against
 // GET /me (issue 37), --only clients the OAuth client endpoints with their
-// floors and the peer (group 8), --only memory the fresh pairs' peak RSS under
+// floors and the peer (group 8), --only codes the full code exchanges with
+// the peer (group 9), --only memory the fresh pairs' peak RSS under
 // GET /me (group 4); each writes bench/results/<group>.json.
 import { spawn } from "node:child_process";
 import { createHash, generateKeyPairSync, randomBytes } from "node:crypto";
@@ -32,6 +33,7 @@ import { createPasswordHasher } from "../src/auth/passwords.ts";
 import { firstScreens } from "./console.ts";
 import { measureDevicePolls } from "./device-poll.ts";
 import { measureDpopMe } from "./dpop.ts";
+import { peerBrowserSession } from "./peer-browser-sessions.ts";
 import {
   type Child,
   cpuTimes,
@@ -51,7 +53,7 @@ const argv = process.argv.slice(2);
 const quick = argv.includes("--quick");
 const postgresUrl = argv.includes("--postgres") ? argv[argv.indexOf("--postgres") + 1] : undefined;
 const only = argv.includes("--only") ? argv[argv.indexOf("--only") + 1] : undefined;
-const GROUPS = ["clients", "memory", "dpop", "device", "console", "pages"];
+const GROUPS = ["clients", "codes", "memory", "dpop", "device", "console", "pages"];
 if (only !== undefined && !GROUPS.includes(only))
   throw new Error(`--only: unknown group '${only}' (${GROUPS.join(", ")})`);
 const plan = quick
@@ -216,6 +218,8 @@ const CODE_PKCE = (() => {
 
 interface CodeService {
   url: string;
+  /** Where the authorization requests and the token requests go. */
+  paths: { authorize: string; token: string };
   client: { id: string; secret: string };
   /** Opens browser sessions for `count` users new to this round: their cookies (name=value). */
   browserSessions(round: number, count: number): Promise<string[]>;
@@ -262,6 +266,7 @@ async function startCodeService(databaseUrl: string): Promise<CodeService> {
   }
   return {
     url: child.url,
+    paths: { authorize: "/oauth/authorize", token: "/auth/token" },
     client,
     async browserSessions(round, count) {
       const prefix = `code${round}-`;
@@ -278,9 +283,44 @@ async function startCodeService(databaseUrl: string): Promise<CodeService> {
   };
 }
 
-/** One load of code exchanges: each connection asks for a code, then redeems it, and again. */
-async function codeExchanges({ url, client }: CodeService, cookies: readonly string[]): Promise<Exchanges> {
-  const authorize = `/oauth/authorize?${new URLSearchParams({
+/** The same first-party app at the peer (bench/peer-oidc-provider.ts), with browser sessions of its own. */
+async function startPeerCodeService(client: { id: string; secret: string }): Promise<CodeService> {
+  const child = await startChild(
+    "bench/peer-oidc-provider.ts",
+    {
+      BENCH_CODE_CLIENT_ID: client.id,
+      BENCH_CODE_CLIENT_SECRET: client.secret,
+      BENCH_CODE_REDIRECT_URI: CODE_REDIRECT,
+      NODE_ENV: "production",
+    },
+    work,
+    "/.well-known/openid-configuration",
+  );
+  children.push(child);
+  const paths = { authorize: "/auth", token: "/token" };
+  return {
+    url: child.url,
+    paths,
+    client,
+    async browserSessions(round, count) {
+      const cookies: string[] = [];
+      for (let i = 0; i < count; i += 4) {
+        const batch = Array.from({ length: Math.min(4, count - i) }, (_, j) => `peer${round}-${i + j}@example.com`);
+        cookies.push(
+          ...(await Promise.all(
+            batch.map((email) => peerBrowserSession(child.url, authorizePath(paths, client), email)),
+          )),
+        );
+      }
+      return cookies;
+    },
+    stop: child.stop,
+  };
+}
+
+/** The app's authorization request (with PKCE), path and query. */
+function authorizePath(paths: CodeService["paths"], client: { id: string }): string {
+  return `${paths.authorize}?${new URLSearchParams({
     response_type: "code",
     client_id: client.id,
     redirect_uri: CODE_REDIRECT,
@@ -289,6 +329,21 @@ async function codeExchanges({ url, client }: CodeService, cookies: readonly str
     code_challenge_method: "S256",
     state: "bench",
   })}`;
+}
+
+/** Whether a body is a code exchange's token answer: an access token and an ID token. */
+function hasTokens(body: string): boolean {
+  try {
+    const answer = JSON.parse(body) as { access_token?: unknown; id_token?: unknown };
+    return typeof answer.access_token === "string" && typeof answer.id_token === "string";
+  } catch {
+    return false;
+  }
+}
+
+/** One load of code exchanges: each connection asks for a code, then redeems it, and again. */
+async function codeExchanges({ url, paths, client }: CodeService, cookies: readonly string[]): Promise<Exchanges> {
+  const authorize = authorizePath(paths, client);
   const basic = `Basic ${Buffer.from(`${client.id}:${client.secret}`).toString("base64")}`;
   let exchanges = 0;
   let failures = 0;
@@ -310,14 +365,20 @@ async function codeExchanges({ url, client }: CodeService, cookies: readonly str
               return { ...request, headers: { ...request.headers, cookie: context.cookie } };
             },
             onResponse: (status, _body, context: Context, headers) => {
-              const location = status === 303 ? (headers as Record<string, string>).location : undefined;
+              // Header names as the server wrote them (oidc-provider writes Location).
+              const location =
+                status === 303
+                  ? Object.entries(headers as Record<string, string>).find(
+                      ([name]) => name.toLowerCase() === "location",
+                    )?.[1]
+                  : undefined;
               context.code = location ? new URL(location, url).searchParams.get("code") : null;
               if (!context.code) failures += 1;
             },
           },
           {
             method: "POST",
-            path: "/auth/token",
+            path: paths.token,
             headers: { ...formHeaders, authorization: basic },
             setupRequest: (request, context: Context) => ({
               ...request,
@@ -328,8 +389,8 @@ async function codeExchanges({ url, client }: CodeService, cookies: readonly str
                 code_verifier: CODE_PKCE.verifier,
               }).toString(),
             }),
-            onResponse: (status) => {
-              if (status === 200) exchanges += 1;
+            onResponse: (status, body) => {
+              if (status === 200 && hasTokens(body)) exchanges += 1;
               else failures += 1;
             },
           },
@@ -401,6 +462,11 @@ async function main(): Promise<void> {
         await measureClients(service, baseline, join(work, "small.db"));
       },
       memory: measureMemory,
+      codes: async (databaseUrl) => {
+        const baseline = await startChild("bench/baseline.ts", {}, work, "/me");
+        children.push(baseline);
+        await measureCodeExchanges(databaseUrl, baseline);
+      },
       dpop: measureDpop,
       device: measureDevice,
       console: measureConsole,
@@ -511,37 +577,7 @@ async function main(): Promise<void> {
 
   await measureClients(service, baseline, join(work, "small.db"));
 
-  // 9: full code exchanges (issue 24): a confidential first-party app's authorization request with a
-  // live browser session (GET /oauth/authorize with PKCE, answered 303 with a code), then its token
-  // request (authorization_code: client authentication, the code redeemed once, the verifier checked,
-  // an access token and an RS256 ID token signed). Each connection runs the two in turn. An instance
-  // of its own with an ID-token key (OpenID Connect is off without one), against bare Fastify's
-  // GET /me in the same rounds, alternating (each round's browser sessions are opened before its
-  // load, outside the timed part). Reported; no target was set.
-  const codeService = await startCodeService(smallDb);
-  const exchanges: Exchanges[] = [];
-  const exchangeBase: Load[] = [];
-  for (let round = 0; round < plan.rounds; round++) {
-    log(`code exchange round ${round + 1}/${plan.rounds}`);
-    const order = [
-      async () =>
-        exchanges.push(await codeExchanges(codeService, await codeService.browserSessions(round, CODE_USERS))),
-      async () => exchangeBase.push(await load(`${baseline.url}/me`, { connections: 64 })),
-    ];
-    for (const run of round % 2 === 0 ? order : order.reverse()) await run();
-  }
-  await codeService.stop();
-  const exchangeRates = exchanges.map((run) => run.rps);
-  const exchangeRatio = pairedRatio(exchangeRates, rates(exchangeBase));
-  record.codeExchanges = { runs: exchanges, baseline: exchangeBase };
-  rows.push({
-    figure: "9. full code exchanges/s (authorize with a browser session, then the token request), 64 connections",
-    value: median(exchangeRates).toFixed(0),
-    reference: `${median(rates(exchangeBase)).toFixed(0)} (bare Fastify GET /me)`,
-    ratio: pct(exchangeRatio),
-    target: "(reported)",
-    holds: exchanges.every((run) => run.failures === 0),
-  });
+  await measureCodeExchanges(smallDb, baseline);
 
   // 2: POST /auth/token against bare Argon2id verifies with the same parallelism, alternating.
   // CPU time per login as well: what the service spends beyond the hash does not drift with the
@@ -800,6 +836,64 @@ async function main(): Promise<void> {
 }
 
 /**
+ * 9: full code exchanges (issue 24): a confidential first-party app's authorization request with a
+ * live browser session (GET /oauth/authorize with PKCE, answered 303 with a code), then its token
+ * request (authorization_code: client authentication, the code redeemed once, the verifier checked,
+ * an access token and an RS256 ID token signed). Each connection runs the two in turn. An instance
+ * of its own with an ID-token key (OpenID Connect is off without one), against bare Fastify's
+ * GET /me and against the peer (oidc-provider, the same app registered with the same id and secret,
+ * GET /auth then POST /token, its sessions opened through its sign-in and consent pages) in the same
+ * rounds, alternating (each round's browser sessions are opened before its load, outside the timed
+ * part). Every token answer must hold an access token and an ID token. Reported; no target was set.
+ */
+async function measureCodeExchanges(databaseUrl: string, baseline: Child): Promise<void> {
+  const codeService = await startCodeService(databaseUrl);
+  const peer = await startPeerCodeService(codeService.client);
+  const exchanges: Exchanges[] = [];
+  const peerExchanges: Exchanges[] = [];
+  const exchangeBase: Load[] = [];
+  // A warm-up of the peer, cold here where the service has answered sign-ins.
+  await codeExchanges(peer, await peer.browserSessions(-1, 4));
+  for (let round = 0; round < plan.rounds; round++) {
+    log(`code exchange round ${round + 1}/${plan.rounds}`);
+    const order = [
+      async () =>
+        exchanges.push(await codeExchanges(codeService, await codeService.browserSessions(round, CODE_USERS))),
+      async () => peerExchanges.push(await codeExchanges(peer, await peer.browserSessions(round, CODE_USERS))),
+      async () => exchangeBase.push(await load(`${baseline.url}/me`, { connections: 64 })),
+    ];
+    for (const run of round % 2 === 0 ? order : order.reverse()) await run();
+  }
+  await codeService.stop();
+  await peer.stop();
+  const exchangeRates = exchanges.map((run) => run.rps);
+  const peerRates = peerExchanges.map((run) => run.rps);
+  const exchangeRatio = pairedRatio(exchangeRates, rates(exchangeBase));
+  const peerRatio = pairedRatio(exchangeRates, peerRates);
+  record.codeExchanges = {
+    runs: exchanges,
+    baseline: exchangeBase,
+    peer: { name: "oidc-provider", version: peerVersion(), runs: peerExchanges, serviceRatio: peerRatio },
+  };
+  rows.push({
+    figure: "9. full code exchanges/s (authorize with a browser session, then the token request), 64 connections",
+    value: median(exchangeRates).toFixed(0),
+    reference: `${median(rates(exchangeBase)).toFixed(0)} (bare Fastify GET /me)`,
+    ratio: pct(exchangeRatio),
+    target: "(reported)",
+    holds: exchanges.every((run) => run.failures === 0),
+  });
+  rows.push({
+    figure: `9. the service's full code exchanges/s against oidc-provider ${peerVersion()}'s, 64 connections`,
+    value: median(exchangeRates).toFixed(0),
+    reference: `${median(peerRates).toFixed(0)} (oidc-provider, same exchanges; ${peerExchanges.reduce((sum, run) => sum + run.failures, 0)} failures)`,
+    ratio: `${peerRatio.toFixed(2)}x`,
+    target: "(reported)",
+    holds: [...exchanges, ...peerExchanges].every((run) => run.failures === 0),
+  });
+}
+
+/**
  * 4a (issue 34): peak RSS under the GET /me load in `plan.memoryPairs` pairs of fresh processes, the
  * bare server and the service as shipped, one after the other (the first of a pair alternating), each
  * sampled from its start through a warm-up and one load of group 1's shape. The target holds for each
@@ -951,27 +1045,27 @@ async function measureClients(service: Child, baseline: Child, databasePath: str
     peerIntrospections,
     clientBase,
   ];
+  const options = ({ body, check }: ClientLoad, seconds = plan.seconds) =>
+    body === undefined
+      ? { connections: 64, seconds }
+      : {
+          connections: 64,
+          seconds,
+          method: "POST" as const,
+          body,
+          headers: { ...formHeaders, ...clientAuth },
+          ...(check ? { check } : {}),
+        };
+  // Warm-ups: the bare servers and the peer start cold here, and the service is warm from group 1.
+  for (const side of clientLoads) await load(side.url, options(side, 1));
   for (let round = 0; round < plan.rounds; round++) {
     log(`OAuth clients round ${round + 1}/${plan.rounds}`);
-    for (const { runs, cpuMs, server, url, body, check } of round % 2 === 0
-      ? clientLoads
-      : [...clientLoads].reverse()) {
-      const pid = server.process.pid as number;
+    for (const side of round % 2 === 0 ? clientLoads : [...clientLoads].reverse()) {
+      const pid = side.server.process.pid as number;
       const before = cpuTimes(pid).process;
-      const run = await load(
-        url,
-        body === undefined
-          ? { connections: 64 }
-          : {
-              connections: 64,
-              method: "POST",
-              body,
-              headers: { ...formHeaders, ...clientAuth },
-              ...(check ? { check } : {}),
-            },
-      );
-      cpuMs.push((cpuTimes(pid).process - before) / run.served);
-      runs.push(run);
+      const run = await load(side.url, options(side));
+      side.cpuMs.push((cpuTimes(pid).process - before) / run.served);
+      side.runs.push(run);
     }
   }
   await bareClients.stop();
