@@ -3,9 +3,10 @@
 // BENCH_CLIENT_SECRET, client_secret_basic) as the service's bench client has, and, when
 // BENCH_CODE_CLIENT_ID and BENCH_CODE_CLIENT_SECRET are set, the service's first-party code client
 // (BENCH_CODE_REDIRECT_URI); an RS256 signing key and cookie keys of its own rather than the
-// development ones, NODE_ENV=production (set by the runner), and its defaults otherwise: opaque access
-// tokens in its default in-memory adapter, its own routes (POST /token, POST /token/introspection,
-// GET /auth). Listens on PORT; ready once its discovery document answers.
+// development ones, NODE_ENV=production (set by the runner), the settings it asks a deployment to
+// choose (token lifetimes, who may introspect, the account lookup), and its defaults otherwise: opaque
+// access tokens in its default in-memory adapter, its own routes (POST /token, POST
+// /token/introspection, GET /auth). Listens on PORT; ready once its discovery document answers.
 //
 // Its sign-in and consent pages are the deployment's to write; this one's (/interaction/<uid>) sign the
 // browser in as the authorization request's login_hint and grant the client what it asked, at once:
