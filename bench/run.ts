@@ -1000,12 +1000,11 @@ async function measureClients(service: Child, baseline: Child, databasePath: str
     "/.well-known/openid-configuration",
   );
   children.push(peer);
-  const bareIntrospectBody = introspectBody;
   await issue(`${bareClients.url}/token`);
   const peerIntrospectBody = new URLSearchParams({ token: await issue(`${peer.url}/token`) }).toString();
   for (const [url, body] of [
     [`${service.url}/auth/introspect`, introspectBody],
-    [`${bareClients.url}/introspect`, bareIntrospectBody],
+    [`${bareClients.url}/introspect`, introspectBody],
     [`${peer.url}/token/introspection`, peerIntrospectBody],
   ] as const) {
     const answer = await fetch(url, { method: "POST", headers: { ...formHeaders, ...clientAuth }, body });
@@ -1033,7 +1032,8 @@ async function measureClients(service: Child, baseline: Child, databasePath: str
   const bareGrants = side(bareClients, "/token", grantBody, isTokenAnswer);
   const peerGrants = side(peer, "/token", grantBody, isTokenAnswer);
   const introspections = side(service, "/auth/introspect", introspectBody, isIntrospection);
-  const bareIntrospections = side(bareClients, "/introspect", bareIntrospectBody, isIntrospection);
+  // The floor decodes the service's token: its claims name the same client.
+  const bareIntrospections = side(bareClients, "/introspect", introspectBody, isIntrospection);
   const peerIntrospections = side(peer, "/token/introspection", peerIntrospectBody, isIntrospection);
   const clientBase = side(baseline, "/me");
   const clientLoads = [
