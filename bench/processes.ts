@@ -1,10 +1,12 @@
 // Child processes for the benchmark: the real service (exactly as npm start runs it) and
 // the bare baseline, each started with the project's Node and stopped with
-// SIGTERM; plus a sampler of a process's resident memory.
-import { type ChildProcess, spawn } from "node:child_process";
+// SIGTERM; plus a sampler of a process's resident memory; and the run's pinning:
+// every server on one core, the load generator (the runner itself) on the other.
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { once } from "node:events";
 import { closeSync, openSync, readFileSync } from "node:fs";
 import { type AddressInfo, createServer } from "node:net";
+import { availableParallelism } from "node:os";
 import { join, resolve } from "node:path";
 import { startArguments } from "../scripts/start-command.ts";
 
@@ -15,6 +17,51 @@ export interface Child {
   url: string;
   stop(): Promise<void>;
 }
+
+/** The core every server runs on, and the load generator's, when the run is pinned. */
+export const SERVER_CORE = 0;
+export const LOAD_GENERATOR_CORE = 1;
+
+/**
+ * Why the run cannot be pinned (taskset missing, or one core), or undefined when it can. Read before
+ * the runner pins itself: pinned, this process would see one core.
+ */
+export const UNPINNED_BECAUSE: string | undefined = (() => {
+  if (availableParallelism() < 2) return "this machine has one core";
+  try {
+    execFileSync("taskset", ["--version"], { stdio: "ignore" });
+    return undefined;
+  } catch {
+    return "taskset (util-linux) is missing";
+  }
+})();
+
+/**
+ * Pins every thread of this process (autocannon runs in it) to the load generator's core. Threads
+ * started later inherit it; children are started under `taskset -c SERVER_CORE`, which overrides it.
+ * Without pinning, says so in one line and goes on.
+ */
+export function pinLoadGenerator(log: (message: string) => void): void {
+  if (UNPINNED_BECAUSE !== undefined) {
+    log(`the run is not pinned (${UNPINNED_BECAUSE}): servers and the load generator share the cores`);
+    return;
+  }
+  execFileSync("taskset", ["-a", "-p", "-c", String(LOAD_GENERATOR_CORE), String(process.pid)], { stdio: "ignore" });
+  log(`servers pinned to core ${SERVER_CORE}, the load generator to core ${LOAD_GENERATOR_CORE}`);
+}
+
+/**
+ * A command line run on the servers' core: taskset execs the command, so the child's pid is the
+ * server's own (its /proc CPU times and memory are the server's). Unchanged when the run is not pinned.
+ */
+export function onServerCore(command: string, args: readonly string[]): { command: string; args: string[] } {
+  return UNPINNED_BECAUSE === undefined
+    ? { command: "taskset", args: ["-c", String(SERVER_CORE), command, ...args] }
+    : { command, args: [...args] };
+}
+
+/** Cores a server sees (os.availableParallelism()): one when pinned. */
+export const SERVER_CORES = UNPINNED_BECAUSE === undefined ? 1 : availableParallelism();
 
 /** A port that was free a moment ago (the kernel picks it; the child binds it next). */
 export async function freePort(): Promise<number> {
@@ -48,7 +95,8 @@ export async function startChild(
   const args = nodeArguments(script);
   const name = typeof script === "string" ? script : "service";
   const logFile = openSync(join(cwd, `${name.replaceAll("/", "_")}-${port}.log`), "a");
-  const child = spawn(process.execPath, args, {
+  const pinned = onServerCore(process.execPath, args);
+  const child = spawn(pinned.command, pinned.args, {
     cwd,
     env: { PATH: process.env.PATH ?? "", ...env, PORT: String(port) },
     stdio: ["ignore", logFile, logFile],
