@@ -14,7 +14,7 @@
 // stdin between loads), with the server pinned to core 0 and autocannon,
 // in a child process, pinned to core 1. Several alternating rounds; medians.
 //
-//   node bench/post-path.ts [--quick]        (npm run bench:post-path)
+//   node bench/post-path.ts [--quick] [--rungs 0,9,10] [--rounds 5] [--seconds 5]   (npm run bench:post-path)
 //
 // The same file is the server (--server) and the load generator (--load).
 import { type ChildProcess, spawn } from "node:child_process";
@@ -309,9 +309,9 @@ function run(command: string, args: string[]): Promise<string> {
   });
 }
 
-async function sitting(quick: boolean, only: number[] | undefined): Promise<void> {
-  const rounds = quick ? 2 : 5;
-  const seconds = quick ? 2 : 5;
+async function sitting(quick: boolean, only: number[] | undefined, plan: { rounds?: number; seconds?: number }) {
+  const rounds = plan.rounds ?? (quick ? 2 : 5);
+  const seconds = plan.seconds ?? (quick ? 2 : 5);
   const server: ChildProcess = spawn("taskset", ["-c", "0", process.execPath, import.meta.filename, "--server"], {
     stdio: ["pipe", "pipe", "inherit"],
   });
@@ -461,6 +461,11 @@ if (argv[0] === "--server") await serve();
 else if (argv[0] === "--load")
   await generate(argv[1] as string, argv[2] as string, argv[3] as string, Number(argv[4]), argv[5] ?? "");
 else {
-  const rungsArgument = argv.includes("--rungs") ? argv[argv.indexOf("--rungs") + 1] : undefined;
-  await sitting(argv.includes("--quick"), rungsArgument?.split(",").map(Number));
+  const option = (name: string) => (argv.includes(name) ? argv[argv.indexOf(name) + 1] : undefined);
+  const rungsArgument = option("--rungs");
+  const number = (name: string) => (option(name) === undefined ? undefined : Number(option(name)));
+  await sitting(argv.includes("--quick"), rungsArgument?.split(",").map(Number), {
+    rounds: number("--rounds"),
+    seconds: number("--seconds"),
+  });
 }
