@@ -6,12 +6,15 @@
 // error handler), and last the whole service (buildApp) answering a refused
 // client-authenticated form POST (a wrong client secret: 401 after one
 // SHA-256, before any token work). Each rung is loaded in turn with the same
-// form POST and the same JSON POST; the figure is the server process's CPU
+// form POST and the same JSON POST. Beside the ladder, in the same sitting,
+// the service's successful client_credentials grant and introspection (HTTP
+// Basic, one registered client) against the floor's (bench/bare-client-
+// endpoints.ts, built in the same process). The figure is the server process's CPU
 // time per answered request (process.cpuUsage in the server, read over
 // stdin between loads), with the server pinned to core 0 and autocannon,
 // in a child process, pinned to core 1. Several alternating rounds; medians.
 //
-//   node bench/post-path.ts [--quick]        (npm run bench:post-path)
+//   node bench/post-path.ts [--quick] [--rungs 0,9,10] [--rounds 5] [--seconds 5]   (npm run bench:post-path)
 //
 // The same file is the server (--server) and the load generator (--load).
 import { type ChildProcess, spawn } from "node:child_process";
@@ -40,6 +43,7 @@ import { requestLoggerOnFirstUse } from "../src/platform/request-logger.ts";
 import { buildSerializersOnFirstUse } from "../src/platform/serialization.ts";
 import { createValidatorCompiler } from "../src/platform/validation.ts";
 import { openSqliteStore } from "../src/store/sqlite.ts";
+import { bareClientEndpoints } from "./bare-client-endpoints.ts";
 
 const SECRET = "post-path-bench-signing-secret-of-32-bytes-or-more";
 const REFUSED = "Client authentication failed";
@@ -63,12 +67,25 @@ const RUNGS = [
   "+ error handler (refusal thrown)",
 ] as const;
 const WHOLE = "whole service (buildApp)";
+const FLOOR = "bare floor (bench/bare-client-endpoints.ts)";
 
 interface Rung {
   name: string;
-  /** Where the form and the JSON POST go. */
+  /** Where the form and the JSON POST go ("" for none). */
   form: string;
   json: string;
+  /** Where a successful client_credentials grant and an introspection of the client's token go. */
+  grant?: string;
+  introspect?: string;
+}
+
+/** What the sitting needs to know of the server's one registered client. */
+interface Started {
+  rungs: Rung[];
+  clientId: string;
+  /** HTTP Basic credentials of the client, and a token of its own to introspect. */
+  basic: string;
+  token: string;
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -98,10 +115,11 @@ async function serve(): Promise<void> {
     work,
   );
   const store = await openSqliteStore(join(work, "db"));
-  const { client } = await createClientRegistry(store).register(
+  const { client, secret } = await createClientRegistry(store).register(
     clientMetadata({ client_name: "Bench", grant_types: ["client_credentials"], scope: "bench" }),
     { userId: null, clientAddress: null },
   );
+  const basic = `Basic ${Buffer.from(`${client.id}:${secret}`).toString("base64")}`;
   const service = await buildApp({
     config,
     store,
@@ -111,10 +129,30 @@ async function serve(): Promise<void> {
   });
   const servicePort = await listen(service);
   const base = `http://127.0.0.1:${servicePort}`;
-  rungs.push({ name: `${WHOLE}: POST /auth/token`, form: `${base}/auth/token`, json: `${base}/me/totp` });
-  rungs.push({ name: `${WHOLE}: POST /auth/introspect`, form: `${base}/auth/introspect`, json: "" });
+  const floor = `http://127.0.0.1:${await listen(bareClientEndpoints(client.id, secret as string))}`;
+  rungs.push({ name: FLOOR, form: "", json: "", grant: `${floor}/token`, introspect: `${floor}/introspect` });
+  rungs.push({
+    name: `${WHOLE}: POST /auth/token`,
+    form: `${base}/auth/token`,
+    json: `${base}/me/totp`,
+    grant: `${base}/auth/token`,
+  });
+  rungs.push({
+    name: `${WHOLE}: POST /auth/introspect`,
+    form: `${base}/auth/introspect`,
+    json: "",
+    introspect: `${base}/auth/introspect`,
+  });
+  // The token both introspect: the service's own, as a resource server would be handed it.
+  const issued = await fetch(`${base}/auth/token`, {
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded", authorization: basic },
+    body: "grant_type=client_credentials",
+  });
+  if (issued.status !== 200) throw new Error(`client_credentials answered ${issued.status}`);
+  const { access_token: token } = (await issued.json()) as { access_token: string };
 
-  process.stdout.write(`${JSON.stringify({ rungs, clientId: client.id })}\n`);
+  process.stdout.write(`${JSON.stringify({ rungs, clientId: client.id, basic, token } satisfies Started)}\n`);
   for await (const line of createInterface({ input: process.stdin })) {
     if (line === "cpu") {
       const { user, system } = process.cpuUsage();
@@ -271,9 +309,9 @@ function run(command: string, args: string[]): Promise<string> {
   });
 }
 
-async function sitting(quick: boolean, only: number[] | undefined): Promise<void> {
-  const rounds = quick ? 2 : 5;
-  const seconds = quick ? 2 : 5;
+async function sitting(quick: boolean, only: number[] | undefined, plan: { rounds?: number; seconds?: number }) {
+  const rounds = plan.rounds ?? (quick ? 2 : 5);
+  const seconds = plan.seconds ?? (quick ? 2 : 5);
   const server: ChildProcess = spawn("taskset", ["-c", "0", process.execPath, import.meta.filename, "--server"], {
     stdio: ["pipe", "pipe", "inherit"],
   });
@@ -281,8 +319,8 @@ async function sitting(quick: boolean, only: number[] | undefined): Promise<void
     Symbol.asyncIterator
   ]();
   const next = async () => JSON.parse((await lines.next()).value as string);
-  const started = (await next()) as { rungs: Rung[]; clientId: string };
-  const { clientId } = started;
+  const started = (await next()) as Started;
+  const { clientId, basic, token } = started;
   // --rungs 6,7: only those rungs (by their row in the table, from 0), for a quick A/B of two pieces.
   const rungs = only === undefined ? started.rungs : started.rungs.filter((_rung, index) => only.includes(index));
   const cpu = async (): Promise<number> => {
@@ -300,6 +338,20 @@ async function sitting(quick: boolean, only: number[] | undefined): Promise<void
     // The whole service's JSON POST: POST /me/totp with a bearer token that is no token, refused 401 by
     // the token check before the route's work; the ladder's servers ignore the header.
     { kind: "json", body: JSON_BODY, type: "application/json", authorization: "Bearer not-a-token" },
+    // Successful answers, the service's against the floor's: a client_credentials grant and an
+    // introspection of the client's own token, the client authenticating with HTTP Basic.
+    {
+      kind: "grant",
+      body: "grant_type=client_credentials",
+      type: "application/x-www-form-urlencoded",
+      authorization: basic,
+    },
+    {
+      kind: "introspect",
+      body: new URLSearchParams({ token }).toString(),
+      type: "application/x-www-form-urlencoded",
+      authorization: basic,
+    },
   ] as const;
   const load = async (url: string, body: string, type: string, duration: number, authorization: string) => {
     const out = await run("taskset", [
@@ -321,8 +373,10 @@ async function sitting(quick: boolean, only: number[] | undefined): Promise<void
   process.stderr.write(`post-path: ${rungs.length} rungs, ${rounds} rounds of ${seconds} s per rung and body\n`);
   // Warm-up: every route's first answers (lazy compiles, the JIT).
   for (const rung of rungs)
-    for (const { kind, body, type, authorization } of kinds)
-      if (rung[kind]) await load(rung[kind], body, type, 1, authorization);
+    for (const { kind, body, type, authorization } of kinds) {
+      const url = rung[kind];
+      if (url) await load(url, body, type, 1, authorization);
+    }
   for (let round = 0; round < rounds; round++) {
     const order = round % 2 === 0 ? rungs : [...rungs].reverse();
     for (const rung of order)
@@ -345,9 +399,18 @@ async function sitting(quick: boolean, only: number[] | undefined): Promise<void
     process.stderr.write(`post-path: round ${round + 1}/${rounds} done\n`);
   }
   server.stdin?.end();
+  const titles = {
+    form: "form POST",
+    json: "JSON POST",
+    grant: "client_credentials grant (200)",
+    introspect: "introspection of the client's token (200)",
+  };
   for (const { kind } of kinds) {
-    const title = kind === "form" ? "form POST" : "JSON POST";
-    console.log(`\n### ${title}: server CPU per answered request (median of ${rounds} rounds)\n`);
+    if (kind === "grant" || kind === "introspect") {
+      floorTable(kind, titles[kind], rungs, figures, statuses, rounds);
+      continue;
+    }
+    console.log(`\n### ${titles[kind]}: server CPU per answered request (median of ${rounds} rounds)\n`);
     console.log("| step | CPU us/request | delta over previous | ratio to bare | answers |");
     console.log("|---|---:|---:|---:|---|");
     let bare: number | undefined;
@@ -366,11 +429,43 @@ async function sitting(quick: boolean, only: number[] | undefined): Promise<void
   }
 }
 
+/**
+ * The service's successful answer against the floor's: CPU per request, and the floor's over the
+ * service's (the share of the floor's rate the service would reach on the same core).
+ */
+function floorTable(
+  kind: "grant" | "introspect",
+  title: string,
+  rungs: Rung[],
+  figures: Map<string, number[]>,
+  statuses: Map<string, string>,
+  rounds: number,
+): void {
+  const floor = figures.get(`${kind}\t${FLOOR}`);
+  if (floor === undefined) return;
+  console.log(`\n### ${title}: server CPU per answered request (median of ${rounds} rounds)\n`);
+  console.log("| server | CPU us/request | floor / this (target >= 80 %) | answers |");
+  console.log("|---|---:|---:|---|");
+  for (const rung of rungs) {
+    const values = figures.get(`${kind}\t${rung.name}`);
+    if (values === undefined) continue;
+    const share = `${((median(floor) / median(values)) * 100).toFixed(1)} %`;
+    console.log(
+      `| ${rung.name} | ${median(values).toFixed(1)} | ${share} | ${statuses.get(`${kind}\t${rung.name}`)} |`,
+    );
+  }
+}
+
 const argv = process.argv.slice(2);
 if (argv[0] === "--server") await serve();
 else if (argv[0] === "--load")
   await generate(argv[1] as string, argv[2] as string, argv[3] as string, Number(argv[4]), argv[5] ?? "");
 else {
-  const rungsArgument = argv.includes("--rungs") ? argv[argv.indexOf("--rungs") + 1] : undefined;
-  await sitting(argv.includes("--quick"), rungsArgument?.split(",").map(Number));
+  const option = (name: string) => (argv.includes(name) ? argv[argv.indexOf(name) + 1] : undefined);
+  const rungsArgument = option("--rungs");
+  const number = (name: string) => (option(name) === undefined ? undefined : Number(option(name)));
+  await sitting(argv.includes("--quick"), rungsArgument?.split(",").map(Number), {
+    rounds: number("--rounds"),
+    seconds: number("--seconds"),
+  });
 }

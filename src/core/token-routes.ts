@@ -347,7 +347,17 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<TokenRouteOptions> = async (
     async function issueToken(request, reply) {
       const grant = grants.get(request.body.grant_type ?? "password");
       if (grant === undefined) throw new HttpError(400, UNSUPPORTED_GRANT_TYPE);
-      const client = await clientFor(grant, request);
+      let client: Awaited<ReturnType<typeof clientFor>>;
+      try {
+        client = await clientFor(grant, request);
+      } catch (error) {
+        // A client that fails to authenticate (invalid_client, the client grants' hot refusal) is answered
+        // here as tokenErrors answers it, without Fastify's error path, which costs more than the refusal.
+        if (!(error instanceof OAuthError)) throw error;
+        request.actionOutcome ??= error.error;
+        renderOAuthError(error, reply);
+        return reply;
+      }
       const proofKey = await options.dpop?.tokenRequestKey(request, reply);
       // RFC 9449 section 5.2: a client registered with dpop_bound_access_tokens gets DPoP-bound tokens only.
       if (proofKey === undefined && client?.dpopBoundAccessTokens === true)

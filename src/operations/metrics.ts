@@ -6,7 +6,7 @@
 // authentications by the client registry; OAuth and OpenID Connect actions
 // (authorizations, code exchanges, client_credentials, introspection,
 // userinfo, consent, logout) in the same hook, by outcome; hash durations come from a wrapper around the password hasher;
-// the hash queue's depth is read when scraped, and its refusals (503) are told from a store's by the app's onError hook;
+// the hash queue's depth is read when scraped, and its refusals (503) are told from a store's by the error handlers' mark (platform/refused-hash-turns.ts);
 // process metrics from prom-client's defaults.
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 import { hashingLoad, type PasswordHasher } from "../auth/passwords.ts";
