@@ -2,6 +2,8 @@
 // reset and verification pages) are kept as bytes per brand, with their Brotli and gzip forms (issue 37's
 // benchmark): the answer is the same page whatever the encoding, chosen by Accept-Encoding's q-values.
 import assert from "node:assert/strict";
+import { request as httpRequest } from "node:http";
+import type { Socket } from "node:net";
 import { describe, test } from "node:test";
 import { brotliDecompressSync, gunzipSync } from "node:zlib";
 import { acceptedEncoding } from "../src/pages/account-pages.ts";
@@ -39,6 +41,51 @@ describe("kept pages' bytes", () => {
     const gzip = await app.inject({ url: "/sign-in", headers: { "accept-language": "de", "accept-encoding": "gzip" } });
     assert.equal(gzip.headers["content-encoding"], "gzip");
     assert.equal(gunzipSync(gzip.rawPayload).toString(), plain.body);
+  });
+
+  test("over a real socket: the head and the page's bytes in one write, the same bytes in every encoding", async (t) => {
+    const { app } = await buildTestApp(t);
+    const base = await app.listen({ port: 0, host: "127.0.0.1" });
+    // What each connection hands its socket: writes of one chunk, and writev's of several.
+    const writes = { one: 0, several: 0 };
+    app.server.on("connection", (socket: Socket) => {
+      const counted = socket as unknown as Record<"_write" | "_writev", (...args: unknown[]) => unknown>;
+      const [write, writev] = [counted._write, counted._writev];
+      counted._write = (...args) => {
+        writes.one++;
+        return write.apply(socket, args);
+      };
+      counted._writev = (...args) => {
+        writes.several++;
+        return writev.apply(socket, args);
+      };
+    });
+    const plain = (await app.inject({ url: "/sign-in", headers: { "accept-language": "de" } })).body;
+    assert.ok(/[äöüß]/.test(plain), "the German page has bytes above ASCII");
+    // Each answer as the socket delivered it: the whole of it, and the number of reads it took.
+    const fetchRaw = (encoding: string) =>
+      new Promise<{ head: string; body: Buffer }>((resolve, reject) => {
+        const asked = httpRequest(`${base}/sign-in`, {
+          headers: { "accept-language": "de", "accept-encoding": encoding, connection: "close" },
+        });
+        asked.on("response", (response) => {
+          const chunks: Buffer[] = [];
+          response.on("data", (chunk: Buffer) => chunks.push(chunk));
+          response.on("end", () => resolve({ head: JSON.stringify(response.headers), body: Buffer.concat(chunks) }));
+        });
+        asked.on("error", reject);
+        asked.end();
+      });
+    const br = await fetchRaw("gzip, deflate, br");
+    assert.deepEqual(writes, { one: 1, several: 0 }, "the head and the body in one write");
+    assert.equal(JSON.parse(br.head)["content-encoding"], "br");
+    assert.equal(Number(JSON.parse(br.head)["content-length"]), br.body.length);
+    assert.equal(brotliDecompressSync(br.body).toString(), plain);
+    const gzip = await fetchRaw("gzip");
+    assert.equal(gunzipSync(gzip.body).toString(), plain);
+    const identity = await fetchRaw("identity");
+    assert.equal(Number(JSON.parse(identity.head)["content-length"]), identity.body.length);
+    assert.equal(identity.body.toString(), plain);
   });
 
   test("a brand changed through the API shows at once on a kept page", async (t) => {

@@ -369,9 +369,13 @@ describe("security notification mails", () => {
     assert.equal(await signIn(CHROME_ANDROID), true, "a different device");
     assert.equal(await signIn(CHROME_ANDROID), false, "that device, again");
     assert.equal(await signIn(FIREFOX.replace("128.0", "129.0")), false, "a newer version of a known browser");
-    // The hosted sign-in page gives a browser its device cookie: that browser is a device of its own...
-    const page = await call(app, "GET", "/sign-in");
-    const setCookie = String(page.headers["set-cookie"]);
+    // The hosted sign-in page's script asks for the browser's device cookie as it signs in (a view of the page
+    // sets none): that browser is a device of its own...
+    assert.equal((await call(app, "GET", "/sign-in")).headers["set-cookie"], undefined, "a page view sets no cookie");
+    const asked = await call(app, "POST", "/sign-in/device");
+    assert.equal(asked.statusCode, 204);
+    assert.equal(asked.headers["cache-control"], "no-store");
+    const setCookie = String(asked.headers["set-cookie"]);
     assert.match(
       setCookie,
       new RegExp(
@@ -383,11 +387,14 @@ describe("security notification mails", () => {
     assert.equal(await signIn(FIREFOX, cookie), false, "... and never again");
     assert.equal(await signIn(SAFARI_IPHONE, cookie), false, "the cookie names the device, whatever the agent says");
     // ...and one with the cookie already gets none again; a forged or altered cookie counts as none.
-    assert.equal((await call(app, "GET", "/sign-in", { headers: { cookie } })).headers["set-cookie"], undefined);
+    assert.equal(
+      (await call(app, "POST", "/sign-in/device", { headers: { cookie } })).headers["set-cookie"],
+      undefined,
+    );
     const forged = `${cookie.slice(0, -2)}AA`;
     assert.equal(await signIn(CHROME_ANDROID, forged), false, "a forged cookie: known by its agent instead");
     assert.notEqual(
-      (await call(app, "GET", "/sign-in", { headers: { cookie: forged } })).headers["set-cookie"],
+      (await call(app, "POST", "/sign-in/device", { headers: { cookie: forged } })).headers["set-cookie"],
       undefined,
     );
 
@@ -445,7 +452,7 @@ describe("security notification mails", () => {
       await store.close();
     });
     const user = await createUser(store, address(), PASSWORD);
-    const cookie = String((await call(app, "GET", "/sign-in")).headers["set-cookie"]).split(";")[0] as string;
+    const cookie = String((await call(app, "POST", "/sign-in/device")).headers["set-cookie"]).split(";")[0] as string;
     expectStatus(await grant(app, { username: user.email, password: PASSWORD }, FIREFOX, cookie), 200);
     for (let i = 0; i < 40; i++) {
       clock.advanceSeconds(1);

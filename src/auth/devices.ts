@@ -1,6 +1,8 @@
 // What "a device the account has not used before" means, for the new-device
-// notice. A browser that opens the hosted sign-in page gets a long-lived,
-// signed, HttpOnly, SameSite=Strict device cookie (random, no meaning of its own):
+// notice. A browser that signs in on the hosted sign-in page gets a long-lived,
+// signed, HttpOnly, SameSite=Strict device cookie (random, no meaning of its own),
+// which the page's script asks for just before its first sign-in (POST
+// /sign-in/device, pages/security-pages.ts; a mere view of the page sets none):
 // its sign-ins there are that device. Any other caller of the token endpoint
 // (an app, a script, a browser app on another origin, a browser without the
 // cookie) is known by its browser family and system from the User-Agent
@@ -10,7 +12,7 @@
 // secrets or keys (rotation) each gives a candidate hash and the first is the
 // one stored. The token endpoint's answers are the same whether or not a
 // device is new (the notice is only queued, in the login's transaction); the
-// cookie is set by the sign-in page, never by the token endpoint.
+// cookie is set for the sign-in page, never by the token endpoint.
 import { createHmac, createSecretKey, hkdfSync, type KeyObject, timingSafeEqual } from "node:crypto";
 import type { NoticeClient, Notices } from "../mail/notices.ts";
 import { randomBase64url } from "../random-pool.ts";
@@ -38,7 +40,7 @@ export interface DeviceClient extends NoticeClient {
 }
 
 export interface DeviceCookie {
-  /** The Set-Cookie value for a browser on the sign-in page without a valid device cookie; else undefined. */
+  /** The Set-Cookie value for a browser about to sign in on the sign-in page without a valid device cookie; else undefined. */
   issueFor(cookies: string | undefined): string | undefined;
   /** The random id of a valid device cookie (signed by any key in use) in a Cookie header, or undefined. */
   idIn(cookies: string | undefined): string | undefined;

@@ -17,6 +17,7 @@ import {
 import { LOCALE_NAMES } from "../i18n/locales.ts";
 import { escapeHtml, type Translator } from "../i18n/translate.ts";
 import { RESET_PAGE_PATH, VERIFY_PAGE_PATH } from "../mail/messages.ts";
+import { sendKeptBytes } from "./one-write.ts";
 import { messagesBlock, pageTranslator, perLocale } from "./page-locale.ts";
 
 export const PAGES_CONTENT_SECURITY_POLICY = [
@@ -132,8 +133,8 @@ export function sendPage(
       if (typeof page === "string") return reply.send(page);
       const encoding = acceptedEncoding(reply.request.headers["accept-encoding"]);
       reply.header("vary", "accept-encoding");
-      if (encoding === "identity") return reply.send(page.identity);
-      return reply.header("content-encoding", encoding).send(page[encoding]);
+      if (encoding === "identity") return sendKeptBytes(reply, page.identity);
+      return sendKeptBytes(reply.header("content-encoding", encoding), page[encoding]);
     },
     (error: Error) => reply.send(error),
   ); // never a hanging request: the error handler answers

@@ -16,6 +16,8 @@ import { PAGES_CONTENT_SECURITY_POLICY, pageDocument, sendPage } from "./account
 import { messagesBlock, pageTranslator, perLocale } from "./page-locale.ts";
 
 export const SIGN_IN_PAGE_PATH = "/sign-in";
+/** Where the pages' script gets the browser's device cookie just before it signs in (session.js). */
+export const DEVICE_COOKIE_ROUTE = "/sign-in/device";
 /** The address security notifications point to (mail/notices.ts). */
 export const SECURITY_PAGE_PATH = REVIEW_PAGE_PATH;
 export const SECURITY_PAGE_CONTENT_SECURITY_POLICY = PAGES_CONTENT_SECURITY_POLICY.replace(
@@ -217,11 +219,15 @@ function continuedUiLocales(request: FastifyRequest): string | undefined {
 
 export async function registerSecurityPages(app: FastifyInstance, deviceCookie: DeviceCookie): Promise<void> {
   app.get(SIGN_IN_PAGE_PATH, { schema: { hide: true } }, async function signInPage(request, reply) {
-    // The browser's device cookie, for the new-device notice (auth/devices.ts): set here, read by the
-    // token endpoint, so that the token endpoint's answers stay exactly the spec's.
+    return sendPage(reply, SIGN_IN_PAGE(pageTranslator(request, continuedUiLocales(request))));
+  });
+  app.post(DEVICE_COOKIE_ROUTE, { schema: { hide: true } }, async function deviceCookieForSignIn(request, reply) {
+    // The browser's device cookie, for the new-device notice (auth/devices.ts): set here when the page is
+    // about to sign in (session.js asks before its first sign-in request), read by the token endpoint, so
+    // that the token endpoint's answers stay exactly the spec's and a page view makes no cookie at all.
     const cookie = deviceCookie.issueFor(request.headers.cookie);
     if (cookie !== undefined) reply.header("set-cookie", cookie);
-    return sendPage(reply, SIGN_IN_PAGE(pageTranslator(request, continuedUiLocales(request))));
+    return reply.code(204).header("cache-control", "no-store").send();
   });
   app.get(SECURITY_PAGE_PATH, { schema: { hide: true } }, async function securityPage(request, reply) {
     return sendPage(reply, SECURITY_PAGE(pageTranslator(request)), SECURITY_PAGE_CONTENT_SECURITY_POLICY);

@@ -65,8 +65,19 @@ async function call(path, init) {
   }
 }
 
-/** POST /auth/token, form-encoded as OAuth 2.0 requires. */
-export function tokenRequest(fields) {
+// The browser's device cookie (HttpOnly, so this script cannot see whether it has one) is asked for
+// once per page, just before the page's first sign-in: the token endpoint reads it to tell this browser
+// from the account's other devices (the new-device notice). Asked here, not set by every view of the page,
+// so that a page view costs no cookie; a failure only means this sign-in is known by its User-Agent.
+let deviceCookie = null;
+function withDeviceCookie() {
+  deviceCookie ??= fetch("/sign-in/device", { method: "POST" }).catch(() => undefined);
+  return deviceCookie;
+}
+
+/** POST /auth/token, form-encoded as OAuth 2.0 requires; a sign-in first makes sure of the device cookie. */
+export async function tokenRequest(fields) {
+  if (fields.grant_type !== "refresh_token") await withDeviceCookie();
   return call("/auth/token", { method: "POST", body: new URLSearchParams(fields) });
 }
 
