@@ -1,0 +1,123 @@
+// npm run bench:login-loop [-- --rounds 5 --seconds 6 --connections 4 --light --bundle before=dist.x.old/server.mjs]
+//
+// What a correct-password login costs the service's event loop (issue 34): the main thread's CPU
+// time (/proc/<pid>/task/<pid>/stat, the thread whose tid is the pid) per answered login, beside
+// the whole process's. Each server is started as npm start starts it (its V8 options) on a SQLite
+// file of its own and pinned to core 0; the load generator (autocannon, in this process) is pinned
+// to core 1, a few connections of the same user's correct-password logins. Every `--bundle
+// name=path` (a built dist/server.mjs, e.g. a copy of an earlier build) is a server of its own; the
+// default is this checkout's dist/server.mjs. Rounds alternate the servers' order; medians.
+// `--light`: Argon2id at the settings' least (7 MiB, t=1) instead of OWASP's 19 MiB and t=2, so that
+// a round holds several times the logins (the figure is per login, the hash is not in it) and the
+// hashing thread on the same core sweeps less of its caches.
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import autocannon from "autocannon";
+import { type Child, cpuTimes, ROOT, SERVICE, startChild } from "./processes.ts";
+
+const argv = process.argv.slice(2);
+const option = (name: string, fallback: number) =>
+  argv.includes(name) ? Number(argv[argv.indexOf(name) + 1]) : fallback;
+const bundles = argv.flatMap((arg, i) => (argv[i - 1] === "--bundle" ? [arg] : []));
+const EMAIL = "bench@example.com";
+const PASSWORD = "correct horse battery staple";
+const SECRET = "bench-signing-secret-0123456789abcdefghij";
+
+const log = (line: string) => process.stderr.write(`${line}\n`);
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
+/** Pins every thread of a process to one core (threads it starts later inherit it). */
+const pin = (pid: number, core: number) =>
+  execFileSync("taskset", ["-a", "-p", "-c", String(core), String(pid)], { stdio: "ignore" });
+
+interface Sample {
+  /** Main-thread CPU per login, ms. */
+  eventLoop: number;
+  /** Whole-process CPU per login, ms. */
+  process: number;
+  served: number;
+}
+
+async function measure(child: Child, seconds: number, connections: number): Promise<Sample> {
+  const pid = child.process.pid as number;
+  const before = cpuTimes(pid);
+  const result = await autocannon({
+    url: `${child.url}/auth/token`,
+    method: "POST",
+    connections,
+    duration: seconds,
+    headers: { "content-type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams({ username: EMAIL, password: PASSWORD }).toString(),
+  });
+  const after = cpuTimes(pid);
+  if (result.errors + result.non2xx > 0) throw new Error(`${result.errors + result.non2xx} failed logins`);
+  const served = result.requests.total;
+  return {
+    eventLoop: (after.mainThread - before.mainThread) / served,
+    process: (after.process - before.process) / served,
+    served,
+  };
+}
+
+async function main(): Promise<void> {
+  const rounds = option("--rounds", 5);
+  const seconds = option("--seconds", 6);
+  const connections = option("--connections", 4);
+  const work = mkdtempSync(join(tmpdir(), "login-loop-"));
+  pin(process.pid, 1);
+  const plan = bundles.length > 0 ? bundles : ["this=dist/server.mjs"];
+  const servers: { name: string; child: Child }[] = [];
+  try {
+    for (const entry of plan) {
+      const [name, path] = entry.includes("=") ? (entry.split("=", 2) as [string, string]) : [entry, entry];
+      const args = [...SERVICE.filter((arg) => arg.startsWith("-")), resolve(ROOT, path)];
+      const child = await startChild(
+        args,
+        {
+          SIGNING_SECRET: SECRET,
+          MFA_ENCRYPTION_KEY: `mfa-${SECRET}`,
+          DATABASE_URL: `sqlite://${join(work, `${name}.db`)}`,
+          LOG_LEVEL: "info",
+          RATE_LIMIT: "off",
+          SHUTDOWN_DELAY_MS: "0",
+          ...(argv.includes("--light") ? { ARGON2_MEMORY_KIB: "7168", ARGON2_TIME_COST: "1" } : {}),
+        },
+        work,
+        "/healthz",
+      );
+      servers.push({ name, child });
+      const signUp = await fetch(`${child.url}/users`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ email: EMAIL, password: PASSWORD }),
+      });
+      if (signUp.status !== 201) throw new Error(`${name}: sign-up answered ${signUp.status}`);
+      pin(child.process.pid as number, 0);
+    }
+    log(`warming up ${servers.length} server(s)`);
+    for (const server of servers) await measure(server.child, 3, connections);
+    const samples = new Map<string, Sample[]>(servers.map((server) => [server.name, []]));
+    for (let round = 0; round < rounds; round++) {
+      const order = round % 2 === 0 ? servers : [...servers].reverse();
+      for (const server of order) {
+        const sample = await measure(server.child, seconds, connections);
+        samples.get(server.name)?.push(sample);
+        log(
+          `round ${round + 1}/${rounds} ${server.name}: event loop ${sample.eventLoop.toFixed(3)} ms, process ${sample.process.toFixed(3)} ms per login (${sample.served} logins)`,
+        );
+      }
+    }
+    process.stdout.write("server\tevent loop ms/login (median)\tprocess ms/login (median)\tlogins/round\n");
+    for (const [name, list] of samples) {
+      process.stdout.write(
+        `${name}\t${median(list.map((s) => s.eventLoop)).toFixed(3)}\t${median(list.map((s) => s.process)).toFixed(3)}\t${median(list.map((s) => s.served))}\n`,
+      );
+    }
+  } finally {
+    for (const server of servers) await server.child.stop();
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+await main();
