@@ -10,6 +10,13 @@
 // `--light`: Argon2id at the settings' least (7 MiB, t=1) instead of OWASP's 19 MiB and t=2, so that
 // a round holds several times the logins (the figure is per login, the hash is not in it) and the
 // hashing thread on the same core sweeps less of its caches.
+//
+// `--statements` measures in-process instead, piece by piece: the app built from src/ on a SQLite
+// file (the settings from the environment as npm start reads them, Argon2id at its least), one
+// user's correct-password logins one after another through inject(), and the main thread's CPU
+// time (process.threadCpuUsage) per login in all, and in each SQLite statement it runs (the user
+// lookup, the second-factor check, BEGIN, the session, the audit events, the cap, the known device,
+// COMMIT with its checkpoints). `--logins N` per round (default 1000).
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -69,6 +76,90 @@ async function measure(child: Child, seconds: number, connections: number): Prom
     process: (after.process - before.process) / served,
     served,
   };
+}
+
+/** The SQLite statements one login runs, with the main thread's CPU in each (in-process, serial logins). */
+async function statements(): Promise<void> {
+  const { StatementSync } = await import("node:sqlite");
+  const { loadConfig } = await import("../src/config.ts");
+  const { buildApp } = await import("../src/app.ts");
+  const { createPasswordHasher } = await import("../src/auth/passwords.ts");
+  const { openSqliteStore } = await import("../src/store/sqlite.ts");
+  const cpu = () => {
+    const { user, system } = process.threadCpuUsage();
+    return user + system;
+  };
+  const spent = new Map<string, { calls: number; us: number }>();
+  let counting = false;
+  for (const method of ["get", "all", "run"] as const) {
+    const original = StatementSync.prototype[method] as (...args: unknown[]) => unknown;
+    Object.defineProperty(StatementSync.prototype, method, {
+      value(this: import("node:sqlite").StatementSync, ...args: unknown[]) {
+        if (!counting) return original.apply(this, args);
+        const started = cpu();
+        try {
+          return original.apply(this, args);
+        } finally {
+          const text = this.sourceSQL.replace(/\s+/g, " ").slice(0, 90);
+          const entry = spent.get(text) ?? { calls: 0, us: 0 };
+          entry.calls += 1;
+          entry.us += cpu() - started;
+          spent.set(text, entry);
+        }
+      },
+    });
+  }
+  const work = mkdtempSync(join(tmpdir(), "login-loop-"));
+  const { config } = loadConfig(
+    {
+      SIGNING_SECRET: SECRET,
+      MFA_ENCRYPTION_KEY: `mfa-${SECRET}`,
+      DATABASE_URL: `sqlite://${join(work, "login.db")}`,
+      LOG_LEVEL: "silent",
+      RATE_LIMIT: "off",
+      ARGON2_MEMORY_KIB: "7168",
+      ARGON2_TIME_COST: "1",
+    },
+    work,
+  );
+  const store = openSqliteStore(join(work, "login.db"));
+  const app = await buildApp({ config, store });
+  try {
+    await store.create({ email: EMAIL, hashedPassword: await createPasswordHasher(config.argon2).hash(PASSWORD) });
+    const login = async () => {
+      const response = await app.inject({
+        method: "POST",
+        url: "/auth/token",
+        headers: {
+          "content-type": "application/x-www-form-urlencoded",
+          "user-agent": "Mozilla/5.0 (X11; Linux x86_64; rv:120.0) Gecko/20100101 Firefox/120.0",
+        },
+        payload: new URLSearchParams({ username: EMAIL, password: PASSWORD }).toString(),
+      });
+      if (response.statusCode !== 200) throw new Error(`login answered ${response.statusCode}`);
+    };
+    for (let i = 0; i < 200; i++) await login();
+    const logins = option("--logins", 1000);
+    counting = true;
+    const started = cpu();
+    for (let i = 0; i < logins; i++) await login();
+    const total = (cpu() - started) / logins;
+    counting = false;
+    process.stdout.write(
+      `main thread, per login: ${total.toFixed(1)} us (inject() and the serial logins' cold caches included)\n`,
+    );
+    process.stdout.write("calls/login\tus/login\tstatement\n");
+    let inStatements = 0;
+    for (const [text, { calls, us }] of [...spent].sort((a, b) => b[1].us - a[1].us)) {
+      inStatements += us / logins;
+      process.stdout.write(`${(calls / logins).toFixed(2)}\t${(us / logins).toFixed(1)}\t${text}\n`);
+    }
+    process.stdout.write(`\t${inStatements.toFixed(1)}\tall statements\n`);
+  } finally {
+    await app.close();
+    await store.close();
+    rmSync(work, { recursive: true, force: true });
+  }
 }
 
 async function main(): Promise<void> {
@@ -133,4 +224,4 @@ async function main(): Promise<void> {
   }
 }
 
-await main();
+await (argv.includes("--statements") ? statements() : main());
