@@ -101,7 +101,7 @@ export function createDeviceCookie(signingMaterial: readonly string[], secure: b
 
 /**
  * Device hashes remembered per cookie id or User-Agent header, so that a login does not parse the
- * header and compute its MACs again (about 15 us a login, a few per cent of its event-loop work;
+ * header and compute its MACs again (about 12 us a login, about 1 % of its event-loop work;
  * docs/performance.md, issue 34). Emptied when full: at most a thousand short strings.
  */
 const REMEMBERED_DEVICE_HASHES = 1024;
