@@ -101,18 +101,37 @@ export function createDeviceCookie(signingMaterial: readonly string[], secure: b
   return cookie;
 }
 
+/**
+ * Device hashes remembered per cookie id or User-Agent header, so that a login does not parse the
+ * header and compute its MACs again (about 12 us a login, about 1 % of its event-loop work;
+ * docs/performance.md, issue 34). Emptied when full: at most a thousand short strings.
+ */
+const REMEMBERED_DEVICE_HASHES = 1024;
+
 export function createDevices({ signingMaterial, cookie, notices, clock }: DeviceOptions): Devices {
   const hashKeys = signingMaterial.map((secret) => keyFor(secret, "known-device-hash"));
+  const remembered = new Map<string, readonly string[]>();
+
+  /** The keyed hashes of a device named by its cookie id, or (without one) by its User-Agent's family. */
+  function hashesOf(id: string | undefined, userAgent: string | null): readonly string[] {
+    const seen = id === undefined ? `agent\n${userAgent ?? ""}` : `cookie\n${id}`;
+    let hashes = remembered.get(seen);
+    if (hashes === undefined) {
+      const { browser, system } = parseUserAgent(userAgent);
+      // Prefixed, so that no User-Agent can name the same device as a cookie.
+      const identity = id === undefined ? `agent\n${browser}\n${system}` : `cookie\n${id}`;
+      hashes = hashKeys.map((key) => mac(key, identity).toString("base64url"));
+      if (remembered.size >= REMEMBERED_DEVICE_HASHES) remembered.clear();
+      remembered.set(seen, hashes);
+    }
+    return hashes;
+  }
 
   return {
     sighting(user, client) {
-      const id = cookie.idIn(client.cookies);
-      const { browser, system } = parseUserAgent(client.userAgent);
-      // Prefixed, so that no User-Agent can name the same device as a cookie.
-      const identity = id === undefined ? `agent\n${browser}\n${system}` : `cookie\n${id}`;
       const notice = notices.about("new_device", user, client);
       return {
-        hashes: hashKeys.map((key) => mac(key, identity).toString("base64url")),
+        hashes: hashesOf(cookie.idIn(client.cookies), client.userAgent),
         refreshBefore: new Date(clock() - LAST_SEEN_GRANULARITY_MS).toISOString(),
         maxPerUser: KNOWN_DEVICES_PER_USER,
         ...(notice === undefined ? {} : { notice }),

@@ -87,11 +87,16 @@ export function sessionVerbs({
   const sessionForRotation = prepared("sessions_for_rotation", `SELECT * FROM sessions WHERE id = $1${d.forUpdate}`);
   const pastCap = revokeSessionsPastCap(d);
   const clientPastCap = revokeClientSessionsPastCap(d);
-  // The primary key (user_id, device_hash) answers it; one hash per key in use.
+  // The primary key (user_id, device_hash) answers it; one hash per key in use. With one key (the
+  // usual case) an equality, which spares a JSON array and SQLite's json_each on every login.
   const knownDevice = prepared(
     "known_devices_find",
     `SELECT device_hash, last_seen_at FROM known_devices
      WHERE user_id = $1 AND device_hash IN (SELECT value FROM ${d.elements("$2")})`,
+  );
+  const knownDeviceByOneHash = prepared(
+    "known_devices_find_one",
+    "SELECT device_hash, last_seen_at FROM known_devices WHERE user_id = $1 AND device_hash = $2",
   );
 
   /** A session revoked with `events`, and what follows from it (sessionsEnded); the owner's id if it was live. */
@@ -117,7 +122,10 @@ export function sessionVerbs({
    */
   async function sighted(tx: Queryable, userId: string, device: DeviceSighting, at: string) {
     const [current] = device.hashes as [string];
-    const known = await tx.one<{ device_hash: string; last_seen_at: string }>(knownDevice, [userId, device.hashes]);
+    const known = await tx.one<{ device_hash: string; last_seen_at: string }>(
+      device.hashes.length === 1 ? knownDeviceByOneHash : knownDevice,
+      device.hashes.length === 1 ? [userId, current] : [userId, device.hashes],
+    );
     if (known !== undefined) {
       // A hash under an older key is moved to the current one, so that it survives that key's removal.
       if (known.last_seen_at < device.refreshBefore || known.device_hash !== current) {
