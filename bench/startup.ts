@@ -150,7 +150,9 @@ async function memoryUnderMe(server: Server, withToken: boolean): Promise<{ idle
 const median = (list: number[]): number => {
   const sorted = [...list].sort((a, b) => a - b);
   const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? (sorted[middle] as number) : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
+  return sorted.length % 2
+    ? (sorted[middle] as number)
+    : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
 };
 
 const service: Server = { name: "service", args: SERVICE, path: "/healthz", env: serviceEnv };

@@ -3,8 +3,8 @@
 import assert from "node:assert/strict";
 import crypto from "node:crypto";
 import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { availableParallelism, tmpdir } from "node:os";
 import { syncBuiltinESMExports } from "node:module";
+import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { generatePrivateKeyPem } from "../src/auth/keys.ts";

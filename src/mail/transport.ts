@@ -34,7 +34,7 @@ export function createMailTransport(setting: MailTransportSetting): MailTranspor
 }
 
 /** The transporter `create` makes, made once on first use; `close` closes it only if it was made. */
-function lazyTransporter(create: (library: (typeof import("nodemailer"))["default"]) => Transporter<SentMessageInfo>) {
+function lazyTransporter(create: (library: typeof import("nodemailer")["default"]) => Transporter<SentMessageInfo>) {
   let made: Promise<Transporter<SentMessageInfo>> | undefined;
   let closed = false;
   return {
@@ -80,7 +80,10 @@ function fileTransport(directory: string): MailTransport {
   return {
     async send(mail) {
       try {
-        const info = await (await transporter.get()).sendMail({ ...mail, headers: { "Auto-Submitted": "auto-generated" } });
+        const info = await (await transporter.get()).sendMail({
+          ...mail,
+          headers: { "Auto-Submitted": "auto-generated" },
+        });
         await mkdir(directory, { recursive: true, mode: 0o700 });
         const name = `${new Date().toISOString().replace(/[:.]/g, "-")}-${mail.messageId.replace(/[^\w.-]/g, "")}.eml`;
         await writeFile(join(directory, name), info.message as Buffer, { mode: 0o600 });

@@ -6,7 +6,17 @@
 // signing secret and keys (auth/token-settings.ts), the ID-token keys
 // (oidc/settings.ts) and the second-factor key (factors/settings.ts).
 import { randomBytes } from "node:crypto";
-import { closeSync, existsSync, fstatSync, linkSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  closeSync,
+  existsSync,
+  fstatSync,
+  linkSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { type AsymmetricAlgorithm, generatePrivateKeyPem, parsePrivateKey } from "../auth/keys.ts";
 import { ConfigError } from "../errors.ts";
