@@ -100,8 +100,8 @@ const { metafile } = await build({
   external: EXTERNAL,
   logLevel: "warning",
   // The libraries' licence comments go to server.mjs.LEGAL.txt: two of them have non-ASCII names, and one
-  // non-ASCII character makes V8 decode the whole bundle as UTF-8 into a two-byte string, which cost
-  // more at every start than parsing it (docs/performance.md, "What limits the figures").
+  // non-ASCII character makes Node decode the whole bundle as UTF-8 into a two-byte string at every
+  // start, where an ASCII file takes the fast path (docs/performance.md, "What limits the figures").
   legalComments: "external",
   plugins: [builtinsThroughRequire, cataloguesAsText],
   // CommonJS libraries inside an ES module bundle still call require() for Node's built-ins.
