@@ -16,6 +16,7 @@
 // the service reads beside its own modules (the account pages' script and
 // stylesheet) are copied beside the bundle.
 import { copyFileSync, globSync, mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { readFile } from "node:fs/promises";
 import { builtinModules } from "node:module";
 import { basename, join, relative, resolve } from "node:path";
 import { build, type Plugin } from "esbuild";
@@ -58,6 +59,21 @@ const builtinsThroughRequire: Plugin = {
   },
 };
 
+/**
+ * The message catalogues (src/i18n/catalogues/) enter the bundle as their JSON text, which
+ * src/i18n/catalogues.ts parses on first use: as object literals, all six languages' objects were
+ * built with the bundle at every start.
+ */
+const cataloguesAsText: Plugin = {
+  name: "catalogues-as-text",
+  setup(bundle) {
+    bundle.onLoad({ filter: /[\\/]src[\\/]i18n[\\/]catalogues[\\/].*\.json$/ }, async (args) => ({
+      contents: `export default ${JSON.stringify(JSON.stringify(JSON.parse(await readFile(args.path, "utf8"))))};`,
+      loader: "js",
+    }));
+  },
+};
+
 if (!process.argv.includes("--force") && bundleIsFresh(ROOT, OUT)) process.exit(0);
 
 // Built beside dist/ and then renamed into place, so that a process starting meanwhile (another
@@ -83,7 +99,11 @@ const { metafile } = await build({
   metafile: true,
   external: EXTERNAL,
   logLevel: "warning",
-  plugins: [builtinsThroughRequire],
+  // The libraries' licence comments go to server.mjs.LEGAL.txt: two of them have non-ASCII names, and one
+  // non-ASCII character makes Node decode the whole bundle as UTF-8 into a two-byte string at every
+  // start, where an ASCII file takes the fast path (docs/performance.md, "What limits the figures").
+  legalComments: "external",
+  plugins: [builtinsThroughRequire, cataloguesAsText],
   // CommonJS libraries inside an ES module bundle still call require() for Node's built-ins.
   banner: {
     js: 'import { createRequire as __createRequire } from "node:module";\nconst require = __createRequire(import.meta.url);',

@@ -1,7 +1,9 @@
 // loadConfig: defaults, validation with one message naming the setting, and
 // the generated signing-secret file on the embedded default.
 import assert from "node:assert/strict";
+import crypto from "node:crypto";
 import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { syncBuiltinESMExports } from "node:module";
 import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, test } from "node:test";
@@ -379,6 +381,20 @@ describe("loadConfig", () => {
       () => loadConfig({ SIGNING_ALGORITHM: "EdDSA" }, cwd),
       /^ConfigError: SIGNING_KEY_FILE: .* readable by other users/,
     );
+  });
+
+  test("a restart reads the kept key files and generates no key (an RSA key cost tens of ms of every start)", (t) => {
+    const cwd = tempDir(t);
+    loadConfig({ SIGNING_ALGORITHM: "EdDSA" }, cwd); // the first start writes the signing and OpenID Connect keys
+    const generate = t.mock.method(crypto, "generateKeyPairSync");
+    syncBuiltinESMExports(); // the named imports of node:crypto see the mock
+    t.after(() => {
+      generate.mock.restore();
+      syncBuiltinESMExports();
+    });
+    const again = loadConfig({ SIGNING_ALGORITHM: "EdDSA" }, cwd);
+    assert.match(again.notices.join("\n"), /using the EdDSA key kept in/);
+    assert.equal(generate.mock.callCount(), 0);
   });
 
   test("refuses bad signing settings with one line naming the setting and no key material", (t) => {

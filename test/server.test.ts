@@ -5,6 +5,8 @@ import assert from "node:assert/strict";
 import { readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, test } from "node:test";
+import { AREAS } from "../src/i18n/catalogues.ts";
+import { escapeHtml } from "../src/i18n/translate.ts";
 import { freePort, run, SERVER, scratchDir, startService } from "./process.ts";
 
 const EMAIL = "ada@example.com";
@@ -44,6 +46,12 @@ describe("the service process", () => {
     assert.equal(((await response.json()) as { email: string }).email, EMAIL);
     const docs = await fetch(`${service.baseUrl}/docs`);
     assert.equal(docs.status, 200);
+    // The bundle carries the catalogues as text, parsed on first use (scripts/build.ts): each language still reads its own.
+    for (const locale of ["ja", "en"] as const) {
+      const page = await fetch(`${service.baseUrl}/sign-in`, { headers: { "accept-language": locale } });
+      assert.equal(page.status, 200);
+      assert.ok((await page.text()).includes(escapeHtml(AREAS.pages![locale]["pages.signIn.title"]!)), locale);
+    }
 
     assert.ok(statSync(join(cwd, "data", "users.db")).isFile());
     const secret = readFileSync(join(cwd, "data", "signing-secret"), "utf8").trim();

@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { once } from "node:events";
-import { mkdirSync, utimesSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { describe, test } from "node:test";
 import { bundleIsFresh, fileStamp, STAMP_FILE } from "../src/bundle-stamp.mjs";
@@ -51,6 +51,14 @@ describe("the bundle's stamp", () => {
   test("the built bundle's stamp names the service's own sources and is fresh right after the build", () => {
     // npm test builds before the suites run (pretest:only), so dist/ is the build of these sources.
     assert.equal(bundleIsFresh(ROOT, join(ROOT, "dist")), true);
+  });
+
+  test("the built bundle is ASCII and leaves nodemailer to a chunk loaded with the first mail", () => {
+    // One non-ASCII character makes every start decode the whole bundle as UTF-8 (docs/performance.md).
+    const bundle = readFileSync(join(ROOT, "dist", "server.mjs"), "latin1");
+    const nonAscii = bundle.search(/[\u0080-\u00ff]/); // read as latin1: every byte above 0x7f
+    assert.equal(nonAscii, -1, `a non-ASCII character near: ${bundle.slice(nonAscii - 60, nonAscii + 20)}`);
+    assert.ok(!bundle.includes("node_modules/nodemailer/"), "nodemailer is evaluated with the bundle");
   });
 });
 

@@ -3,6 +3,11 @@
 // them. A new area adds its six files and one line to AREAS. The catalogue
 // test (test/i18n-catalogues.test.ts) fails when any language lacks a key
 // another has, or takes other values in a message.
+//
+// Each catalogue is parsed on its first use, not at start: in the bundle a
+// catalogue file is its text (scripts/build.ts), so a process whose pages and
+// mails speak one language never builds the other five's objects. Run from
+// the sources (tests, `node src/server.ts`), Node hands the parsed objects.
 import brandingDe from "./catalogues/branding/de.json" with { type: "json" };
 import brandingEn from "./catalogues/branding/en.json" with { type: "json" };
 import brandingEs from "./catalogues/branding/es.json" with { type: "json" };
@@ -38,18 +43,44 @@ import type { Locale } from "./locales.ts";
 export type Catalogue = Readonly<Record<string, string>>;
 export type AreaCatalogues = Readonly<Record<Locale, Catalogue>>;
 
+/** A catalogue as imported: its object from the sources, its JSON text from the bundle. */
+type Imported = Catalogue | string;
+
+/** An area's catalogues behind getters that parse each one on first read and keep it. */
+function parsedOnFirstUse(imported: Readonly<Record<Locale, Imported>>): AreaCatalogues {
+  const area = {} as Record<Locale, Catalogue>;
+  for (const [locale, source] of Object.entries(imported) as [Locale, Imported][]) {
+    let parsed: Catalogue | undefined;
+    Object.defineProperty(area, locale, {
+      enumerable: true,
+      get: () => {
+        parsed ??= typeof source === "string" ? (JSON.parse(source) as Catalogue) : source;
+        return parsed;
+      },
+    });
+  }
+  return area;
+}
+
 /** Each area's catalogues. Keys are prefixed with their area's name (`signIn.title` lives in `signIn`... by convention). */
 export const AREAS: Readonly<Record<string, AreaCatalogues>> = {
-  branding: { en: brandingEn, de: brandingDe, fr: brandingFr, es: brandingEs, "pt-BR": brandingPt, ja: brandingJa },
-  common: { en: commonEn, de: commonDe, fr: commonFr, es: commonEs, "pt-BR": commonPt, ja: commonJa },
-  mail: { en: mailEn, de: mailDe, fr: mailFr, es: mailEs, "pt-BR": mailPt, ja: mailJa },
-  pages: { en: pagesEn, de: pagesDe, fr: pagesFr, es: pagesEs, "pt-BR": pagesPt, ja: pagesJa },
-  passwordless: {
+  branding: parsedOnFirstUse({
+    en: brandingEn,
+    de: brandingDe,
+    fr: brandingFr,
+    es: brandingEs,
+    "pt-BR": brandingPt,
+    ja: brandingJa,
+  }),
+  common: parsedOnFirstUse({ en: commonEn, de: commonDe, fr: commonFr, es: commonEs, "pt-BR": commonPt, ja: commonJa }),
+  mail: parsedOnFirstUse({ en: mailEn, de: mailDe, fr: mailFr, es: mailEs, "pt-BR": mailPt, ja: mailJa }),
+  pages: parsedOnFirstUse({ en: pagesEn, de: pagesDe, fr: pagesFr, es: pagesEs, "pt-BR": pagesPt, ja: pagesJa }),
+  passwordless: parsedOnFirstUse({
     en: passwordlessEn,
     de: passwordlessDe,
     fr: passwordlessFr,
     es: passwordlessEs,
     "pt-BR": passwordlessPt,
     ja: passwordlessJa,
-  },
+  }),
 };

@@ -8,7 +8,7 @@
 // and throws, so a test that renders the page finds it.
 import { AREAS, type Catalogue } from "./catalogues.ts";
 import { formatParts, type MessageValues, parseMessage } from "./format.ts";
-import { LOCALES, type Locale } from "./locales.ts";
+import type { Locale } from "./locales.ts";
 
 export interface Translator {
   readonly locale: Locale;
@@ -65,12 +65,16 @@ function makeTranslator(locale: Locale, english: Map<string, string>): Translato
   };
 }
 
-let translators: Map<Locale, Translator> | undefined;
+// Each language's translator is made on its first use, so a language nobody reads is never parsed.
+const translators = new Map<Locale, Translator>();
+let english: Map<string, string> | undefined;
 
 export function translator(locale: Locale): Translator {
-  if (translators === undefined) {
-    const english = merged("en");
-    translators = new Map(LOCALES.map((each) => [each, makeTranslator(each, english)]));
+  let made = translators.get(locale);
+  if (made === undefined) {
+    english ??= merged("en");
+    made = makeTranslator(locale, english);
+    translators.set(locale, made);
   }
-  return translators.get(locale)!;
+  return made;
 }

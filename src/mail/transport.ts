@@ -4,9 +4,11 @@
 // short, so a dead server costs a sender one attempt and a retry, never a
 // stuck queue. Errors are reduced to a code and a line without the URL, so
 // the SMTP password in MAIL_URL cannot reach a log or the outbox table.
+// nodemailer is loaded with the first message, not at start: most processes
+// send none, and it was a measurable part of start-up and of idle memory.
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import nodemailer from "nodemailer";
+import type { SentMessageInfo, Transporter } from "nodemailer";
 import type { MailTransportSetting } from "./settings.ts";
 
 export interface RenderedMail {
@@ -31,33 +33,57 @@ export function createMailTransport(setting: MailTransportSetting): MailTranspor
   return setting.kind === "file" ? fileTransport(setting.directory) : smtpTransport(setting.url);
 }
 
+/** The transporter `create` makes, made once on first use; `close` closes it only if it was made. */
+function lazyTransporter(create: (library: typeof import("nodemailer")["default"]) => Transporter<SentMessageInfo>) {
+  let made: Promise<Transporter<SentMessageInfo>> | undefined;
+  let closed = false;
+  return {
+    get: () => {
+      made ??= import("nodemailer").then((library) => create(library.default));
+      return made;
+    },
+    close: () => {
+      if (closed) return;
+      closed = true;
+      void made?.then((transporter) => transporter.close());
+    },
+  };
+}
+
 function smtpTransport(url: string): MailTransport {
   const password = safeDecode(new URL(url).password);
-  const transporter = nodemailer.createTransport({
-    url,
-    connectionTimeout: 10_000,
-    greetingTimeout: 10_000,
-    socketTimeout: 30_000,
-  });
+  const transporter = lazyTransporter((nodemailer) =>
+    nodemailer.createTransport({
+      url,
+      connectionTimeout: 10_000,
+      greetingTimeout: 10_000,
+      socketTimeout: 30_000,
+    }),
+  );
   return {
     async send(mail) {
       try {
-        await transporter.sendMail({ ...mail, headers: { "Auto-Submitted": "auto-generated" } });
+        await (await transporter.get()).sendMail({ ...mail, headers: { "Auto-Submitted": "auto-generated" } });
       } catch (error) {
         throw describe(error, password);
       }
     },
-    close: () => transporter.close(),
+    close: transporter.close,
   };
 }
 
 /** Each message becomes `<time>-<id>.eml`, written whole under a temporary name first. */
 function fileTransport(directory: string): MailTransport {
-  const transporter = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: "unix" });
+  const transporter = lazyTransporter((nodemailer) =>
+    nodemailer.createTransport({ streamTransport: true, buffer: true, newline: "unix" }),
+  );
   return {
     async send(mail) {
       try {
-        const info = await transporter.sendMail({ ...mail, headers: { "Auto-Submitted": "auto-generated" } });
+        const info = await (await transporter.get()).sendMail({
+          ...mail,
+          headers: { "Auto-Submitted": "auto-generated" },
+        });
         await mkdir(directory, { recursive: true, mode: 0o700 });
         const name = `${new Date().toISOString().replace(/[:.]/g, "-")}-${mail.messageId.replace(/[^\w.-]/g, "")}.eml`;
         await writeFile(join(directory, name), info.message as Buffer, { mode: 0o600 });
@@ -65,7 +91,7 @@ function fileTransport(directory: string): MailTransport {
         throw describe(error, "");
       }
     },
-    close: () => transporter.close(),
+    close: transporter.close,
   };
 }
 

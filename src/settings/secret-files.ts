@@ -6,7 +6,17 @@
 // signing secret and keys (auth/token-settings.ts), the ID-token keys
 // (oidc/settings.ts) and the second-factor key (factors/settings.ts).
 import { randomBytes } from "node:crypto";
-import { closeSync, fstatSync, linkSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  closeSync,
+  existsSync,
+  fstatSync,
+  linkSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { type AsymmetricAlgorithm, generatePrivateKeyPem, parsePrivateKey } from "../auth/keys.ts";
 import { ConfigError } from "../errors.ts";
@@ -62,7 +72,7 @@ export function resolveSecrets(
     return [generateSecret()];
   }
   const file = join(dirname(database.path), kind.fileName);
-  const created = ensureOwnerOnlyFile(file, `${generateSecret()}\n`, kind.name);
+  const created = ensureOwnerOnlyFile(file, () => `${generateSecret()}\n`, kind.name);
   notices.push(
     created
       ? `${kind.name} is unset: generated a new ${kind.noun} in ${file} (owner-only permissions)`
@@ -118,7 +128,7 @@ export function resolvePrivateKeys(
     return [generatePrivateKeyPem(algorithm)];
   }
   const file = join(dirname(database.path), kind.fileName(algorithm));
-  const created = ensureOwnerOnlyFile(file, generatePrivateKeyPem(algorithm), kind.name);
+  const created = ensureOwnerOnlyFile(file, () => generatePrivateKeyPem(algorithm), kind.name);
   notices.push(
     created
       ? `${kind.name} is unset: generated a new ${algorithm} key in ${file} (owner-only permissions)`
@@ -139,13 +149,15 @@ function checkPrivateKey(name: string, algorithm: AsymmetricAlgorithm, pem: stri
 /**
  * Creates a secret file (signing secret or private key) if missing. The content is written to a
  * private temp file first and then hard-linked into place, so two first starts racing each other
- * agree on one complete secret (link fails with EEXIST for the loser).
+ * agree on one complete secret (link fails with EEXIST for the loser). The content is made only when
+ * the file is missing: an RSA key's generation cost tens of milliseconds of every start.
  */
-function ensureOwnerOnlyFile(file: string, content: string, name: string): boolean {
+function ensureOwnerOnlyFile(file: string, content: () => string, name: string): boolean {
+  if (existsSync(file)) return false;
   const temp = `${file}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
   try {
     mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
-    writeFileSync(temp, content, { mode: 0o600, flag: "wx" });
+    writeFileSync(temp, content(), { mode: 0o600, flag: "wx" });
     linkSync(temp, file);
     return true;
   } catch (error) {
