@@ -179,6 +179,30 @@ describe("webhook deliveries", () => {
     assert.equal(new Set(receiver.deliveries.map((delivery) => delivery.id)).size, receiver.deliveries.length);
   });
 
+  test("user.updated follows a change of the saved language (PATCH /me, an admin's PATCH), not a password change", async (t) => {
+    const { app, call, admin, receiver } = await world(t, ["user.updated"]);
+    const signup = await call("POST", "/users", undefined, { email: "lin@example.com", password: PASSWORD });
+    const lin = signup.json().id as string;
+    const token = await loginToken(app, "lin@example.com", PASSWORD);
+    assert.equal((await call("PATCH", "/me", token, { locale: "de" })).statusCode, 200);
+    const changed = await call("PUT", "/me/password", token, {
+      current_password: PASSWORD,
+      new_password: "a new and longer passphrase",
+    });
+    assert.equal(changed.statusCode, 204, changed.body);
+    assert.equal((await call("PATCH", `/users/${lin}`, admin.token, { locale: null })).statusCode, 200);
+    // The password change in between sends user.password_changed only, which this endpoint does not take.
+    await receiver.waitFor(() => bodies(receiver).length >= 2);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    assert.deepEqual(
+      bodies(receiver).map((body) => [body.type, body.data]),
+      [
+        ["user.updated", { user_id: lin, email: "lin@example.com" }],
+        ["user.updated", { user_id: lin, email: "lin@example.com" }],
+      ],
+    );
+  });
+
   test("session.ended says why: each action the README names sends its reason, one the OpenAPI document lists", async (t) => {
     const { app, call, receiver, clock } = await world(t, ["session.ended"], {
       sessions: { idleSeconds: 14 * 86_400, absoluteSeconds: 30 * 86_400, reuseGraceSeconds: 10, maxPerUser: 2 },

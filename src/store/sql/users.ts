@@ -27,8 +27,12 @@ const INSERT_USER = prepared(
    VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8, $9, $10) RETURNING *`,
 );
 
-/** The fields of a user whose change publishes user.updated (a password or a verification does not). */
-const PROFILE_FIELDS = ["email", "fullName", "isActive", "isAdmin"] as const;
+/**
+ * The fields of a user whose change publishes user.updated (a password or a verification does not). The
+ * saved language is one: a receiver that keeps a copy of the profile (to write to the user in their
+ * language) learns of it as it learns of a new name.
+ */
+const PROFILE_FIELDS = ["email", "fullName", "isActive", "isAdmin", "locale"] as const;
 
 /** The columns update() may set, by field: an allow-list, since the names go into the SQL. */
 const COLUMN_OF: Record<keyof UserChanges, string> = {
