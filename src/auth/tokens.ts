@@ -367,6 +367,28 @@ function stringList(value: unknown): string[] | undefined {
  * client_id, a relying party's token for a user.
  */
 export function tokenKind(token: string): TokenKind {
+  // Found by the signature and compared in full, as verified-tokens.ts finds verified tokens: a resource
+  // server introspects the same token again and again, and decoding its payload was a part of each call.
+  const signature = token.slice(token.lastIndexOf(".") + 1);
+  const known = kindsSeen.get(signature);
+  if (known !== undefined && known.token === token) return known.kind;
+  const kind = kindOf(token);
+  if (token.length > KIND_TOKEN_MAX_LENGTH) return kind;
+  if (kindsSeen.size >= KINDS_REMEMBERED) kindsSeen.delete(kindsSeen.keys().next().value as string);
+  kindsSeen.set(signature, { token, kind });
+  return kind;
+}
+
+/**
+ * The kinds of the last tokens asked about, by signature; the oldest goes first. Unverified, so
+ * bounded by size as well as number (at most about 2 MB), and a flood of made-up tokens only pushes
+ * real ones out: they are then decoded again.
+ */
+const KINDS_REMEMBERED = 1000;
+const KIND_TOKEN_MAX_LENGTH = 1024;
+const kindsSeen = new Map<string, { token: string; kind: TokenKind }>();
+
+function kindOf(token: string): TokenKind {
   const start = token.indexOf(".");
   const end = token.indexOf(".", start + 1);
   if (start < 0 || end < 0) return "unknown";

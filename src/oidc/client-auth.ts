@@ -30,6 +30,8 @@ export interface ClientFields {
 
 /** RFC 6749 section 2.3.1: client id and secret are form-encoded before the Basic encoding. */
 function formDecode(text: string): string | undefined {
+  // Most ids and secrets have nothing encoded: no copy, no scan by decodeURIComponent, no try.
+  if (!text.includes("%") && !text.includes("+")) return text;
   try {
     return decodeURIComponent(text.replaceAll("+", " "));
   } catch {
