@@ -553,16 +553,17 @@ async function main(): Promise<void> {
     value: meRps.toFixed(0),
     reference: `${baseRps.toFixed(0)} (bare Fastify)`,
     ratio: pct(meRatio),
-    target: ">= 60%",
-    holds: meRatio >= 0.6,
+    // Issue 34's target (issue 13's was 60 %), now that servers and load generator have a core each.
+    target: ">= 75%",
+    holds: meRatio >= 0.75,
   });
   rows.push({
     figure: "1. GET /me req/s, 64 connections (LOG_LEVEL=warn)",
     value: quietRps.toFixed(0),
     reference: `${baseRps.toFixed(0)} (bare Fastify)`,
     ratio: pct(quietRatio),
-    target: ">= 80%",
-    holds: quietRatio >= 0.8,
+    target: ">= 90%",
+    holds: quietRatio >= 0.9,
   });
   rows.push({
     figure: "1. GET /me p99 latency, 64 connections",
@@ -1145,8 +1146,9 @@ async function measureClients(service: Child, baseline: Child, databasePath: str
       value: median(rates(served.runs)).toFixed(0),
       reference: `${median(rates(floor.runs)).toFixed(0)} (bare Fastify, same work)`,
       ratio: pct(pairedRatio(rates(served.runs), rates(floor.runs))),
-      target: "(reported)",
-      holds: true,
+      // Issue 34: at least 80 % of a bare server doing the same least work.
+      target: ">= 80%",
+      holds: pairedRatio(rates(served.runs), rates(floor.runs)) >= 0.8,
     });
   }
   // The peer: the service's rate as a multiple of oidc-provider's, and the server CPU per answer of
