@@ -4,7 +4,7 @@
 // every server on one core, the load generator (the runner itself) on the other.
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { once } from "node:events";
-import { closeSync, openSync, readFileSync } from "node:fs";
+import { closeSync, openSync, readFileSync, writeFileSync } from "node:fs";
 import { type AddressInfo, createServer } from "node:net";
 import { availableParallelism } from "node:os";
 import { join, resolve } from "node:path";
@@ -115,13 +115,42 @@ export async function startChild(
   return {
     process: child,
     url,
-    stop: () =>
-      new Promise<void>((done) => {
-        if (child.exitCode !== null) return done();
-        child.once("exit", () => done());
-        child.kill("SIGTERM");
-      }),
+    stop: stopOf(child),
   };
+}
+
+/** Stops a child with SIGTERM and resolves once it has exited (at once if it already has). */
+export function stopOf(child: ChildProcess): () => Promise<void> {
+  return () =>
+    new Promise<void>((done) => {
+      if (child.exitCode !== null) return done();
+      child.once("exit", () => done());
+      child.kill("SIGTERM");
+    });
+}
+
+/**
+ * bench/baseline.ts bundled into one ES module in `work`, started with the compile cache on as
+ * src/start.mjs does: the bare server built and started the way the service is. Returns its entry.
+ */
+export async function bundleBaseline(work: string): Promise<string> {
+  const { build } = await import("esbuild");
+  await build({
+    entryPoints: [join(ROOT, "bench/baseline.ts")],
+    outfile: join(work, "baseline-bundle.mjs"),
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    target: "node24",
+    logLevel: "warning",
+    banner: { js: 'import { createRequire } from "node:module";\nconst require = createRequire(import.meta.url);' },
+  });
+  const entry = join(work, "baseline-start.mjs");
+  writeFileSync(
+    entry,
+    'import { enableCompileCache } from "node:module";\nenableCompileCache();\nawait import("./baseline-bundle.mjs");\n',
+  );
+  return entry;
 }
 
 /**

@@ -35,6 +35,7 @@ import { measureDevicePolls } from "./device-poll.ts";
 import { measureDpopMe } from "./dpop.ts";
 import { peerBrowserSession } from "./peer-browser-sessions.ts";
 import {
+  bundleBaseline,
   type Child,
   cpuTimes,
   freePort,
@@ -770,7 +771,7 @@ async function main(): Promise<void> {
   // bare ceiling's. The ceiling is bare Fastify as its users write and start it; the service is
   // bundled and uses Node's compile cache, so the same bare server bundled and started that way is
   // reported beside it.
-  const bundledBaseline = await bundleBaseline();
+  const bundledBaseline = await bundleBaseline(work);
   const startups: number[] = [];
   const baseStartups: number[] = [];
   const bundledStartups: number[] = [];
@@ -1311,31 +1312,6 @@ async function measureOverload(databaseUrl: string): Promise<void> {
     target: "(reported)",
     holds: true,
   });
-}
-
-/**
- * bench/baseline.ts bundled by esbuild into one ES module, with an entry that turns on Node's compile
- * cache first, as src/start.mjs does for the service; returns the entry's path.
- */
-async function bundleBaseline(): Promise<string> {
-  const { build } = await import("esbuild");
-  const bundle = join(work, "baseline-bundle.mjs");
-  await build({
-    entryPoints: [join(ROOT, "bench/baseline.ts")],
-    outfile: bundle,
-    bundle: true,
-    platform: "node",
-    format: "esm",
-    target: "node24",
-    logLevel: "warning",
-    banner: { js: 'import { createRequire } from "node:module";\nconst require = createRequire(import.meta.url);' },
-  });
-  const entry = join(work, "baseline-start.mjs");
-  writeFileSync(
-    entry,
-    'import { enableCompileCache } from "node:module";\nenableCompileCache();\nawait import("./baseline-bundle.mjs");\n',
-  );
-  return entry;
 }
 
 /** A command to start, in a directory: `npm start` in the project rather than a script under Node. */

@@ -9,12 +9,12 @@
 // short GET /me load (autocannon pinned to core 1). A busy machine moves the
 // absolute figures; compare only the ratios of one sitting.
 import { spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import autocannon from "autocannon";
-import { cpuTimes, freePort, nodeArguments, ROOT, SERVICE, sampleMemory } from "./processes.ts";
+import { bundleBaseline, cpuTimes, freePort, nodeArguments, ROOT, SERVICE, sampleMemory, stopOf } from "./processes.ts";
 
 const { values } = parseArgs({
   options: {
@@ -81,34 +81,8 @@ async function start(server: Server): Promise<Started> {
     cpuMs: cpuTimes(child.pid as number).process,
     pid: child.pid as number,
     url,
-    stop: () =>
-      new Promise<void>((done) => {
-        if (child.exitCode !== null) return done();
-        child.once("exit", () => done());
-        child.kill("SIGTERM");
-      }),
+    stop: stopOf(child),
   };
-}
-
-/** bench/baseline.ts bundled into one ES module, started with the compile cache on as src/start.mjs does. */
-async function bundleBaseline(): Promise<string> {
-  const { build } = await import("esbuild");
-  await build({
-    entryPoints: [join(ROOT, "bench/baseline.ts")],
-    outfile: join(work, "baseline-bundle.mjs"),
-    bundle: true,
-    platform: "node",
-    format: "esm",
-    target: "node24",
-    logLevel: "warning",
-    banner: { js: 'import { createRequire } from "node:module";\nconst require = createRequire(import.meta.url);' },
-  });
-  const entry = join(work, "baseline-start.mjs");
-  writeFileSync(
-    entry,
-    'import { enableCompileCache } from "node:module";\nenableCompileCache();\nawait import("./baseline-bundle.mjs");\n',
-  );
-  return entry;
 }
 
 /** A token for GET /me: one user signed up and logged in on a running service. */
@@ -157,7 +131,7 @@ const median = (list: number[]): number => {
 
 const service: Server = { name: "service", args: SERVICE, path: "/healthz", env: serviceEnv };
 const bare: Server = { name: "bare Fastify", args: nodeArguments("bench/baseline.ts"), path: "/me", env: {} };
-const bundled: Server = { name: "bare Fastify bundled", args: [await bundleBaseline()], path: "/me", env: {} };
+const bundled: Server = { name: "bare Fastify bundled", args: [await bundleBaseline(work)], path: "/me", env: {} };
 const other: Server | undefined = values.compare
   ? {
       name: `service at ${values.compare}`,

@@ -122,10 +122,9 @@ export function sessionVerbs({
    */
   async function sighted(tx: Queryable, userId: string, device: DeviceSighting, at: string) {
     const [current] = device.hashes as [string];
-    const known = await tx.one<{ device_hash: string; last_seen_at: string }>(
-      device.hashes.length === 1 ? knownDeviceByOneHash : knownDevice,
-      device.hashes.length === 1 ? [userId, current] : [userId, device.hashes],
-    );
+    const [lookup, params]: [typeof knownDevice, Param[]] =
+      device.hashes.length === 1 ? [knownDeviceByOneHash, [userId, current]] : [knownDevice, [userId, device.hashes]];
+    const known = await tx.one<{ device_hash: string; last_seen_at: string }>(lookup, params);
     if (known !== undefined) {
       // A hash under an older key is moved to the current one, so that it survives that key's removal.
       if (known.last_seen_at < device.refreshBefore || known.device_hash !== current) {
