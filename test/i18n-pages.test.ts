@@ -12,7 +12,7 @@ import { describe, test } from "node:test";
 import type { FastifyInstance } from "fastify";
 import { AREAS } from "../src/i18n/catalogues.ts";
 import { LOCALE_NAMES, LOCALES, type Locale } from "../src/i18n/locales.ts";
-import { escapeHtml } from "../src/i18n/translate.ts";
+import { escapeHtml } from "../src/platform/html.ts";
 import { PAGES_CONTENT_SECURITY_POLICY } from "../src/pages/account-pages.ts";
 import { SECURITY_PAGE_CONTENT_SECURITY_POLICY } from "../src/pages/security-pages.ts";
 import { decide, enterCode, registerDeviceClients } from "./device/fixture.ts";

@@ -6,7 +6,7 @@ import { readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { AREAS } from "../src/i18n/catalogues.ts";
-import { escapeHtml } from "../src/i18n/translate.ts";
+import { escapeHtml } from "../src/platform/html.ts";
 import { freePort, run, SERVER, scratchDir, startService } from "./process.ts";
 
 const EMAIL = "ada@example.com";

@@ -8,6 +8,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import type { FastifyInstance } from "fastify";
 import { PAGES_CONTENT_SECURITY_POLICY, sendPage } from "../pages/account-pages.ts";
 import { SECURITY_PAGE_PATH, SIGN_IN_PAGE_PATH } from "../pages/security-pages.ts";
+import { escapeHtml } from "../platform/html.ts";
 import { CONSOLE_CLIENT_ID, CONSOLE_PATH } from "./console-client.ts";
 import type { AdminConsoleSettings } from "./settings.ts";
 
@@ -26,8 +27,6 @@ export function readConsoleAssets(): Map<string, { type: string; body: string }>
   return assets;
 }
 
-const escapeAttribute = (value: string) => value.replace(/&/g, "&amp;").replace(/"/g, "&quot;").replace(/</g, "&lt;");
-
 /** The shell: the console's settings in a meta element (no inline script), and where its module starts. */
 function consoleDocument(settings: AdminConsoleSettings): string {
   const meta = {
@@ -37,7 +36,7 @@ function consoleDocument(settings: AdminConsoleSettings): string {
     "sign-in-page": SIGN_IN_PAGE_PATH,
   };
   const data = Object.entries(meta)
-    .map(([name, value]) => `data-${name}="${escapeAttribute(value)}"`)
+    .map(([name, value]) => `data-${name}="${escapeHtml(value)}"`)
     .join(" ");
   return `<!doctype html>
 <html lang="en">

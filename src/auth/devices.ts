@@ -15,6 +15,7 @@
 // cookie is set for the sign-in page, never by the token endpoint.
 import { createHmac, createSecretKey, hkdfSync, type KeyObject, timingSafeEqual } from "node:crypto";
 import type { NoticeClient, Notices } from "../mail/notices.ts";
+import { cookieValue } from "../platform/cookies.ts";
 import { randomBase64url } from "../random-pool.ts";
 import type { DeviceSighting } from "../store/store.ts";
 import { parseUserAgent } from "./user-agent.ts";
@@ -64,16 +65,6 @@ export interface DeviceOptions {
 const keyFor = (secret: string, info: string) =>
   createSecretKey(Buffer.from(hkdfSync("sha256", secret, "user-token-service", info, 32)));
 const mac = (key: KeyObject, value: string) => createHmac("sha256", key).update(value).digest();
-
-/** The value of one cookie in a Cookie header (RFC 6265 section 5.4), if present. */
-function cookieValue(header: string | undefined, name: string): string | undefined {
-  if (header === undefined) return undefined;
-  for (const pair of header.split(";")) {
-    const at = pair.indexOf("=");
-    if (at > 0 && pair.slice(0, at).trim() === name) return pair.slice(at + 1).trim();
-  }
-  return undefined;
-}
 
 /** `secure`: the cookie is marked Secure, for a service reached over HTTPS. */
 export function createDeviceCookie(signingMaterial: readonly string[], secure: boolean): DeviceCookie {

@@ -10,10 +10,9 @@
 // and without PUBLIC_URL the service's public address is not known: then no
 // logo).
 import type { RenderedMail } from "../mail/transport.ts";
+import { escapeHtml } from "../platform/html.ts";
 import type { Brand } from "./brand-book.ts";
 import { DEFAULT_PRODUCT_NAME } from "./settings.ts";
-
-const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`);
 
 /** RFC 5322's quoted display name. */
 const quotedName = (name: string) => `"${name.replace(/["\\]/g, "\\$&")}"`;

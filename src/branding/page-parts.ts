@@ -12,7 +12,8 @@
 import { brotliCompressSync, gzipSync } from "node:zlib";
 import type { FastifyRequest } from "fastify";
 import { matchLocale } from "../i18n/locales.ts";
-import { escapeHtml, type Translator, translator } from "../i18n/translate.ts";
+import { type Translator, translator } from "../i18n/translate.ts";
+import { escapeHtml } from "../platform/html.ts";
 import type { Brand } from "./brand-book.ts";
 
 export const HEAD_MARK = "<!--brand:head-->";

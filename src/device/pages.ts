@@ -8,10 +8,11 @@
 // inline, forms to this origin only) applies.
 
 import type { FastifyReply } from "fastify";
-import { escapeHtml, type Translator } from "../i18n/translate.ts";
+import type { Translator } from "../i18n/translate.ts";
 import { pageDocument, sendPage } from "../pages/account-pages.ts";
 import { type PageProblem, pageTranslator, richHtml, scopeWords } from "../pages/page-locale.ts";
 import { SIGN_IN_PAGE_PATH } from "../pages/security-pages.ts";
+import { escapeHtml } from "../platform/html.ts";
 import { DEVICE_DECISION_PATH, DEVICE_PAGE_PATH } from "./paths.ts";
 
 /** Every device page's language link comes back to the code entry (never to a posted form's answer). */

@@ -4,20 +4,11 @@
 // knows the reader, the language cookie the language page sets, then
 // Accept-Language, then DEFAULT_LOCALE.
 import type { FastifyRequest } from "fastify";
+import { cookieValue } from "../platform/cookies.ts";
 import { chooseLocale, type Locale } from "./locales.ts";
 
 /** The cookie the language page (/language) sets: a supported tag, nothing else; not HttpOnly-worthy (no secret). */
 export const LANGUAGE_COOKIE = "lang";
-
-/** The value of one cookie of a Cookie header, or undefined. */
-export function cookieValue(header: string | undefined, name: string): string | undefined {
-  if (!header || header.length > 8192) return undefined;
-  for (const pair of header.split(";")) {
-    const at = pair.indexOf("=");
-    if (at > 0 && pair.slice(0, at).trim() === name) return pair.slice(at + 1).trim();
-  }
-  return undefined;
-}
 
 export function requestLocale(
   request: FastifyRequest,

@@ -6,6 +6,8 @@
 // English is the reference: a key another language lacks reads in English
 // (the catalogue test keeps that from shipping); a key English lacks is a bug
 // and throws, so a test that renders the page finds it.
+
+import { escapeHtml } from "../platform/html.ts";
 import { AREAS, type Catalogue } from "./catalogues.ts";
 import { formatParts, type MessageValues, parseMessage } from "./format.ts";
 import type { Locale } from "./locales.ts";
@@ -22,10 +24,6 @@ export interface Translator {
   messages(prefix: string): Record<string, string>;
   /** Whether the catalogue has this key (in this language or in English). */
   has(key: string): boolean;
-}
-
-export function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`);
 }
 
 function merged(locale: Locale): Map<string, string> {

@@ -5,7 +5,8 @@
 // (mail/messages.ts decides, when the message is queued).
 import type { FastifyRequest } from "fastify";
 import { firstOfList, fromAcceptLanguage, type Locale, matchLocale } from "../i18n/locales.ts";
-import { cookieValue, LANGUAGE_COOKIE } from "../i18n/request-locale.ts";
+import { LANGUAGE_COOKIE } from "../i18n/request-locale.ts";
+import { cookieValue } from "../platform/cookies.ts";
 
 export function askedLocale(request: FastifyRequest): Locale | undefined {
   const query = request.query as Record<string, unknown> | undefined;

@@ -7,7 +7,8 @@
 // Each mail speaks its reader's language (issue 37), from the `mail`
 // catalogue (src/i18n/catalogues/mail/), decided when it is queued.
 import { isLocale, type Locale } from "../i18n/locales.ts";
-import { escapeHtml, type Translator, translator } from "../i18n/translate.ts";
+import { type Translator, translator } from "../i18n/translate.ts";
+import { escapeHtml } from "../platform/html.ts";
 import type { MailKind, NewOutboxMessage, NoticeKind, OutboxMessage } from "../store/store.ts";
 import { factLines, type NoticeFacts, noticeContent, REVIEW_PAGE_PATH, type ReaderOf } from "./notices.ts";
 import type { Sealer } from "./seal.ts";

@@ -8,6 +8,7 @@
 // form cannot be forged), Secure with the __Host- prefix under https.
 import { createHmac, createSecretKey, type KeyObject, timingSafeEqual } from "node:crypto";
 import type { FastifyReply, FastifyRequest } from "fastify";
+import { cookieValue } from "../platform/cookies.ts";
 import type { SessionRecord, UserRecord, UserStore } from "../store/store.ts";
 
 export interface BrowserSession {
@@ -36,16 +37,6 @@ function equal(a: string, b: string): boolean {
   const x = Buffer.from(a);
   const y = Buffer.from(b);
   return x.length === y.length && timingSafeEqual(x, y);
-}
-
-/** The cookie's value from a Cookie header, without a cookie library for one name. */
-export function cookieValue(header: string | undefined, name: string): string | undefined {
-  if (header === undefined) return undefined;
-  for (const part of header.split(";")) {
-    const eq = part.indexOf("=");
-    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
-  }
-  return undefined;
 }
 
 export function createBrowserSessions(options: {

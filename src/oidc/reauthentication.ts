@@ -15,7 +15,8 @@
 // page makes the browser ask.
 import { hash } from "node:crypto";
 import type { FastifyReply, FastifyRequest } from "fastify";
-import { type BrowserSessions, cookieValue } from "./browser-session.ts";
+import { cookieValue } from "../platform/cookies.ts";
+import type { BrowserSessions } from "./browser-session.ts";
 
 /** How long after the endpoint sent the browser to sign in the sign-in still counts for the request. */
 export const PROOF_SECONDS = 600;

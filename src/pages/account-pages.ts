@@ -15,8 +15,9 @@ import {
   type PageBrandFiller,
 } from "../branding/page-parts.ts";
 import { LOCALE_NAMES } from "../i18n/locales.ts";
-import { escapeHtml, type Translator } from "../i18n/translate.ts";
+import type { Translator } from "../i18n/translate.ts";
 import { RESET_PAGE_PATH, VERIFY_PAGE_PATH } from "../mail/messages.ts";
+import { escapeHtml } from "../platform/html.ts";
 import { sendKeptBytes } from "./one-write.ts";
 import { messagesBlock, pageTranslator, perLocale } from "./page-locale.ts";
 

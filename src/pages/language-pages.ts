@@ -5,8 +5,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { isLocale, LOCALE_NAMES, LOCALES } from "../i18n/locales.ts";
 import { LANGUAGE_COOKIE } from "../i18n/request-locale.ts";
-import { escapeHtml, type Translator } from "../i18n/translate.ts";
+import type { Translator } from "../i18n/translate.ts";
 import { acceptFormBodies } from "../platform/forms.ts";
+import { escapeHtml } from "../platform/html.ts";
 import { pageDocument, sendPage } from "./account-pages.ts";
 import { pageTranslator } from "./page-locale.ts";
 import { SIGN_IN_PAGE_PATH } from "./security-pages.ts";

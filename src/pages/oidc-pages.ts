@@ -7,7 +7,8 @@
 // page's policy allows the form to lead there (form-action covers redirects).
 
 import type { FastifyReply } from "fastify";
-import { escapeHtml, type Translator } from "../i18n/translate.ts";
+import type { Translator } from "../i18n/translate.ts";
+import { escapeHtml } from "../platform/html.ts";
 import { PAGES_CONTENT_SECURITY_POLICY, pageDocument, sendPage } from "./account-pages.ts";
 import { type PageProblem, pageTranslator, richHtml, scopeWords } from "./page-locale.ts";
 

@@ -7,7 +7,8 @@ import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { MessageValues } from "../i18n/format.ts";
 import type { Locale } from "../i18n/locales.ts";
 import { requestLocale } from "../i18n/request-locale.ts";
-import { escapeHtml, type Translator, translator } from "../i18n/translate.ts";
+import { type Translator, translator } from "../i18n/translate.ts";
+import { escapeHtml } from "../platform/html.ts";
 
 declare module "fastify" {
   interface FastifyInstance {

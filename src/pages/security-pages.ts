@@ -9,9 +9,10 @@ import { readFileSync } from "node:fs";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { DeviceCookie } from "../auth/devices.ts";
 import { LOCALE_NAMES, LOCALES } from "../i18n/locales.ts";
-import { escapeHtml, type Translator } from "../i18n/translate.ts";
+import type { Translator } from "../i18n/translate.ts";
 import { REVIEW_PAGE_PATH } from "../mail/notices.ts";
 import { mailSignInSection } from "../passwordless/page-section.ts";
+import { escapeHtml } from "../platform/html.ts";
 import { PAGES_CONTENT_SECURITY_POLICY, pageDocument, sendPage } from "./account-pages.ts";
 import { messagesBlock, pageTranslator, perLocale } from "./page-locale.ts";
 

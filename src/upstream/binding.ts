@@ -5,7 +5,7 @@
 // Secure with the __Host- prefix under https; it lives as long as a pending
 // sign-in.
 import type { FastifyReply, FastifyRequest } from "fastify";
-import { cookieValue } from "../oidc/browser-session.ts";
+import { cookieValue } from "../platform/cookies.ts";
 import { PENDING_SECONDS } from "./sign-in.ts";
 
 export interface BindingCookie {
