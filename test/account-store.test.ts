@@ -97,7 +97,7 @@ describe("account token and outbox store verbs", () => {
     assert.equal((await store.claimMail("b", iso(31_000), iso(90_000), 1)).length, 1);
   });
 
-  test("pruning deletes long-expired tokens and old sent mail, keeps failed mail", async (t) => {
+  test("pruning deletes long-expired tokens and old sent mail; failed mail only once it was queued before the cutoff", async (t) => {
     const store = await openTestStore(t);
     const user = await createUser(store, "ada@example.com", "correct horse battery");
     await store.issueAccountToken(
@@ -111,15 +111,23 @@ describe("account token and outbox store verbs", () => {
         message.id,
         "a",
         message.recipient === "sent@example.com"
-          ? { status: "sent", at: iso(-1000) }
+          ? { status: "sent", at: iso(-120_000) }
           : { status: "failed", error: "x" },
       );
     }
-    assert.equal(await store.pruneAccountRecords(iso(), iso(), 100), 2);
+    // The cutoff a minute ago: the mail sent two minutes ago goes, the failed one queued just now stays.
+    assert.equal(await store.pruneAccountRecords(iso(), iso(-60_000), 100), 2);
     assert.equal(await store.findAccountToken("old"), undefined);
     assert.deepEqual(
       (await store.listMail({ limit: 10 })).map((message) => message.status),
       ["failed"],
+    );
+    // Once it was queued before the cutoff, the failed mail goes too; pending mail never does.
+    await store.enqueueMail(mail("pending@example.com"));
+    assert.equal(await store.pruneAccountRecords(iso(), iso(1000), 100), 1);
+    assert.deepEqual(
+      (await store.listMail({ limit: 10 })).map((message) => [message.recipient, message.status]),
+      [["pending@example.com", "pending"]],
     );
   });
 });

@@ -70,7 +70,7 @@ describe("the webhook outbox in the store", () => {
     void off;
   });
 
-  test("in order per user: a later event waits while an earlier one is pending; delivered ones are pruned", async (t) => {
+  test("in order per user: a later event waits while an earlier one is pending; delivered and failed ones are pruned", async (t) => {
     const clock = new TestClock();
     const store = await openTestStore(t, clock.read);
     const ada = await store.create({ email: "ada@example.com", hashedPassword: "x" });
@@ -111,5 +111,11 @@ describe("the webhook outbox in the store", () => {
     assert.equal(await store.pruneWebhookRecords(later, 100), 4);
     assert.deepEqual(await store.listWebhookAttempts(hook.id, { limit: 10 }), []);
     assert.equal(await store.pruneWebhookRecords(later, 100), 0);
+    // Bob's, given up on: kept while it was queued after the cutoff, pruned once before it.
+    const failed = { status: "failed" as const, error: "gave up" };
+    await store.completeWebhookMessage(first[1]!, "me", failed, { ...attempt, statusCode: 500, error: "gave up" });
+    assert.equal(await store.pruneWebhookRecords(now, 100), 0, "queued at the cutoff: kept");
+    assert.equal(await store.pruneWebhookRecords(later, 100), 1, "queued before the cutoff: pruned");
+    assert.equal(await store.pruneWebhookRecords(later, 100), 0, "its attempt, logged at the cutoff, stays");
   });
 });

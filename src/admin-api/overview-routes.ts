@@ -35,7 +35,11 @@ const BacklogOut = Type.Object({
   pending: Type.Integer({ minimum: 0, description: "Items neither delivered nor given up." }),
   oldest_pending_at: Type.Union([Instant, Type.Null()], { description: "When the oldest of them was queued." }),
   oldest_pending_age_seconds: Type.Union([Count, Type.Null()]),
-  failed: Type.Integer({ minimum: 0, description: "Items given up on after every attempt; kept until retried." }),
+  failed: Type.Integer({
+    minimum: 0,
+    description:
+      "Items given up on after every attempt; kept to be retried for AUDIT_RETENTION_DAYS after they were queued.",
+  }),
 });
 
 const KeyOut = Type.Object({

@@ -7,7 +7,7 @@ import type { UserStore } from "../store/store.ts";
 
 /**
  * Every ten minutes, deletes expired sessions and refresh tokens, audit events past their retention,
- * old link tokens and sent mail, a thousand rows per statement, yielding between batches so that
+ * old link tokens, sent mail and mail or webhook events given up on long ago, a thousand rows per statement, yielding between batches so that
  * requests are never held up behind a long delete.
  */
 export function startHousekeeping(app: FastifyInstance, store: UserStore, clock: Clock, retentionDays: number): void {
@@ -18,7 +18,8 @@ export function startHousekeeping(app: FastifyInstance, store: UserStore, clock:
       const codeCutoff = new Date(now - 3_600_000).toISOString();
       const auditCutoff = new Date(now - retentionDays * 86_400_000).toISOString();
       // Link tokens are kept a week past their expiry (so a late click still hears "expired"), sent mail,
-      // delivered webhook events and the webhook delivery log as long as audit events.
+      // delivered webhook events and the webhook delivery log as long as audit events; mail and webhook
+      // events given up on as long, from when they were queued (until then the console can retry them).
       const tokenCutoff = new Date(now - 7 * 86_400_000).toISOString();
       while (
         (await store.purgeExpired(new Date(now).toISOString(), 1000)) +

@@ -37,8 +37,8 @@ const AUDIT_RETENTION_DAYS = integer({
   max: 3650,
   meaning:
     "[Audit events](audit-events.md) (each with time, user id, client address and outcome) older than this " +
-    "are pruned, every ten minutes; so are sent mail, delivered webhook events and their delivery log, and " +
-    "back-channel logouts sent or given up.",
+    "are pruned, every ten minutes; so are sent mail, delivered webhook events and their delivery log, mail and " +
+    "webhook events given up on (counted from when they were queued), and back-channel logouts sent or given up.",
 });
 
 export const OPERATIONS_SETTINGS = section("Operations", "src/operations/settings.ts", [

@@ -34,7 +34,7 @@ export interface SignInBucket {
 export interface Backlog {
   pending: number;
   oldestCreatedAt: string | null;
-  /** Given up after every attempt; not pruned: kept until retried (or their webhook endpoint is deleted). */
+  /** Given up after every attempt: kept to be retried for AUDIT_RETENTION_DAYS from when they were queued. */
   failed: number;
 }
 

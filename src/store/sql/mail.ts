@@ -33,7 +33,15 @@ export function mailVerbs({ db, insertMail, deleteSome }: Shared): MailVerbs {
     },
     async pruneAccountRecords(tokensBefore, sentBefore, limit) {
       const tokens = await deleteSome("account_tokens", "token_hash", "expires_at < $1", tokensBefore, limit);
-      const mail = await deleteSome("mail_outbox", "id", "status = 'sent' AND sent_at < $1", sentBefore, limit);
+      // A mail given up on is kept for the console to retry, as long as audit events: after that its links
+      // are long expired and a retry would only send a dead mail.
+      const mail = await deleteSome(
+        "mail_outbox",
+        "id",
+        "(status = 'sent' AND sent_at < $1) OR (status = 'failed' AND created_at < $1)",
+        sentBefore,
+        limit,
+      );
       return tokens + mail;
     },
   };

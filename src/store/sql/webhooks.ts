@@ -170,7 +170,8 @@ export function webhookVerbs({
     async pruneWebhookRecords(before, limit) {
       const messages = await db.run(
         `DELETE FROM webhook_messages WHERE (endpoint_id, event_id) IN (SELECT endpoint_id, event_id
-           FROM webhook_messages WHERE status = 'delivered' AND delivered_at < $1 LIMIT $2)`,
+           FROM webhook_messages
+           WHERE (status = 'delivered' AND delivered_at < $1) OR (status = 'failed' AND created_at < $1) LIMIT $2)`,
         [before, limit],
       );
       return messages + (await deleteSome("webhook_attempts", "id", "created_at < $1", before, limit));
