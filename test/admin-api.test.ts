@@ -86,6 +86,7 @@ describe("GET /events", () => {
           user_email: null,
           client_address: null,
           created_at: at(clock.now),
+          actor_id: null,
         },
         {
           id: mail.id,
@@ -95,6 +96,7 @@ describe("GET /events", () => {
           user_email: null,
           client_address: null,
           created_at: at(clock.now),
+          actor_id: null,
         },
         {
           id: failure.id,
@@ -104,6 +106,7 @@ describe("GET /events", () => {
           user_email: null,
           client_address: "192.0.2.2",
           created_at: at(clock.now - 1000),
+          actor_id: null,
         },
         {
           id: signup.id,
@@ -113,6 +116,7 @@ describe("GET /events", () => {
           user_email: null,
           client_address: "192.0.2.1",
           created_at: at(clock.now - 2000),
+          actor_id: null,
         },
         {
           id: login.id,
@@ -122,6 +126,7 @@ describe("GET /events", () => {
           user_email: "root@example.com",
           client_address: "127.0.0.1",
           created_at: at(clock.now - 3000),
+          actor_id: null,
         },
       ],
       next_cursor: null,
@@ -247,12 +252,12 @@ describe("GET /events exports", () => {
     };
     assert.equal(
       response.body,
-      "id,created_at,type,outcome,user_id,user_email,client_address\r\n" +
-        row(0, "plain,,,") +
-        row(1, `"a,b ""quoted""\r\nnext line",,,"'\rx"`) +
-        row(2, "'@SUM(A1),,,'\t9") +
-        row(3, "'+1+1,,,'-2") +
-        row(4, `"'=HYPERLINK(""http://evil.example"",""click"")",${eve.id},'=evil@example.com,192.0.2.1`),
+      "id,created_at,type,outcome,user_id,user_email,client_address,actor_id\r\n" +
+        row(0, "plain,,,,") +
+        row(1, `"a,b ""quoted""\r\nnext line",,,"'\rx",`) +
+        row(2, "'@SUM(A1),,,'\t9,") +
+        row(3, "'+1+1,,,'-2,") +
+        row(4, `"'=HYPERLINK(""http://evil.example"",""click"")",${eve.id},'=evil@example.com,192.0.2.1,`),
     );
   });
 
@@ -349,7 +354,7 @@ describe("GET /events exports", () => {
     const { get } = await setup(t);
     const csv = await get("/events?format=csv&type=dpop");
     assert.equal(csv.statusCode, 200);
-    assert.equal(csv.body, "id,created_at,type,outcome,user_id,user_email,client_address\r\n");
+    assert.equal(csv.body, "id,created_at,type,outcome,user_id,user_email,client_address,actor_id\r\n");
     const jsonl = await get("/events?format=jsonl&type=dpop");
     assert.equal(jsonl.statusCode, 200);
     assert.equal(jsonl.body, "");

@@ -17,7 +17,13 @@ async function setup(t: TestContext) {
     const response = await app.inject({ method: "GET", url: `/users/${userId}/events${query}`, headers: bearer(root) });
     assert.equal(response.statusCode, 200, response.body);
     return response.json() as {
-      items: { type: string; outcome: string; client_address: string | null; created_at: string }[];
+      items: {
+        type: string;
+        outcome: string;
+        client_address: string | null;
+        created_at: string;
+        actor_id: string | null;
+      }[];
       next: string | null;
     };
   };
@@ -26,7 +32,7 @@ async function setup(t: TestContext) {
 
 describe("audit trail", () => {
   test("records sign-up, logins, password change, role change, deactivation, session revocation and deletion", async (t) => {
-    const { app, root, events } = await setup(t);
+    const { app, store, root, events } = await setup(t);
     const signUp = await app.inject({
       method: "POST",
       url: "/users",
@@ -70,6 +76,20 @@ describe("audit trail", () => {
       assert.equal(event.client_address, "127.0.0.1");
       assert.match(event.created_at, /^\d{4}-\d\d-\d\dT/);
     }
+    // What the admin did names the admin; what Ada did, or the service, names nobody; the service-wide
+    // log says the same.
+    const rootId = (await store.findByEmail("root@example.com"))!.id;
+    const byAdmin = ["role_change:granted_admin", "deactivation:success", "deletion:by_admin"];
+    const actors = (items: { type: string; outcome: string; actor_id: string | null }[]) =>
+      items.map((event) => [`${event.type}:${event.outcome}`, event.actor_id]);
+    const expected = trail.items.map((event) => {
+      const name = `${event.type}:${event.outcome}`;
+      return [name, byAdmin.includes(name) ? rootId : null];
+    });
+    assert.deepEqual(actors(trail.items), expected);
+    const log = await app.inject({ method: "GET", url: `/events?user_id=${adaId}&limit=100`, headers: bearer(root) });
+    assert.equal(log.statusCode, 200, log.body);
+    assert.deepEqual(actors(log.json().items).reverse(), expected);
     const text = JSON.stringify(trail);
     for (const secret of [PASSWORD, "a brand new passphrase", ada.access_token, ada.refresh_token])
       assert.ok(!text.includes(secret));

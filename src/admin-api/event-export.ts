@@ -21,6 +21,7 @@ export const CSV_COLUMNS = [
   "user_id",
   "user_email",
   "client_address",
+  "actor_id",
 ] as const satisfies readonly (keyof EventOut)[];
 
 const FORMULA_START = /^[=+\-@\t\r]/;

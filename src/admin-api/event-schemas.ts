@@ -4,7 +4,7 @@
 // the last event of a page without promising its form to clients.
 import { type Static, Type } from "typebox";
 import { HttpError } from "../errors.ts";
-import { AUDIT_EVENT_TYPES, type AuditEventType, type ServiceEvent } from "../store/store.ts";
+import { ADMIN_ACTOR, AUDIT_EVENT_TYPES, type AuditEventType, type ServiceEvent } from "../store/store.ts";
 
 export const EVENTS_PAGE_DEFAULT = 50;
 export const EVENTS_PAGE_MAX = 100;
@@ -79,6 +79,7 @@ export const ServiceEventOut = Type.Object(
     }),
     client_address: Type.Union([Type.String(), Type.Null()], { description: "Null for command-line actions." }),
     created_at: Type.String({ format: "date-time" }),
+    actor_id: Type.Union([Type.String({ format: "uuid" }), Type.Null()], { description: ADMIN_ACTOR }),
   },
   { $id: "ServiceAuditEvent", description: "A security event of the service-wide log. Never a password or a token." },
 );
@@ -106,6 +107,7 @@ export function toEventOut(event: ServiceEvent): EventOut {
     user_email: event.userEmail,
     client_address: event.clientAddress,
     created_at: event.createdAt,
+    actor_id: event.actorId ?? null,
   };
 }
 

@@ -48,6 +48,10 @@ export interface AuditEntry {
   notice?: NewOutboxMessage;
 }
 
+/** What the API says of AuditEvent.actorId (GET /users/{id}/events, GET /events and its export). */
+export const ADMIN_ACTOR =
+  "The admin who acted on this user's account (an admin route); null when the user, the service or the command line acted.";
+
 /** A security event: who, what, from where, how it ended. Never a password or a token. */
 export interface AuditEvent {
   id: string;

@@ -38,7 +38,7 @@ export type {
   SignInBucket,
 } from "./admin.ts";
 export type { AuditEntry, AuditEvent, AuditEventType, AuditQuery, AuditVerbs } from "./audit.ts";
-export { AUDIT_EVENT_TYPES } from "./audit.ts";
+export { ADMIN_ACTOR, AUDIT_EVENT_TYPES } from "./audit.ts";
 export type { BackchannelLogoutMessage, BackchannelLogoutVerbs } from "./backchannel-logouts.ts";
 export type { BrandLogo, BrandRecord, BrandValues, BrandVerbs } from "./branding.ts";
 export { SERVICE_BRAND } from "./branding.ts";

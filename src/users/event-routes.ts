@@ -7,7 +7,7 @@ import { Type } from "typebox";
 import type { Guards } from "../auth/guard.ts";
 import { NOT_ENOUGH_PRIVILEGES } from "../errors.ts";
 import { BEARER_SECURITY, errorResponse, UnauthorizedResponse } from "../platform/openapi.ts";
-import { AUDIT_EVENT_TYPES, type AuditEventType, type UserStore } from "../store/store.ts";
+import { ADMIN_ACTOR, AUDIT_EVENT_TYPES, type AuditEventType, type UserStore } from "../store/store.ts";
 import { UserIdParams } from "./schemas.ts";
 
 export interface EventRouteOptions {
@@ -42,6 +42,7 @@ const EventOut = Type.Object(
     }),
     client_address: Type.Union([Type.String(), Type.Null()], { description: "Null for command-line actions." }),
     created_at: Type.String({ format: "date-time" }),
+    actor_id: Type.Union([Type.String({ format: "uuid" }), Type.Null()], { description: ADMIN_ACTOR }),
   },
   { $id: "AuditEvent", description: "A security event. Never carries a password or a token." },
 );
@@ -105,6 +106,7 @@ export const eventRoutes: FastifyPluginAsyncTypebox<EventRouteOptions> = async (
           outcome: event.outcome,
           client_address: event.clientAddress,
           created_at: event.createdAt,
+          actor_id: event.actorId ?? null,
         })),
         next_cursor: nextCursor,
         next,
