@@ -162,7 +162,16 @@ describe("the admin console's overview, audit log and settings", { skip: skipWit
     const download = await downloading;
     assert.match(download.suggestedFilename(), /^events-\d{4}-\d{2}-\d{2}\.csv$/);
     const [header, ...records] = csvRecords(await readFile((await download.path()) as string, "utf8"));
-    assert.deepEqual(header, ["id", "created_at", "type", "outcome", "user_id", "user_email", "client_address"]);
+    assert.deepEqual(header, [
+      "id",
+      "created_at",
+      "type",
+      "outcome",
+      "user_id",
+      "user_email",
+      "client_address",
+      "actor_id",
+    ]);
     assert.deepEqual(
       records.map((cells) => cells[0]),
       logins.map((event) => event.id),
