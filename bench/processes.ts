@@ -85,6 +85,15 @@ export const SERVICE: readonly string[] = startArguments();
  * Starts a script (a file under the project, or Node arguments such as SERVICE) on a free port and resolves once GET `readyPath` answers. Its output goes to a
  * file, as a production deployment's logs would, not to a pipe this busy process must drain.
  */
+/**
+ * BENCH_CPU_PROF_DIR=DIR: every server a bench starts writes a V8 CPU profile (.cpuprofile, for Chrome's
+ * DevTools or speedscope) into DIR when it stops; for finding where a figure's time goes, not for figures.
+ */
+function profiling(): Record<string, string> {
+  const dir = process.env.BENCH_CPU_PROF_DIR;
+  return dir ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${dir}` } : {};
+}
+
 export async function startChild(
   script: string | readonly string[],
   env: Record<string, string>,
@@ -98,7 +107,7 @@ export async function startChild(
   const pinned = onServerCore(process.execPath, args);
   const child = spawn(pinned.command, pinned.args, {
     cwd,
-    env: { PATH: process.env.PATH ?? "", ...env, PORT: String(port) },
+    env: { PATH: process.env.PATH ?? "", ...env, ...profiling(), PORT: String(port) },
     stdio: ["ignore", logFile, logFile],
   });
   closeSync(logFile);

@@ -21,7 +21,7 @@ import { randomBase64url } from "../random-pool.ts";
 import { newId } from "../store/ids.ts";
 import type {
   AuditEntry,
-  ClientSessionRecord,
+  ClientBinding,
   DeviceSighting,
   PresentedRefreshToken,
   SessionRecord,
@@ -101,14 +101,15 @@ export interface Sessions {
   ): Promise<Issued>;
   /**
    * Starts an OpenID Connect client's session (authorization_code), bound to the client in the same
-   * transaction. It counts against that client's own cap of `maxPerUser` sessions of the user, never
+   * transaction, in which the code that started it (`binding.fromCodeHash`) records it for a replay to
+   * revoke: no crash between the two can leave a replayed code unable to end what it issued. It counts against that client's own cap of `maxPerUser` sessions of the user, never
    * against the user's own sessions (the password flow, the sign-in page): an app that signs in often
    * cannot sign the user out of the account, nor of another app.
    */
   startForClient(
     userId: string,
     client: ClientInfo,
-    binding: Omit<ClientSessionRecord, "sessionId">,
+    binding: ClientBinding,
     events: readonly AuditEntry[],
     amr: readonly string[],
     dpopJkt?: string,
@@ -165,7 +166,7 @@ export function createSessions(store: UserStore, settings: SessionSettings, cloc
     client: ClientInfo,
     events: readonly AuditEntry[],
     amr: readonly string[],
-    bound: { device?: DeviceSighting; client?: Omit<ClientSessionRecord, "sessionId"> },
+    bound: { device?: DeviceSighting; client?: ClientBinding },
     dpopJkt?: string,
   ): Promise<Issued> {
     const sessionId = newId(clock());

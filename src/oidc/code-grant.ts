@@ -150,12 +150,11 @@ export function createOidcGrants(options: {
       const issued = await sessions.startForClient(
         user.id,
         clientInfo(request),
-        { clientId: client.id, scope: stored.scope, browserSessionId: browser.id },
+        { clientId: client.id, scope: stored.scope, browserSessionId: browser.id, fromCodeHash: stored.codeHash },
         [{ type: "oidc", outcome: "code_redeemed", clientAddress: request.ip }],
         browser.amr,
         client.tokenEndpointAuthMethod === "none" ? jkt : undefined,
       );
-      await store.recordCodeIssue(stored.codeHash, issued.session.id);
       const scopes = stored.scope.split(" ");
       const accessToken = serviceApps.has(client.id)
         ? tokens.issueAccessToken(user, issued.session.id, browser.amr, jkt)

@@ -153,8 +153,6 @@ export interface ClientVerbs {
   saveAuthorizationCode(code: NewAuthorizationCode): Promise<void>;
   /** Spends the code at once, whatever the caller then finds wrong with it: a code works once. */
   redeemAuthorizationCode(codeHash: string, at: string): Promise<CodeRedemption>;
-  /** Records what the redemption issued (the client session), for a replay to revoke. */
-  recordCodeIssue(codeHash: string, sessionId: string): Promise<void>;
   findClientSession(sessionId: string): Promise<ClientSessionRecord | undefined>;
   findConsent(userId: string, clientId: string): Promise<ConsentRecord | undefined>;
   /** Remembers the scopes (replacing the earlier grant's, which the caller merged in). */

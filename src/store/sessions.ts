@@ -20,6 +20,13 @@ import type { NewOutboxMessage } from "./mail.ts";
 import type { UserRecord } from "./users.ts";
 
 /** A signed-in session: one family of refresh tokens; only its current generation is valid. */
+/**
+ * A client's session's binding: its client, scope and browser session, and, for a session an
+ * authorization code starts, that code's hash, so that the code records what it issued (for a replay to
+ * revoke) in the session's own transaction.
+ */
+export type ClientBinding = Omit<ClientSessionRecord, "sessionId"> & { fromCodeHash?: string };
+
 export interface SessionRecord {
   id: string;
   userId: string;
@@ -110,7 +117,7 @@ export interface SessionVerbs {
       maxPerUser: number;
       events?: readonly AuditEntry[];
       device?: DeviceSighting;
-      client?: Omit<ClientSessionRecord, "sessionId">;
+      client?: ClientBinding;
     },
   ): Promise<SessionRecord & { newDeviceNoticed?: boolean }>;
   /**

@@ -94,6 +94,7 @@ export type {
   WebAuthnPurpose,
 } from "./second-factors.ts";
 export type {
+  ClientBinding,
   DeviceSighting,
   NewSession,
   PresentedRefreshToken,

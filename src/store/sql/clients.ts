@@ -229,9 +229,6 @@ export function clientVerbs({ db, d, clock, now, find, record, eventful, session
       const known = await db.one<Record<string, unknown>>("SELECT * FROM oidc_codes WHERE code_hash = $1", [codeHash]);
       return known ? { outcome: "replayed", code: readCode(known) } : { outcome: "unknown" };
     },
-    async recordCodeIssue(codeHash, sessionId) {
-      await db.run("UPDATE oidc_codes SET issued_session_id = $1 WHERE code_hash = $2", [sessionId, codeHash]);
-    },
     async findClientSession(sessionId) {
       if (!isUuid(sessionId)) return undefined;
       const row = await db.one<Record<string, unknown>>("SELECT * FROM oidc_client_sessions WHERE session_id = $1", [

@@ -168,6 +168,8 @@ export function sessionVerbs({
             "INSERT INTO oidc_client_sessions (session_id, client_id, scope, browser_session_id) VALUES ($1, $2, $3, $4)",
             [id, client.clientId, client.scope, client.browserSessionId],
           );
+        if (client?.fromCodeHash !== undefined)
+          await tx.run("UPDATE oidc_codes SET issued_session_id = $1 WHERE code_hash = $2", [id, client.fromCodeHash]);
         await record(tx, events, userId, { sessionId: id });
         const capped =
           client === undefined
