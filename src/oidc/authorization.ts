@@ -9,7 +9,7 @@
 // URI, the PKCE challenge, the nonce, the scopes and the browser session.
 import { hash } from "node:crypto";
 import { randomBase64url } from "../random-pool.ts";
-import type { UserStore } from "../store/store.ts";
+import type { AuditEntry, UserStore } from "../store/store.ts";
 import { type Client, type ClientRegistry, matchRedirectUri, usableRedirectUri } from "./clients.ts";
 
 /** Scopes this provider knows: OpenID Connect Core 5.4, and offline_access (refresh tokens). */
@@ -157,28 +157,35 @@ export function pkceMatches(verifier: string, challenge: string): boolean {
   return /^[A-Za-z0-9._~-]{43,128}$/.test(verifier) && hash("sha256", verifier, "base64url") === challenge;
 }
 
-/** Stores a new code for the request, approved in the browser session; answers the code itself. */
+/**
+ * Stores a new code for the request, approved in the browser session, with its audit events in the same
+ * transaction; answers the code itself.
+ */
 export async function issueCode(
   store: UserStore,
   request: AuthorizationRequest,
   userId: string,
   browserSessionId: string,
   clock: () => number,
+  events: readonly AuditEntry[] = [],
 ): Promise<string> {
   const code = randomBase64url(32);
   const now = clock();
-  await store.saveAuthorizationCode({
-    codeHash: hashCode(code),
-    clientId: request.client.id,
-    userId,
-    browserSessionId,
-    redirectUri: request.redirectUri,
-    codeChallenge: request.codeChallenge,
-    nonce: request.nonce ?? null,
-    scope: request.scopes.join(" "),
-    dpopJkt: request.dpopJkt ?? null,
-    createdAt: new Date(now).toISOString(),
-    expiresAt: new Date(now + CODE_LIFETIME_SECONDS * 1000).toISOString(),
-  });
+  await store.saveAuthorizationCode(
+    {
+      codeHash: hashCode(code),
+      clientId: request.client.id,
+      userId,
+      browserSessionId,
+      redirectUri: request.redirectUri,
+      codeChallenge: request.codeChallenge,
+      nonce: request.nonce ?? null,
+      scope: request.scopes.join(" "),
+      dpopJkt: request.dpopJkt ?? null,
+      createdAt: new Date(now).toISOString(),
+      expiresAt: new Date(now + CODE_LIFETIME_SECONDS * 1000).toISOString(),
+    },
+    events,
+  );
   return code;
 }

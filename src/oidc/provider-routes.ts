@@ -164,8 +164,9 @@ export const providerRoutes: FastifyPluginAsyncTypebox<ProviderRouteOptions> = a
 
   /** The code, back to the client's redirect URI with state and iss. */
   async function grant(reply: FastifyReply, request: AuthorizationRequest, browser: BrowserSession, ip: string) {
-    const code = await issueCode(store, request, browser.user.id, browser.session.id, clock);
-    await audit.record("oidc", browser.user.id, "code_issued", ip);
+    const code = await issueCode(store, request, browser.user.id, browser.session.id, clock, [
+      { type: "oidc", outcome: "code_issued", clientAddress: ip },
+    ]);
     reply.request.actionOutcome ??= "code";
     return reply.redirect(responseUri(request.redirectUri, { code, state: request.state, iss: issuer() }), 303);
   }

@@ -150,7 +150,8 @@ export interface ClientVerbs {
    */
   removeClient(id: string, events?: readonly AuditEntry[]): Promise<boolean>;
   // OpenID Connect: codes, consents and client-bound sessions
-  saveAuthorizationCode(code: NewAuthorizationCode): Promise<void>;
+  /** Stores a new code with its audit events (code_issued), in one transaction. */
+  saveAuthorizationCode(code: NewAuthorizationCode, events?: readonly AuditEntry[]): Promise<void>;
   /** Spends the code at once, whatever the caller then finds wrong with it: a code works once. */
   redeemAuthorizationCode(codeHash: string, at: string): Promise<CodeRedemption>;
   findClientSession(sessionId: string): Promise<ClientSessionRecord | undefined>;

@@ -58,7 +58,7 @@ export function authorizeWith(clientId: string, requestUri: string, extra: Recor
   return `/oauth/authorize?${new URLSearchParams({ ...extra, client_id: clientId, request_uri: requestUri })}`;
 }
 
-/** The store's audit events as written from now on (also those about no user). */
+/** The events the store's recordEvent writes from now on (also those about no user); not those a write records in its own transaction. */
 export function recordedEvents(store: UserStore): Omit<AuditEvent, "id" | "createdAt">[] {
   const events: Omit<AuditEvent, "id" | "createdAt">[] = [];
   const record = store.recordEvent.bind(store);
@@ -67,4 +67,10 @@ export function recordedEvents(store: UserStore): Omit<AuditEvent, "id" | "creat
     return record(event);
   };
   return events;
+}
+
+/** The store's oidc audit events, oldest first (also those about no user): [outcome, user id]. */
+export async function oidcEvents(store: UserStore): Promise<[string, string | null][]> {
+  const events = await store.listServiceEvents({ limit: 100, type: "oidc" });
+  return events.reverse().map((event) => [event.outcome, event.userId]);
 }
