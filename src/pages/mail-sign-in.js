@@ -5,58 +5,14 @@
 // person asked for it. Loaded by sign-in.js, which hands over what it does
 // after a sign-in (signedIn) or on a second-factor challenge (askSecondFactor).
 // The texts come from the page's JSON data block (#passwordless-messages),
-// in the page's language; `{name}` and `{n, plural, ...}` are formatted here.
-import { api, say, t, tokenRequest } from "./session.js";
+// in the page's language, formatted by session.js's format.
+import { api, format, say, t, tokenRequest } from "./session.js";
 
 const GRANT = "urn:user-token-service:grant-type:";
 const lang = document.documentElement.lang || "en";
 const block = document.getElementById("passwordless-messages");
 const messages = block ? JSON.parse(block.textContent || "{}") : {};
 const byId = (id) => document.getElementById(id);
-
-/** The end of the `{...}` that opens at `start`. */
-function closing(message, start) {
-  let depth = 0;
-  for (let i = start; i < message.length; i++) {
-    if (message[i] === "{") depth++;
-    else if (message[i] === "}" && --depth === 0) return i;
-  }
-  return message.length;
-}
-
-/** A message with its values: `{name}`, and `{name, plural, one {...} other {...}}` by Intl's plural rules. */
-function format(message, values) {
-  let out = "";
-  let i = 0;
-  while (i < message.length) {
-    const open = message.indexOf("{", i);
-    if (open < 0) return out + message.slice(i);
-    out += message.slice(i, open);
-    const end = closing(message, open);
-    const inner = message.slice(open + 1, end);
-    const [name, kind] = inner.split(",", 2).map((part) => part.trim());
-    if (kind === "plural") {
-      const count = Number(values[name]);
-      const options = inner.slice(inner.indexOf("plural") + 6).replace(/^\s*,/, "");
-      const choices = {};
-      const pattern = /\s*(=?\w+)\s*\{/g;
-      let found = pattern.exec(options);
-      while (found) {
-        const from = found.index + found[0].length - 1;
-        const to = closing(options, from);
-        choices[found[1]] = options.slice(from + 1, to);
-        pattern.lastIndex = to + 1;
-        found = pattern.exec(options);
-      }
-      const chosen = choices[`=${count}`] ?? choices[new Intl.PluralRules(lang).select(count)] ?? choices.other ?? "";
-      out += format(chosen, values).replaceAll("#", new Intl.NumberFormat(lang).format(count));
-    } else {
-      out += String(values[name] ?? "");
-    }
-    i = end + 1;
-  }
-  return out;
-}
 
 const text = (key, values = {}) => format(messages[`passwordless.${key}`] ?? key, values);
 

@@ -14,8 +14,57 @@ let accessToken = null;
 
 // The page's messages in its language (issue 37): the server embeds them as a JSON data block.
 let messages = null;
+const lang = document.documentElement.lang || "en";
 
-/** The message `key` of the page's language, `{name}` replaced by `values.name`. */
+/** The end of the `{...}` that opens at `start`. */
+function closing(message, start) {
+  let depth = 0;
+  for (let i = start; i < message.length; i++) {
+    if (message[i] === "{") depth++;
+    else if (message[i] === "}" && --depth === 0) return i;
+  }
+  return message.length;
+}
+
+/**
+ * A message of the page's language with its values: `{name}`, and `{name, plural, one {...} other {...}}`
+ * by Intl's plural rules (the subset src/i18n/format.ts checks every catalogue message against).
+ */
+export function format(message, values) {
+  let out = "";
+  let i = 0;
+  while (i < message.length) {
+    const open = message.indexOf("{", i);
+    if (open < 0) return out + message.slice(i);
+    out += message.slice(i, open);
+    const end = closing(message, open);
+    const inner = message.slice(open + 1, end);
+    const [name, kind] = inner.split(",", 2).map((part) => part.trim());
+    if (kind === "plural") {
+      const count = Number(values[name]);
+      const options = inner.slice(inner.indexOf("plural") + 6).replace(/^\s*,/, "");
+      const choices = {};
+      const pattern = /\s*(=?\w+)\s*\{/g;
+      let found = pattern.exec(options);
+      while (found) {
+        const from = found.index + found[0].length - 1;
+        const to = closing(options, from);
+        choices[found[1]] = options.slice(from + 1, to);
+        pattern.lastIndex = to + 1;
+        found = pattern.exec(options);
+      }
+      const chosen = choices[`=${count}`] ?? choices[new Intl.PluralRules(lang).select(count)] ?? choices.other ?? "";
+      out += format(chosen, values).replaceAll("#", new Intl.NumberFormat(lang).format(count));
+    } else {
+      // A value not given leaves its placeholder showing: a missing value is seen in tests, not hidden.
+      out += name in values ? String(values[name]) : message.slice(open, end + 1);
+    }
+    i = end + 1;
+  }
+  return out;
+}
+
+/** The message `key` of the page's language, formatted with `values` (format). */
 export function t(key, values = {}) {
   if (messages === null) {
     const block = document.getElementById("messages");
@@ -25,8 +74,7 @@ export function t(key, values = {}) {
       messages = {};
     }
   }
-  const message = messages[key] ?? key;
-  return message.replace(/\{(\w+)\}/g, (whole, name) => (name in values ? String(values[name]) : whole));
+  return format(messages[key] ?? key, values);
 }
 
 // The footer's language link comes back to this very address (with its query: an authorization request's).
