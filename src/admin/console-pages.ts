@@ -9,6 +9,8 @@ import type { FastifyInstance } from "fastify";
 import { PAGES_CONTENT_SECURITY_POLICY, sendPage } from "../pages/account-pages.ts";
 import { SECURITY_PAGE_PATH, SIGN_IN_PAGE_PATH } from "../pages/security-pages.ts";
 import { escapeHtml } from "../platform/html.ts";
+import { AUDIT_EVENT_TYPES } from "../store/store.ts";
+import { WEBHOOK_EVENT_TYPES } from "../webhooks/events.ts";
 import { CONSOLE_CLIENT_ID, CONSOLE_PATH } from "./console-client.ts";
 import type { AdminConsoleSettings } from "./settings.ts";
 
@@ -27,13 +29,19 @@ export function readConsoleAssets(): Map<string, { type: string; body: string }>
   return assets;
 }
 
-/** The shell: the console's settings in a meta element (no inline script), and where its module starts. */
+/**
+ * The shell: the console's settings in a meta element (no inline script), and where its module starts.
+ * The audit and webhook event types come from the service's own lists, so that the console's filters
+ * and choices never fall behind a type a capability adds.
+ */
 function consoleDocument(settings: AdminConsoleSettings): string {
   const meta = {
     "client-id": CONSOLE_CLIENT_ID,
     "require-mfa": settings.requireMfa ? "on" : "off",
     "security-page": SECURITY_PAGE_PATH,
     "sign-in-page": SIGN_IN_PAGE_PATH,
+    "audit-types": AUDIT_EVENT_TYPES.join(" "),
+    "webhook-types": WEBHOOK_EVENT_TYPES.join(" "),
   };
   const data = Object.entries(meta)
     .map(([name, value]) => `data-${name}="${escapeHtml(value)}"`)

@@ -8,6 +8,8 @@ import assert from "node:assert/strict";
 import { describe, type TestContext, test } from "node:test";
 import { CONSOLE_CLIENT_ID, ensureConsoleClient } from "../../src/admin/console-client.ts";
 import type { Config } from "../../src/config.ts";
+import { AUDIT_EVENT_TYPES } from "../../src/store/store.ts";
+import { WEBHOOK_EVENT_TYPES } from "../../src/webhooks/events.ts";
 import { bearer, buildTestApp, createUser, requestToken } from "../helpers.ts";
 import { OIDC_KEY, pkcePair } from "../oidc/fixture.ts";
 
@@ -178,6 +180,10 @@ describe("the admin console's client and pages", () => {
     assert.equal(page.headers["cache-control"], "no-store");
     assert.doesNotMatch(String(page.headers["content-security-policy"]), /unsafe-|\*/);
     assert.match(page.body, new RegExp(`data-client-id="${CONSOLE_CLIENT_ID}"`));
+    // The console's type filters are the service's own lists, whatever a capability adds.
+    assert.match(page.body, new RegExp(`data-audit-types="${AUDIT_EVENT_TYPES.join(" ")}"`));
+    assert.match(page.body, /data-audit-types="[^"]* branding"/);
+    assert.match(page.body, new RegExp(`data-webhook-types="${WEBHOOK_EVENT_TYPES.join(" ")}"`));
     assert.doesNotMatch(page.body, /<script>|<style>| on\w+=/, "nothing inline");
     assert.equal((await app.inject({ url: "/admin" })).statusCode, 308);
     const script = await app.inject({ url: "/admin/assets/console.js" });

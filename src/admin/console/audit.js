@@ -4,32 +4,12 @@
 // with the Authorization header and saved through a Blob and an <a download>,
 // so the token never goes into a URL (history, logs, Referer).
 import { query } from "./api.js";
-import { emptyState, field, fill, h, statusLine, table, when } from "./ui.js";
+import { emptyState, field, fill, h, serverList, statusLine, table, when } from "./ui.js";
 
 const PAGE_SIZE = 50;
 
-/** The audit event types (docs/reference/audit-events.md, the API's enum). */
-const EVENT_TYPES = [
-  "signup",
-  "login",
-  "password_change",
-  "role_change",
-  "deactivation",
-  "deletion",
-  "session_revocation",
-  "password_reset",
-  "email_verification",
-  "email_change",
-  "mail",
-  "passkey",
-  "second_factor",
-  "webhook",
-  "oauth_client",
-  "oidc",
-  "upstream",
-  "device_authorization",
-  "dpop",
-];
+/** The audit event types, the service's own list (docs/reference/audit-events.md, the API's enum). */
+const EVENT_TYPES = serverList("auditTypes");
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 

@@ -183,3 +183,9 @@ export function when(iso) {
   const date = new Date(iso);
   return Number.isNaN(date.getTime()) ? String(iso) : date.toLocaleString();
 }
+
+/** A space-separated list the server put in the console's meta element (data-audit-types: "auditTypes"). */
+export function serverList(name) {
+  const value = document.querySelector('meta[name="admin-console"]')?.dataset[name] ?? "";
+  return value.split(" ").filter(Boolean);
+}

@@ -3,23 +3,24 @@
 // with the receiver's status codes, delivering one event again, and sending a
 // test event (POST /webhooks/{id}/test).
 import { query } from "./api.js";
-import { checkbox, confirmAction, emptyState, field, fill, h, secretOnce, statusLine, table, when } from "./ui.js";
+import {
+  checkbox,
+  confirmAction,
+  emptyState,
+  field,
+  fill,
+  h,
+  secretOnce,
+  serverList,
+  statusLine,
+  table,
+  when,
+} from "./ui.js";
 
 export const webhooks = { path: "webhooks", title: "Webhooks", nav: true, render };
 
-/** The event types of the API (the OpenAPI document's enum). */
-const EVENT_TYPES = [
-  "user.created",
-  "user.updated",
-  "user.deleted",
-  "user.deactivated",
-  "user.email_verified",
-  "user.password_changed",
-  "session.created",
-  "session.ended",
-  "mfa.enabled",
-  "mfa.disabled",
-];
+/** The webhook event types, the service's own list (the OpenAPI document's enum). */
+const EVENT_TYPES = serverList("webhookTypes");
 
 async function render(context, [id]) {
   if (id) return endpointPage(context, id);
