@@ -87,6 +87,7 @@ describe("GET /events", () => {
           client_address: null,
           created_at: at(clock.now),
           actor_id: null,
+          actor_email: null,
         },
         {
           id: mail.id,
@@ -97,6 +98,7 @@ describe("GET /events", () => {
           client_address: null,
           created_at: at(clock.now),
           actor_id: null,
+          actor_email: null,
         },
         {
           id: failure.id,
@@ -107,6 +109,7 @@ describe("GET /events", () => {
           client_address: "192.0.2.2",
           created_at: at(clock.now - 1000),
           actor_id: null,
+          actor_email: null,
         },
         {
           id: signup.id,
@@ -117,6 +120,7 @@ describe("GET /events", () => {
           client_address: "192.0.2.1",
           created_at: at(clock.now - 2000),
           actor_id: null,
+          actor_email: null,
         },
         {
           id: login.id,
@@ -127,6 +131,7 @@ describe("GET /events", () => {
           client_address: "127.0.0.1",
           created_at: at(clock.now - 3000),
           actor_id: null,
+          actor_email: null,
         },
       ],
       next_cursor: null,
@@ -252,12 +257,12 @@ describe("GET /events exports", () => {
     };
     assert.equal(
       response.body,
-      "id,created_at,type,outcome,user_id,user_email,client_address,actor_id\r\n" +
-        row(0, "plain,,,,") +
-        row(1, `"a,b ""quoted""\r\nnext line",,,"'\rx",`) +
-        row(2, "'@SUM(A1),,,'\t9,") +
-        row(3, "'+1+1,,,'-2,") +
-        row(4, `"'=HYPERLINK(""http://evil.example"",""click"")",${eve.id},'=evil@example.com,192.0.2.1,`),
+      "id,created_at,type,outcome,user_id,user_email,client_address,actor_id,actor_email\r\n" +
+        row(0, "plain,,,,,") +
+        row(1, `"a,b ""quoted""\r\nnext line",,,"'\rx",,`) +
+        row(2, "'@SUM(A1),,,'\t9,,") +
+        row(3, "'+1+1,,,'-2,,") +
+        row(4, `"'=HYPERLINK(""http://evil.example"",""click"")",${eve.id},'=evil@example.com,192.0.2.1,,`),
     );
   });
 
@@ -354,7 +359,7 @@ describe("GET /events exports", () => {
     const { get } = await setup(t);
     const csv = await get("/events?format=csv&type=dpop");
     assert.equal(csv.statusCode, 200);
-    assert.equal(csv.body, "id,created_at,type,outcome,user_id,user_email,client_address,actor_id\r\n");
+    assert.equal(csv.body, "id,created_at,type,outcome,user_id,user_email,client_address,actor_id,actor_email\r\n");
     const jsonl = await get("/events?format=jsonl&type=dpop");
     assert.equal(jsonl.statusCode, 200);
     assert.equal(jsonl.body, "");

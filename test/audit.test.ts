@@ -90,6 +90,14 @@ describe("audit trail", () => {
     const log = await app.inject({ method: "GET", url: `/events?user_id=${adaId}&limit=100`, headers: bearer(root) });
     assert.equal(log.statusCode, 200, log.body);
     assert.deepEqual(actors(log.json().items).reverse(), expected);
+    // The service-wide log names the admin by e-mail too.
+    assert.deepEqual(
+      log
+        .json()
+        .items.map((event: { actor_email: string | null }) => event.actor_email)
+        .reverse(),
+      expected.map(([, actor]) => (actor === null ? null : "root@example.com")),
+    );
     const text = JSON.stringify(trail);
     for (const secret of [PASSWORD, "a brand new passphrase", ada.access_token, ada.refresh_token])
       assert.ok(!text.includes(secret));

@@ -22,6 +22,7 @@ export const CSV_COLUMNS = [
   "user_email",
   "client_address",
   "actor_id",
+  "actor_email",
 ] as const satisfies readonly (keyof EventOut)[];
 
 const FORMULA_START = /^[=+\-@\t\r]/;

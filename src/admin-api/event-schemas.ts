@@ -80,6 +80,9 @@ export const ServiceEventOut = Type.Object(
     client_address: Type.Union([Type.String(), Type.Null()], { description: "Null for command-line actions." }),
     created_at: Type.String({ format: "date-time" }),
     actor_id: Type.Union([Type.String({ format: "uuid" }), Type.Null()], { description: ADMIN_ACTOR }),
+    actor_email: Type.Union([Type.String(), Type.Null()], {
+      description: "That admin's e-mail today; null when no admin acted or the admin was deleted.",
+    }),
   },
   { $id: "ServiceAuditEvent", description: "A security event of the service-wide log. Never a password or a token." },
 );
@@ -108,6 +111,7 @@ export function toEventOut(event: ServiceEvent): EventOut {
     client_address: event.clientAddress,
     created_at: event.createdAt,
     actor_id: event.actorId ?? null,
+    actor_email: event.actorEmail,
   };
 }
 

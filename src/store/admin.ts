@@ -7,6 +7,8 @@ import type { AuditEvent, AuditEventType } from "./audit.ts";
 /** An audit event as the service-wide log shows it: with its user's e-mail while the user exists. */
 export interface ServiceEvent extends AuditEvent {
   userEmail: string | null;
+  /** The acting admin's e-mail today; null when no admin acted or the admin was deleted. */
+  actorEmail: string | null;
 }
 
 export interface ServiceEventQuery {

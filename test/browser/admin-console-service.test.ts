@@ -83,6 +83,14 @@ describe("the admin console's overview, audit log and settings", { skip: skipWit
       assert.equal((await requestToken(service.app, { username: grace.email, password: PASSWORD })).statusCode, 200);
     for (const username of [grace.email, "nobody@example.com", "ada@example.com"])
       assert.equal((await requestToken(service.app, { username, password: "not the password" })).statusCode, 401);
+    // And one thing the admin did to grace's account, which the log names the admin for.
+    const verified = await service.app.inject({
+      method: "PATCH",
+      url: `/users/${grace.id}`,
+      headers: auth,
+      payload: { email_verified: true },
+    });
+    assert.equal(verified.statusCode, 200, verified.body);
 
     const { page, requests, complaints, axe } = await openPage(browser, t);
     await page.goto(`${service.issuer}/admin/`);
@@ -171,6 +179,7 @@ describe("the admin console's overview, audit log and settings", { skip: skipWit
       "user_email",
       "client_address",
       "actor_id",
+      "actor_email",
     ]);
     assert.deepEqual(
       records.map((cells) => cells[0]),
@@ -191,6 +200,12 @@ describe("the admin console's overview, audit log and settings", { skip: skipWit
       const rows = await auditRows(page);
       assert.equal(rows.length, graces.length);
       assert.ok(rows.every((cells) => cells[3] === grace.email));
+      // "By": the admin on what the admin did, nobody on what grace did.
+      assert.deepEqual(
+        rows.map((cells) => [cells[2], cells[4]]).filter(([outcome]) => outcome === "verified_by_admin"),
+        [["verified_by_admin", admin.email]],
+      );
+      assert.ok(rows.every((cells) => cells[2] === "verified_by_admin" || cells[4] === "—"));
     });
     assert.ok(graces.length >= 3, "her sign-ins and her failure");
     const links = page.locator("#audit-results tbody a");

@@ -50,6 +50,12 @@ function userCell(event) {
   return h("a", { href: `#/users/${encodeURIComponent(event.user_id)}` }, event.user_email ?? event.user_id);
 }
 
+/** The admin who acted on the user's account, linked to the admin's page; "—" when the user or the service acted. */
+function actorCell(event) {
+  if (!event.actor_id) return "—";
+  return h("a", { href: `#/users/${encodeURIComponent(event.actor_id)}` }, event.actor_email ?? event.actor_id);
+}
+
 /** The file name the service proposes (Content-Disposition), else one of ours. */
 function fileName(disposition, extension) {
   const match = /filename="([^"]+)"/.exec(disposition ?? "");
@@ -140,12 +146,13 @@ async function render({ api, page }, [userId]) {
             )
           : table(
               "Events, newest first",
-              ["When", "Event", "Outcome", "User", "Address"],
+              ["When", "Event", "Outcome", "User", "By", "Address"],
               answer.items.map((event) => [
                 when(event.created_at),
                 event.type,
                 event.outcome,
                 userCell(event),
+                actorCell(event),
                 event.client_address ?? "—",
               ]),
             ),

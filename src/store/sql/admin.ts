@@ -104,7 +104,8 @@ export function adminVerbs({ db }: Shared): AdminReadVerbs {
       add((n) => `e.created_at <= $${n}`, until);
       params.push(limit);
       const where = clauses.length ? `WHERE ${clauses.join(" AND ")}` : "";
-      const sql = `SELECT e.*, u.email AS user_email FROM audit_events e LEFT JOIN users u ON u.id = e.user_id
+      const sql = `SELECT e.*, u.email AS user_email, a.email AS actor_email FROM audit_events e
+        LEFT JOIN users u ON u.id = e.user_id LEFT JOIN users a ON a.id = e.actor_id
         ${where} ORDER BY e.id DESC LIMIT $${params.length}`;
       return (await db.all<Row>(sql, params)).map(readEvent);
     },
