@@ -102,9 +102,10 @@ export interface Sessions {
   /**
    * Starts an OpenID Connect client's session (authorization_code), bound to the client in the same
    * transaction, in which the code that started it (`binding.fromCodeHash`) records it for a replay to
-   * revoke: no crash between the two can leave a replayed code unable to end what it issued. It counts against that client's own cap of `maxPerUser` sessions of the user, never
-   * against the user's own sessions (the password flow, the sign-in page): an app that signs in often
-   * cannot sign the user out of the account, nor of another app.
+   * revoke: no crash between the two can leave a replayed code unable to end what it issued. It counts
+   * against that client's own cap of `maxPerUser` sessions of the user, never against the user's own
+   * sessions (the password flow, the sign-in page): an app that signs in often cannot sign the user out
+   * of the account, nor of another app.
    */
   startForClient(
     userId: string,

@@ -6,7 +6,6 @@
 // English is the reference: a key another language lacks reads in English
 // (the catalogue test keeps that from shipping); a key English lacks is a bug
 // and throws, so a test that renders the page finds it.
-
 import { escapeHtml } from "../platform/html.ts";
 import { AREAS, type Catalogue } from "./catalogues.ts";
 import { formatParts, type MessageValues, parseMessage } from "./format.ts";

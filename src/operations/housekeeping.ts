@@ -7,8 +7,8 @@ import type { UserStore } from "../store/store.ts";
 
 /**
  * Every ten minutes, deletes expired sessions and refresh tokens, audit events past their retention,
- * old link tokens, sent mail and mail or webhook events given up on long ago, a thousand rows per statement, yielding between batches so that
- * requests are never held up behind a long delete.
+ * old link tokens, sent mail, and mail or webhook events given up on long ago, a thousand rows per
+ * statement, yielding between batches so that requests are never held up behind a long delete.
  */
 export function startHousekeeping(app: FastifyInstance, store: UserStore, clock: Clock, retentionDays: number): void {
   const purge = async () => {
