@@ -6,7 +6,7 @@
 // its contrast ratios (colour.js); the logo (PUT /branding/logo with the
 // file's own type, DELETE /branding/logo); and the sign-in page in a new tab.
 import { colourField, colourPreview } from "./colour.js";
-import { confirmAction, describeError, field, fill, h, statusLine, table } from "./ui.js";
+import { confirmAction, consoleSettings, describeError, field, fill, h, statusLine, table } from "./ui.js";
 
 export const branding = { path: "branding", title: "Branding", nav: true, render };
 
@@ -50,7 +50,7 @@ const FIELDS = [
 
 const LOGO_TYPES = "image/png,image/jpeg,image/webp,image/gif";
 
-const signInPage = () => document.querySelector('meta[name="admin-console"]')?.dataset.signInPage ?? "/sign-in";
+const signInPage = () => consoleSettings.signInPage ?? "/sign-in";
 
 const sourceText = (field, source) =>
   source === "api"

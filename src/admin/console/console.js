@@ -10,14 +10,14 @@ import { branding } from "./branding.js";
 import { createSession } from "./oidc.js";
 import { overview } from "./overview.js";
 import { settings as settingsScreen } from "./settings.js";
-import { describeError, fill, h } from "./ui.js";
+import { consoleSettings, describeError, fill, h } from "./ui.js";
 import { users } from "./users.js";
 import { webhooks } from "./webhooks.js";
 
 /** The screens, in the navigation's order; the first is the default route (the overview, after sign-in). */
 const SCREENS = [overview, users, apps, branding, webhooks, audit, settingsScreen];
 
-const settings = document.querySelector('meta[name="admin-console"]')?.dataset ?? {};
+const settings = consoleSettings;
 const main = /** @type {HTMLElement} */ (document.getElementById("main"));
 const top = /** @type {HTMLElement} */ (document.getElementById("top"));
 const redirectUri = `${location.origin}/admin/`;

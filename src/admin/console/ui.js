@@ -184,8 +184,10 @@ export function when(iso) {
   return Number.isNaN(date.getTime()) ? String(iso) : date.toLocaleString();
 }
 
-/** A space-separated list the server put in the console's meta element (data-audit-types: "auditTypes"). */
+/** What the server put in the console's meta element (data-sign-in-page is `consoleSettings.signInPage`). */
+export const consoleSettings = document.querySelector('meta[name="admin-console"]')?.dataset ?? {};
+
+/** A space-separated list of the console's settings (data-audit-types: "auditTypes"). */
 export function serverList(name) {
-  const value = document.querySelector('meta[name="admin-console"]')?.dataset[name] ?? "";
-  return value.split(" ").filter(Boolean);
+  return (consoleSettings[name] ?? "").split(" ").filter(Boolean);
 }

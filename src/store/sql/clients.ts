@@ -13,7 +13,7 @@ import type {
   ClientVerbs,
   ConsentRecord,
 } from "../clients.ts";
-import { type Param, prepared, type Queryable } from "../db.ts";
+import { type Param, prepared } from "../db.ts";
 import { newId } from "../ids.ts";
 import { reader } from "./reader.ts";
 import { filtered, flag, iso, isUuid, type Row, type Shared } from "./shared.ts";
@@ -201,8 +201,8 @@ export function clientVerbs({ db, d, clock, now, find, record, eventful, session
 
     // OpenID Connect: codes, consents and client sessions
     async saveAuthorizationCode(code, events = []) {
-      const insert = (q: Queryable) =>
-        q.run(
+      await db.transaction(async (tx) => {
+        await tx.run(
           `INSERT INTO oidc_codes (code_hash, client_id, user_id, browser_session_id, redirect_uri, code_challenge,
                                    nonce, scope, created_at, expires_at, dpop_jkt)
            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
@@ -220,12 +220,8 @@ export function clientVerbs({ db, d, clock, now, find, record, eventful, session
             code.dpopJkt ?? null,
           ],
         );
-      if (events.length === 0) await insert(db);
-      else
-        await db.transaction(async (tx) => {
-          await insert(tx);
-          await record(tx, events, code.userId);
-        });
+        await record(tx, events, code.userId);
+      });
     },
     async redeemAuthorizationCode(codeHash, at) {
       const spent = await db.one<Record<string, unknown>>(
